@@ -1,0 +1,27 @@
+"""optmech: optimal differential-privacy noise by linear programming, with certified bounds.
+
+The data flow is ``spec -> problem builder -> LinearProgram -> solver -> certificate -> Result``.
+Heavy dependencies (highspy, cvxpy, matplotlib) are imported lazily.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "solve", "Problem", "PureDP", "IntegerLattice", "Continuous", "Cost"]
+
+
+def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
+    if name == "solve":
+        from optmech.api import solve
+
+        return solve
+    if name in {"Problem", "PureDP", "IntegerLattice", "Continuous"}:
+        from optmech import spec
+
+        return getattr(spec, name)
+    if name == "Cost":
+        from optmech.costs import Cost
+
+        return Cost
+    raise AttributeError(f"module 'optmech' has no attribute {name!r}")
