@@ -1,0 +1,211 @@
+"""Command-line interface: ``optmech solve ...``.
+
+Exit status: 0 success; 2 invalid input (one line on stderr); 3 the result could not be certified
+(printed, plainly labelled UNCERTIFIED); 4 the solver failed; 1 an internal error.
+Heavy modules are imported only inside commands, so ``optmech --version`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Sequence
+
+from optmech import __version__
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_SOLVER = 0, 1, 2, 3, 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"optmech: error: {message}\n")
+        raise SystemExit(EXIT_INPUT)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="optmech", description="Optimal differential-privacy noise by LP, with certified bounds.")
+    p.add_argument("--version", action="version", version=f"optmech {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    s = sub.add_parser("solve", help="solve one problem and print the certified bracket")
+    s.add_argument("--privacy", default="pure", choices=["pure"], help="privacy notion (default: pure)")
+    s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0")
+    s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
+    s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
+    s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic)")
+    s.add_argument("--target-gap", default=None, help="relative gap at which to stop (default 1e-9 integer, 1e-4 continuous)")
+    s.add_argument("--cost", default="abs", help="abs | square | pow:P | an expression in x (default: abs)")
+    s.add_argument("--solver", default="default", help="solver profile name or TOML file (default: default)")
+    s.add_argument("--time-limit", default=None, help="wall-clock budget in seconds")
+    s.add_argument("--no-symmetry", action="store_true", help="never use the symmetric monotone fast path")
+    s.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
+    s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
+    sub.add_parser("solvers", help="list solver backends and profiles")
+    return p
+
+
+def _number(name: str, text: str | None, *, integer: bool = False) -> float | int | None:
+    from optmech.errors import SpecError
+
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise SpecError(f"{name} must be a number, got {text!r}") from None
+    if integer:
+        if not math.isfinite(v) or v != int(v):
+            raise SpecError(f"{name} must be an integer, got {text!r}")
+        return int(v)
+    return v
+
+
+def _problem(args: argparse.Namespace):
+    from optmech.costs import parse_cost
+    from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
+
+    eps = _number("epsilon", args.epsilon)
+    delta = _number("sensitivity", args.sensitivity)
+    gap = _number("target-gap", args.target_gap)
+    if args.domain == "integer":
+        if args.resolution is not None:
+            from optmech.errors import SpecError
+
+            raise SpecError("--resolution applies only to --domain continuous")
+        domain = IntegerLattice()
+    else:
+        domain = Continuous(_number("resolution", args.resolution, integer=True))
+    return Problem(
+        privacy=PureDP(eps),
+        cost=parse_cost(args.cost),
+        sensitivity=delta,
+        domain=domain,
+        target_gap=gap,
+        symmetry="off" if args.no_symmetry else "auto",
+    )
+
+
+def _fmt(x: float) -> str:
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.12g}"
+
+
+def format_result(result) -> str:
+    """Readable text table of a Result."""
+    pr = result.problem
+    tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
+    head = (
+        f"optmech {__version__} — 1-D pure ε-DP, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g}, "
+        f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "") + f", cost {pr['cost']}"
+    )
+    a = result.audit
+    rows = [
+        head,
+        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
+        f"  relative gap      {result.relative_gap:.3g}",
+        f"  status            {result.status}: {result.message}",
+        f"  realised epsilon  {a['realised_epsilon']:.15g} (audit {'passed' if a['passed'] else 'FAILED'})",
+        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
+        f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
+        f"  time              {result.seconds:.3f} s",
+    ]
+    if result.references:
+        rows.append("  closed forms")
+        rows.append(f"    {'name':<20}{'value':<22}{'inside bracket':<16}parameters")
+        for r in result.references:
+            params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.parameters.items())
+            rows.append(f"    {r.name:<20}{_fmt(r.value):<22}{'yes' if r.inside_bracket else 'no':<16}{params}")
+    for c in result.claims:
+        rows.append(f"  note: {c}")
+    return "\n".join(rows)
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    import optmech
+
+    problem = _problem(args)
+    tl = _number("time-limit", args.time_limit)
+    if tl is not None and not (tl > 0 and math.isfinite(tl)):
+        from optmech.errors import SpecError
+
+        raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    if args.plot is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            from optmech.errors import SpecError
+
+            raise SpecError("--plot needs matplotlib (pip install matplotlib)")
+    result = optmech.solve(problem, solver=args.solver, time_limit=tl)
+    if args.json:
+        sys.stdout.write(result.to_json() + "\n")
+    else:
+        sys.stdout.write(format_result(result) + "\n")
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as fh:
+            json.dump(result.to_dict(include_mechanism=True), fh, indent=1)
+    if args.plot:
+        from optmech.plots import plot_result
+
+        plot_result(result, args.plot)
+    return EXIT_OK if result.certified else EXIT_UNCERTIFIED
+
+
+def _cmd_solvers(args: argparse.Namespace) -> int:
+    from optmech.solvers import available_backends
+    from optmech.solvers.profiles import profile_names
+
+    for name, ok in available_backends().items():
+        print(f"backend {name:<8} {'installed' if ok else 'not installed'}")
+    for name in profile_names():
+        print(f"profile {name}")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from optmech.errors import OptmechError, SolveFailed, SolverUnavailable
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_INPUT
+    try:
+        if args.command == "solve":
+            return _cmd_solve(args)
+        return _cmd_solvers(args)
+    except (SolveFailed, SolverUnavailable) as exc:
+        sys.stderr.write(f"optmech: solver failed: {_one_line(exc)}\n")
+        return EXIT_SOLVER
+    except OptmechError as exc:
+        sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
+        return EXIT_INPUT
+    except OSError as exc:
+        sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
+        return EXIT_INPUT
+    except MemoryError:
+        sys.stderr.write("optmech: error: out of memory; lower the problem size or raise --target-gap\n")
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("optmech: interrupted\n")
+        return 130
+    except Exception as exc:  # an internal bug: one line unless OPTMECH_DEBUG asks for the traceback
+        import os
+
+        if os.environ.get("OPTMECH_DEBUG"):
+            raise
+        sys.stderr.write(f"optmech: internal error: {type(exc).__name__}: {_one_line(exc)} (set OPTMECH_DEBUG=1 for a traceback)\n")
+        return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

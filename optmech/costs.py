@@ -1,0 +1,711 @@
+"""The cost L(x) of added noise x ∈ ℝ: ``abs``, ``square``, ``pow:P`` or a safe expression in x.
+
+Named costs are |x|, x² and |x|^P (0 < P <= 64).  Any other text is an expression in ``x`` with
+numexpr's syntax: numbers, ``x``, ``pi``, ``e``, ``+ - * / **``, unary ``-``/``+``, comparisons
+``< <= > >= == !=`` (chains allowed), ``&``, ``|`` and ``~`` on comparison results, and the
+functions ``abs sqrt exp log`` (one argument), ``min max`` (two) and ``where(cond, a, b)``.
+
+The text is checked node by node against a whitelist of :mod:`ast` nodes and compiled into a
+tuple tree; it is never handed to ``eval``/``exec``.  Two evaluators walk that tree: a float64
+one (``Cost.__call__``) and an outward-rounded interval one (``Cost.enclose``) whose bounds hold
+for the exact real value and for its float64 evaluation.  Booleans are the floats 0 and 1, so
+``&``, ``|``, ``~`` are min, max, 1 − a, and a boolean interval is [0,0], [1,1] or [0,1].
+Subexpressions free of ``x`` are folded at parse time into a value and an enclosure.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import reduce
+
+import numpy as np
+
+from optmech.errors import CostError
+
+__all__ = ["Cost", "CostLike", "as_cost", "parse_cost"]
+
+#: Limits on expression text: characters, AST nesting depth, |constant exponent| and pow:P.
+MAX_LENGTH = 2000
+MAX_DEPTH = 50
+MAX_EXPONENT = 64.0
+
+_INF = np.inf
+_FUNCS = {"abs": 1, "sqrt": 1, "exp": 1, "log": 1, "min": 2, "max": 2, "where": 3}
+_CONSTS = {"pi": math.pi, "e": math.e}
+_BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+           ast.BitAnd: "and", ast.BitOr: "or"}
+_CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_ALLOWED = "allowed: numbers, x, pi, e, + - * / **, comparisons, & | ~, abs sqrt exp log min max where"
+
+#: Relative outward widening.  ``_W1`` (>= 1 ulp after its own rounding) follows correctly rounded
+#: operations (+ − × ÷ sqrt).  ``_WF`` (16 ulp) follows exp, log and pow, whose vectorised NumPy
+#: versions (SVML on AVX-512) are only within 4 ulp; it covers the exact value at an end point and
+#: the float value at any inner point.  ``_WX`` (8 ulp) is for enclosing exact values only.
+#: ``_TINY`` covers subnormal results; ``_CAP`` is the lower end of an overflowed result.
+_W1, _WF, _WX, _TINY, _CAP = 2.0**-50, 2.0**-48, 2.0**-49, 2.0**-1060, 2.0**1023
+
+
+def _dn(v, c: float = _W1):
+    """A lower bound of every value within relative c of v; +inf → _CAP (v is never NaN here)."""
+    r = np.abs(v)
+    r *= c  # in place for arrays
+    r += _TINY
+    out = r if isinstance(r, np.ndarray) else None
+    return np.fmin(np.subtract(v, r, out=out), _CAP, out=out)
+
+
+def _up(v, c: float = _W1):
+    """An upper bound of every value within relative c of v; −inf → −_CAP."""
+    r = np.abs(v)
+    r *= c
+    r += _TINY
+    out = r if isinstance(r, np.ndarray) else None
+    return np.fmax(np.add(v, r, out=out), -_CAP, out=out)
+
+
+def _add(a, b, lower: bool):
+    """Lower or upper end of a + b, left unwidened when the float sum is exact (TwoSum)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)  # exact a + b − s; NaN on overflow
+    return np.where(err >= 0, s, _dn(s)) if lower else np.where(err <= 0, s, _up(s))
+
+
+def _fup(v: Fraction) -> float:
+    """Smallest float >= the exact value v (inf when too large)."""
+    try:
+        f = float(v)
+    except OverflowError:
+        return math.inf
+    return f if Fraction(f) >= v else math.nextafter(f, math.inf)
+
+
+def _clean(lo, hi):
+    """Replace NaN by −inf (lower end) and +inf (upper end)."""
+    return np.where(np.isnan(lo), -_INF, lo), np.where(np.isnan(hi), _INF, hi)
+
+
+def _mig_mag(lo, hi):
+    """min and max of |t| over [lo, hi] (exact)."""
+    return np.maximum(np.maximum(lo, -hi), 0.0), np.maximum(-lo, hi)
+
+
+# -- point evaluation ----------------------------------------------------------------------------
+def _b(f):
+    return lambda a, b: np.where(f(a, b), 1.0, 0.0)
+
+
+_POINT = {
+    "neg": np.negative, "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "pow": np.power, "abs": np.abs, "sqrt": np.sqrt, "exp": np.exp, "log": np.log,
+    "min": np.minimum, "max": np.maximum, "and": np.minimum, "or": np.maximum, "not": lambda a: 1.0 - a,
+    "where": lambda c, a, b: np.where(c != 0, a, b), "lt": _b(np.less), "le": _b(np.less_equal),
+    "gt": _b(np.greater), "ge": _b(np.greater_equal), "eq": _b(np.equal), "ne": _b(np.not_equal),
+}
+
+
+def _point(t: tuple, x):
+    if t[0] == "x":
+        return x
+    if t[0] == "const":
+        return t[1]
+    return _POINT[t[0]](*(_point(c, x) for c in t[1:]))
+
+
+# -- interval evaluation: every end is NaN-free, lower ends <= _CAP, upper ends >= −_CAP ---------
+def _corners(f, a, b):
+    """Hull of f (× or ÷) over the corners.  A NaN corner (0·inf, inf/inf) is skipped: the other
+    corners then reach 0 and the right infinity, which covers its limits; all NaN means 0."""
+    if f is np.multiply and np.ndim(a[0]) == np.ndim(a[1]) == 0:
+        a, b = b, a
+    c0, c1 = b
+    if np.ndim(c0) == np.ndim(c1) == 0 and (0 < c0 <= c1 < _INF or -_INF < c0 <= c1 < 0):
+        s, t = (a[0], a[1]) if c0 > 0 else (a[1], a[0])  # by a finite constant of one sign
+        if c0 == c1:
+            return _dn(f(s, c0)), _up(f(t, c0))
+        return _dn(np.minimum(f(s, c0), f(s, c1))), _up(np.maximum(f(t, c0), f(t, c1)))
+    p = [f(u, v) for u in a for v in b]
+    lo, hi = reduce(np.fmin, p), reduce(np.fmax, p)
+    return _dn(np.where(np.isnan(lo), 0.0, lo)), _up(np.where(np.isnan(hi), 0.0, hi))
+
+
+def _i_div(a, b):
+    lo, hi = _corners(np.true_divide, a, b)
+    zero = (b[0] <= 0) & (b[1] >= 0)
+    return np.where(zero, -_INF, lo), np.where(zero, _INF, hi)
+
+
+def _i_pow(a, b, n):
+    """a ** b; ``n`` is the exponent when it is an exact integer constant, else None."""
+    lo, hi = a
+    if n is not None:
+        if n == 0:
+            return 1.0, 1.0
+        if n % 2 == 0:  # even: a function of |a|, tight
+            mig, mag = _mig_mag(lo, hi)
+            p, q = (np.power(mig, n), np.power(mag, n)) if n > 0 else (np.power(mag, n), np.power(mig, n))
+            return np.maximum(_dn(p, _WF), 0.0), _up(q, _WF)
+        p, q = (np.power(lo, n), np.power(hi, n)) if n > 0 else (np.power(hi, n), np.power(lo, n))  # odd
+        if n < 0:
+            zero = (lo <= 0) & (hi >= 0)
+            p, q = np.where(zero, -_INF, p), np.where(zero, _INF, q)
+        return _dn(p, _WF), _up(q, _WF)
+    # real power: NaN for a < 0; on a >= 0 monotone in each argument, so extremes at the corners
+    p = [np.power(u, v) for u in (np.maximum(lo, 0.0), hi) for v in b]
+    neg = lo < 0
+    return (np.where(neg, -_INF, np.maximum(_dn(reduce(np.minimum, p), _WF), 0.0)),
+            np.where(neg, _INF, _up(reduce(np.maximum, p), _WF)))
+
+
+def _i_mono(f, a, c, lo_floor=-_INF):
+    """Increasing f defined on [0, ∞) (sqrt, log): [−inf, inf] where a reaches below 0."""
+    bad = a[0] < 0
+    lo = np.maximum(_dn(f(np.maximum(a[0], 0.0)), c), lo_floor)
+    return np.where(bad, -_INF, lo), np.where(bad, _INF, _up(f(a[1]), c))
+
+
+def _i_log(a):  # log(1) = +0 exactly (C99 Annex F), so the sign about 1 is known
+    lo, hi = _i_mono(np.log, a, _WF)
+    return (np.where(a[0] >= 1, np.maximum(lo, 0.0), lo),
+            np.where((a[1] <= 1) & (a[0] >= 0), np.minimum(hi, 0.0), hi))
+
+
+def _i_exp(a):  # exp(0) = 1 exactly (C99 Annex F)
+    lo, hi = np.maximum(_dn(np.exp(a[0]), _WF), 0.0), _up(np.exp(a[1]), _WF)
+    return np.where(a[0] >= 0, np.maximum(lo, 1.0), lo), np.where(a[1] <= 0, np.minimum(hi, 1.0), hi)
+
+
+def _i_cmp(surely, never):
+    """Comparison from 'surely true' and 'surely false' tests on the ends: [1,1], [0,0] or [0,1]."""
+    return lambda a, b: (np.where(surely(a, b), 1.0, 0.0), np.where(never(a, b), 0.0, 1.0))
+
+
+def _i_where(c, a, b):
+    yes, no = (c[0] > 0) | (c[1] < 0), (c[0] == 0) & (c[1] == 0)
+    return (np.where(yes, a[0], np.where(no, b[0], np.minimum(a[0], b[0]))),
+            np.where(yes, a[1], np.where(no, b[1], np.maximum(a[1], b[1]))))
+
+
+_LT, _LE = (lambda a, b: a[1] < b[0]), (lambda a, b: a[1] <= b[0])
+_SAME = lambda a, b: (a[0] == a[1]) & (b[0] == b[1]) & (a[0] == b[0])  # noqa: E731
+_APART = lambda a, b: (a[1] < b[0]) | (b[1] < a[0])  # noqa: E731
+_MIN = lambda a, b: (np.minimum(a[0], b[0]), np.minimum(a[1], b[1]))  # noqa: E731
+_MAX = lambda a, b: (np.maximum(a[0], b[0]), np.maximum(a[1], b[1]))  # noqa: E731
+_INTERVAL = {
+    "neg": lambda a: (-a[1], -a[0]), "not": lambda a: (1.0 - a[1], 1.0 - a[0]),
+    "add": lambda a, b: (_add(a[0], b[0], True), _add(a[1], b[1], False)),
+    "sub": lambda a, b: (_add(a[0], -b[1], True), _add(a[1], -b[0], False)),
+    "mul": lambda a, b: _corners(np.multiply, a, b), "div": _i_div, "abs": lambda a: _mig_mag(*a),
+    "sqrt": lambda a: _i_mono(np.sqrt, a, _W1, 0.0), "log": _i_log, "exp": _i_exp,
+    "min": _MIN, "max": _MAX, "and": _MIN, "or": _MAX, "where": _i_where,
+    "lt": _i_cmp(_LT, lambda a, b: _LE(b, a)), "le": _i_cmp(_LE, lambda a, b: _LT(b, a)),
+    "gt": _i_cmp(lambda a, b: _LT(b, a), _LE), "ge": _i_cmp(lambda a, b: _LE(b, a), _LT),
+    "eq": _i_cmp(_SAME, _APART), "ne": _i_cmp(_APART, _SAME),
+}
+
+
+def _exact_int(t: tuple) -> int | None:
+    if t[0] == "const" and t[2] == t[3] == t[1] and float(t[1]).is_integer():
+        return int(t[1])
+    return None
+
+
+def _any(f):
+    """A flag array, or False when no element is set (so later steps can skip it)."""
+    return bool(f) if isinstance(f, (bool, np.bool_)) else (f if f.any() else False)
+
+
+def _o(*flags):
+    r = False
+    for f in flags:
+        if f is not False:
+            r = f if r is False else r | f
+    return r
+
+
+def _both(f, g):
+    return False if f is False or g is False else _any(f & g)
+
+
+def _zero(a):
+    return _any((a[0] <= 0) & (a[1] >= 0))
+
+
+def _enc(t: tuple, lo, hi):
+    """(lo, hi, nan, inf): the ends bound every non-NaN float value; ``nan``/``inf`` flag where the
+    float value may be NaN or ±inf (False when nowhere).  A comparison with a possibly NaN operand
+    is left undecided, since NaN compares False; an overflow, 0·inf, inf − inf, inf/inf, 0/0 and
+    a square root, log or real power of a negative number are tracked to decide that."""
+    op = t[0]
+    if op == "x":
+        return lo, hi, False, False
+    if op == "const":
+        return t[2], t[3], math.isnan(t[1]), math.isinf(t[1])
+    args = [_enc(c, lo, hi) for c in t[1:]]
+    a = [g[:2] for g in args]
+    n = _exact_int(t[2]) if op == "pow" else None
+    rlo, rhi = _i_pow(a[0], a[1], n) if op == "pow" else _INTERVAL[op](*a)
+    nan, inf = _o(*(g[2] for g in args)), _o(*(g[3] for g in args))
+    if op in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
+        if nan is not False:
+            rlo, rhi = np.where(nan, 0.0, rlo), np.where(nan, 1.0, rhi)
+        return rlo, rhi, False, False
+    if op == "where":
+        (c0, c1), (na, ia), (nb, ib) = a[0], args[1][2:], args[2][2:]
+        yes, no = (c0 > 0) | (c1 < 0), (c0 == 0) & (c1 == 0)
+        pick = [False if f is False and g is False else _any(np.where(yes, f, np.where(no, g, _o(f, g))))
+                for f, g in ((na, nb), (ia, ib))]
+        return rlo, rhi, pick[0], pick[1]
+    if op == "pow" and n == 0:
+        return rlo, rhi, False, False
+    ia, ib = args[0][3], args[-1][3]
+    if op in ("add", "sub"):
+        nan = _o(nan, _both(ia, ib))
+    elif op == "mul":
+        nan = _o(nan, _both(ia, ia is not False and _zero(a[1])), _both(ib, ib is not False and _zero(a[0])))
+    elif op == "div":
+        nan = _o(nan, _both(ia, ib), _both(_zero(a[1]), _zero(a[0])))
+    elif op in ("sqrt", "log") or (op == "pow" and n is None):
+        nan = _o(nan, _any(a[0][0] < 0))
+    if op in ("add", "sub", "mul", "div", "pow", "exp"):
+        inf = _o(inf, _any((rlo <= -_CAP) | (rhi >= _CAP)))
+    elif op == "log":
+        inf = _o(inf, _any(a[0][0] <= 0))
+    return rlo, rhi, nan, inf
+
+
+def _enclosure(t: tuple, lo, hi):
+    """Ends of the node, [−inf, inf] where its float value may be NaN, broadcast to lo."""
+    rlo, rhi, nan, _ = _enc(t, lo, hi)
+    if nan is not False:
+        rlo, rhi = np.where(nan, -_INF, rlo), np.where(nan, _INF, rhi)
+    return _clean(*np.broadcast_arrays(rlo, rhi, lo)[:2])
+
+
+# -- parsing -------------------------------------------------------------------------------------
+_NODE_NAMES = {
+    ast.Subscript: "subscripts ('[...]')", ast.Lambda: "lambda", ast.JoinedStr: "f-strings",
+    ast.ListComp: "comprehensions", ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "comprehensions", ast.BoolOp: "'and'/'or' (use & and |)",
+    ast.IfExp: "'a if c else b' (use where(c, a, b))", ast.NamedExpr: "assignment expressions",
+    ast.Starred: "starred arguments", ast.List: "lists", ast.Tuple: "tuples", ast.Set: "sets", ast.Dict: "dicts",
+}
+
+
+def _describe(n: ast.AST) -> str:
+    if isinstance(n, ast.Attribute):
+        return f"attribute access ('.{n.attr}')"
+    if isinstance(n, ast.Constant):
+        kind = {str: "string", bytes: "bytes", complex: "complex"}.get(type(n.value), type(n.value).__name__)
+        return f"{kind} constants ({n.value!r:.30})"
+    return _NODE_NAMES.get(type(n), f"{type(n).__name__} nodes")
+
+
+class _Compiler:
+    """Checks an :mod:`ast` tree against the whitelist and compiles it into tuples."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def err(self, why: str) -> CostError:
+        return CostError(f"invalid cost expression {' '.join(self.text.split())[:80]!r}: {why}")
+
+    def compile(self, n: ast.AST, depth: int) -> tuple[tuple, bool, bool]:
+        """Return (tree, is_boolean, mentions_x)."""
+        if depth > MAX_DEPTH:
+            raise self.err(f"nesting deeper than {MAX_DEPTH} levels")
+        if isinstance(n, ast.Constant) and isinstance(n.value, (bool, int, float)):
+            return self.number(n), isinstance(n.value, bool), False
+        if isinstance(n, ast.Name):
+            return self.name(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Invert)):
+            a, boolean, has_x = self.compile(n.operand, depth + 1)
+            if isinstance(n.op, ast.UAdd):
+                return a, boolean, has_x
+            if isinstance(n.op, ast.Invert) and not boolean:
+                raise self.err("'~' needs a comparison result")
+            return self.fold(("not" if isinstance(n.op, ast.Invert) else "neg", a)), boolean, has_x
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            raise self.err("'not' is not allowed (use ~)")
+        if isinstance(n, ast.BinOp):
+            op = _BINOPS.get(type(n.op))
+            if op is None:
+                raise self.err(f"operator {type(n.op).__name__}: not allowed; {_ALLOWED}")
+            (a, ba, xa), (b, bb, xb) = self.compile(n.left, depth + 1), self.compile(n.right, depth + 1)
+            if op in ("and", "or") and not (ba and bb):
+                raise self.err(f"'{'&' if op == 'and' else '|'}' needs comparison results on both sides")
+            if op == "pow" and not xb and not abs(b[1]) <= MAX_EXPONENT:
+                raise self.err(f"constant exponent {b[1]:g} exceeds {MAX_EXPONENT:g} in absolute value")
+            return self.fold((op, a, b)), op in ("and", "or"), xa or xb
+        if isinstance(n, ast.Compare):
+            ops = [_CMPOPS.get(type(o)) for o in n.ops]
+            if None in ops:
+                raise self.err("only the comparisons < <= > >= == != are allowed")
+            terms = [self.compile(c, depth + 1) for c in [n.left, *n.comparators]]
+            parts = [self.fold((op, terms[i][0], terms[i + 1][0])) for i, op in enumerate(ops)]
+            return reduce(lambda p, q: self.fold(("and", p, q)), parts), True, any(t[2] for t in terms)
+        if isinstance(n, ast.Call):
+            return self.call(n, depth)
+        raise self.err(f"{_describe(n)}: not allowed; {_ALLOWED}")
+
+    def name(self, name: str) -> tuple[tuple, bool, bool]:
+        if name.startswith("_"):
+            raise self.err(f"names starting with '_' are not allowed ({name!r})")
+        if name == "x":
+            return ("x",), False, True
+        if name in _CONSTS:
+            v = _CONSTS[name]
+            return ("const", v, float(_dn(v)), float(_up(v))), False, False
+        if name in _FUNCS:
+            raise self.err(f"function {name!r} must be called")
+        raise self.err(f"unknown name {name!r} (allowed names: x, pi, e)")
+
+    def call(self, n: ast.Call, depth: int) -> tuple[tuple, bool, bool]:
+        if not isinstance(n.func, ast.Name):
+            raise self.err(f"{_describe(n.func)}: not allowed; {_ALLOWED}")
+        name = n.func.id
+        if name.startswith("_"):
+            raise self.err(f"names starting with '_' are not allowed ({name!r})")
+        if name not in _FUNCS:
+            raise self.err(f"unknown function {name!r} (allowed: {', '.join(_FUNCS)})")
+        if n.keywords:
+            raise self.err(f"keyword arguments to {name}() are not allowed")
+        if any(isinstance(a, ast.Starred) for a in n.args):
+            raise self.err("starred arguments are not allowed")
+        if len(n.args) != _FUNCS[name]:
+            raise self.err(f"{name}() takes {_FUNCS[name]} argument(s), got {len(n.args)}")
+        args = [self.compile(a, depth + 1) for a in n.args]
+        if name == "where" and not args[0][1]:
+            raise self.err("where(cond, a, b) needs a comparison as cond")
+        return self.fold((name, *(a[0] for a in args))), False, any(a[2] for a in args)
+
+    def number(self, n: ast.Constant) -> tuple:
+        """A literal as ("const", value, lo, hi); lo < hi unless the literal is exactly a float."""
+        v, text = n.value, ast.get_source_segment(self.text, n) or ""
+        try:
+            f = float(v)
+        except OverflowError:
+            raise self.err(f"number {text[:20]}... is too large") from None
+        if not math.isfinite(f):
+            raise self.err(f"number {text} is not finite")
+        try:
+            exact = int(f) == v if isinstance(v, int) else Fraction(text.replace("_", "")) == Fraction(f)
+        except (ValueError, ZeroDivisionError):
+            exact = False
+        return ("const", f, f, f) if exact else ("const", f, float(_dn(f)), float(_up(f)))
+
+    @staticmethod
+    def fold(t: tuple) -> tuple:
+        """Replace an operation on constants by a constant with value and enclosure."""
+        if any(c[0] != "const" for c in t[1:]):
+            return t
+        with np.errstate(all="ignore"):
+            lo, hi = _enclosure(t, 0.0, 0.0)
+            return ("const", float(_point(t, 0.0)), float(lo), float(hi))
+
+
+def _parse_expr(text: str) -> tuple:
+    comp = _Compiler(text)
+    if len(text) > MAX_LENGTH:
+        raise comp.err(f"longer than {MAX_LENGTH} characters")
+    if not text.strip():
+        raise CostError("cost is empty (use abs, square, pow:P or an expression in x)")
+    try:
+        root = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise comp.err(f"not a valid expression ({getattr(exc, 'msg', None) or type(exc).__name__})") from None
+    tree, _, has_x = comp.compile(root.body, 1)
+    if not has_x and not (0.0 <= tree[1] < _INF):
+        raise comp.err(f"a constant cost must be finite and nonnegative, got {tree[1]:g}")
+    return tree
+
+
+def _pow_enc(u, ql, qh):
+    """Enclosure of u**q for u >= 0 and q in [ql, qh] (exact values)."""
+    p1, p2 = np.power(u, ql), np.power(u, qh)
+    return np.maximum(_dn(np.minimum(p1, p2), _WX), 0.0), _up(np.maximum(p1, p2), _WX)
+
+
+def _pow_diff(u, v, ql, qh):
+    """Enclosure of v**q − u**q for 0 <= u <= v and q in [ql, qh], q >= 1, without cancellation.
+
+    For v − u <= u/q (so v <= 2u and v − u is exact by Sterbenz's lemma) it uses
+    u^q·expm1(q·log1p((v − u)/u)) with q·log1p(·) <= 1; otherwise (v/u)^q >= 2 and the direct
+    difference loses at most a factor 3 in relative accuracy.
+    """
+    ul, uh = _pow_enc(u, ql, qh)
+    vl, vh = _pow_enc(v, ql, qh)
+    r = (v - u) / u
+    yl, yh = _dn(_dn(np.log1p(_dn(r)), _WX) * ql), _up(_up(np.log1p(_up(r)), _WX) * qh)
+    el, eh = np.maximum(_dn(np.expm1(yl), _WX), 0.0), _up(np.expm1(yh), _WX)
+    near = (u > 0) & (v - u <= u / qh)
+    lo, hi = _clean(np.where(near, _dn(el * ul), _dn(vl - uh)), np.where(near, _up(eh * uh), _up(vh - ul)))
+    same = u == v
+    return np.where(same, 0.0, np.maximum(lo, 0.0)), np.where(same, 0.0, hi)
+
+
+# -- the cost ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cost:
+    """A cost L: ℝ → [0, ∞] of the added noise; build it with :func:`parse_cost`.
+
+    Parameters
+    ----------
+    spec : str
+        Normalised text: ``"abs"``, ``"square"``, ``"pow:P"`` or the expression (whitespace collapsed).
+    kind : {"abs", "square", "pow", "expr"}
+        Named costs are |x|^power; ``"expr"`` is a checked expression in x.
+    power : float or None
+        P for the named costs (1 for abs, 2 for square), None for expressions.
+    """
+
+    spec: str
+    kind: str
+    power: float | None = None
+    _tree: tuple | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("abs", "square", "pow", "expr"):
+            raise CostError(f"unknown cost kind {self.kind!r} (allowed: abs, square, pow, expr)")
+        if self.kind in ("abs", "square"):
+            object.__setattr__(self, "power", 1.0 if self.kind == "abs" else 2.0)
+        elif self.kind == "pow" and not (isinstance(self.power, (int, float)) and 0 < self.power <= MAX_EXPONENT):
+            raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {self.power!r}")
+        elif self.kind == "expr" and self._tree is None:
+            object.__setattr__(self, "_tree", _parse_expr(self.spec))
+
+    def __str__(self) -> str:
+        return self.spec
+
+    def __call__(self, x) -> np.ndarray:
+        """L(x) in float64, elementwise, with the shape of ``x`` (NaN where L is undefined)."""
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            if self.kind == "abs":
+                return np.abs(x)
+            if self.kind == "square":
+                return x * x
+            if self.kind == "pow":
+                return np.abs(x) ** self.power
+            return np.array(np.broadcast_to(_point(self._tree, x), x.shape), dtype=np.float64)
+
+    def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+        """Rigorous enclosure of L over each interval [lo, hi] (broadcast; ends may be ±inf).
+
+        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi],
+        both for the exact real value of L(t) and for its float64 evaluation ``self(t)``.
+
+        Notes
+        -----
+        Interval arithmetic with outward rounding (``_W1``/``_WF`` above).  Named costs and even
+        integer powers go through |t| and are tight ([−1, 2]**2 = [0, 4]); other dependencies
+        (``x*x``, ``x - x``) are loose.  Division by an interval containing 0 and sqrt, log or a
+        real power of an interval reaching below 0 give [−inf, inf]; a comparison gives [0, 0],
+        [1, 1] or [0, 1], and [0, 1] when an operand may be NaN; ``where`` takes the hull of both
+        branches when undecided.  Where the float value may be NaN anywhere in the interval the
+        result is [−inf, inf].  A NaN end of [lo, hi] is read as unbounded.
+        """
+        lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+        with np.errstate(all="ignore"):
+            lo = np.where(np.isnan(lo), -_INF, np.minimum(lo, _CAP))
+            hi = np.where(np.isnan(hi), _INF, np.maximum(hi, -_CAP))
+            if self.kind == "expr":
+                return _enclosure(self._tree, lo, hi)
+            rlo, rhi = _mig_mag(lo, hi)
+            if self.kind != "abs":
+                c = _W1 if self.kind == "square" else _WF
+                rlo, rhi = np.maximum(_dn(np.power(rlo, self.power), c), 0.0), _up(np.power(rhi, self.power), c)
+            return rlo, rhi
+
+    def integral(self, a, b, *, pieces: int = 32) -> tuple[np.ndarray, np.ndarray]:
+        """Rigorous enclosure (lo, hi) of ∫_a^b L(t) dt for finite a <= b (broadcast arrays).
+
+        Named costs use the antiderivative sign(t)|t|^{P+1}/(P+1) on the parts of [a, b] left and
+        right of 0 (they add), evaluated without cancellation (``_pow_diff``): relative width
+        ~1e-14.  Expressions split [a, b] into ``pieces`` equal parts and sum width × enclosure
+        with outward rounding, which is O(width) loose.
+        """
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+        if np.any(a > b):
+            raise ValueError("integral(a, b) needs a <= b")
+        with np.errstate(all="ignore"):
+            if self.kind != "expr":
+                q = self.power + 1.0
+                ql, qh = (q, q) if Fraction(self.power) + 1 == Fraction(q) else (_dn(q), _up(q))
+                pl, ph = _pow_diff(np.maximum(a, 0.0), np.maximum(b, 0.0), ql, qh)
+                nl, nh = _pow_diff(np.maximum(-b, 0.0), np.maximum(-a, 0.0), ql, qh)
+                lo, hi = np.maximum(_dn(_add(pl, nl, True) / qh), 0.0), _up(_add(ph, nh, False) / ql)
+                return _clean(np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64))
+            if int(pieces) < 1:
+                raise ValueError(f"pieces must be >= 1, got {pieces}")
+            a_, b_ = a[..., None], b[..., None]
+            t = np.clip(a_ + (b_ - a_) * (np.arange(pieces + 1) / pieces), a_, b_)  # nondecreasing
+            t[..., 0], t[..., -1] = a, b
+            lo, hi = self.enclose(t[..., :-1], t[..., 1:])
+            w = t[..., 1:] - t[..., :-1]
+            wl, wh = np.maximum(_dn(w), 0.0), _up(w)
+            plo = np.where(w == 0, 0.0, _dn(np.where(lo >= 0, wl * lo, wh * lo)))
+            phi = np.where(w == 0, 0.0, _up(np.where(hi >= 0, wh * hi, wl * hi)))
+            plo, phi = _clean(plo, phi)
+            slo, shi = np.zeros(a.shape), np.zeros(a.shape)
+            for k in range(pieces):
+                slo, shi = _clean(_add(slo, plo[..., k], True), _add(shi, phi[..., k], False))
+            return slo, shi
+
+    def growth(self, x0: float) -> tuple[float, float, float] | None:
+        """(C, P, R) with L(t) <= C (1+|t|)^P e^{R|t|} for all |t| >= x0, or None if unproven.
+
+        Notes
+        -----
+        Named costs give (1, P, 0).  Expressions bound |f| on Ω = {|t| >= x0} recursively, C
+        rounded up.  At every node an enclosure of f over Ω (cut into ~1000 geometric pieces per
+        side) that is finite gives (max |f|, 0, 0).  Otherwise: constant c → (|c|, 0, 0);
+        x → (1, 1, 0); a ± b → (Ca + Cb, max P, max R); a·b → (Ca·Cb, Pa + Pb, Ra + Rb);
+        a/b → (Ca/m, Pa, Ra) with m = inf_Ω |b| > 0; −a, abs(a) → as a; sqrt(a) with a >= 0 on Ω
+        → (√Ca, Pa/2, Ra/2); a**k, constant k > 0 (a >= 0 on Ω unless k is an integer) →
+        (Ca^k, k·Pa, k·Ra); k < 0 → (m^k, 0, 0) with m = inf_Ω |a| > 0; exp(a) with Ra = 0 and
+        Pa <= 1 → (e^Ca, 0, Ca), as a <= Ca(1+|t|); log(a) with a >= l > 0 on Ω → (K, 0, 0) if
+        Pa = Ra = 0, else (K + Pa + Ra, 1, 0), K = |log l| + |log Ca| (log(1+|t|), |t| <= 1+|t|);
+        where, min, max → the componentwise max over their value arguments.  Anything else
+        (a non-constant exponent, exp of a faster than linear argument, ...) gives None.
+        """
+        x0 = float(x0)
+        if math.isnan(x0):
+            return None
+        if self.kind != "expr":
+            return (1.0, float(self.power), 0.0)
+        g = np.concatenate([[0.0], np.geomspace(1e-3, 1e300, 1000)]) + max(x0, 0.0)
+        right_hi = np.append(g[1:], _INF)  # pieces [g_i, g_i+1] and [g_last, inf), then mirrored
+        lo, hi = np.concatenate([g, -right_hi]), np.concatenate([right_hi, -g])
+        with np.errstate(all="ignore"):
+            res = _grow(self._tree, lo, hi)
+        return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
+
+    def check_values(self, x, where: str = "the grid") -> np.ndarray:
+        """Return L(x), or raise CostError at the first x where L is negative, NaN or infinite."""
+        x = np.asarray(x, dtype=np.float64)
+        y = self(x)
+        bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
+        if bad.size:
+            xv, yv = float(x.ravel()[bad[0]]), float(y.ravel()[bad[0]])
+            what = "NaN" if math.isnan(yv) else "infinite" if math.isinf(yv) else f"negative ({yv:.6g})"
+            raise CostError(f"cost {self.spec!r} is {what} at x={xv!r} on {where}")
+        return y
+
+    def is_symmetric_nondecreasing(self, x_nonneg) -> bool:
+        """Whether L(x) = L(−x) (relative 1e-12) and L is nondecreasing along the points x >= 0.
+
+        Named costs are both by construction (True without evaluating); expressions are checked
+        at the given points only.
+        """
+        if self.kind != "expr":
+            return True
+        x = np.sort(np.asarray(x_nonneg, dtype=np.float64).ravel())
+        yp, ym = self(x), self(-x)
+        if np.isnan(yp).any() or np.isnan(ym).any():
+            return False
+        with np.errstate(all="ignore"):
+            sym = (yp == ym) | (np.abs(yp - ym) <= 1e-12 * np.maximum(np.abs(yp), np.abs(ym)) + 1e-300)
+            up = (yp[1:] >= yp[:-1]) | (yp[1:] >= yp[:-1] - 1e-12 * np.abs(yp[:-1]))
+        return bool(sym.all() and up.all())
+
+
+def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
+    """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω."""
+    op = t[0]
+    if op == "const":
+        return (max(abs(t[2]), abs(t[3])), 0.0, 0.0)
+    if op == "x":
+        return (1.0, 1.0, 0.0)
+
+    def rng(c):  # (inf f, inf |f|, sup |f|) of node c over Ω
+        clo, chi = _enclosure(c, wlo, whi)
+        mig, mag = _mig_mag(clo, chi)
+        return float(np.min(clo)), float(np.min(mig)), float(np.max(mag))
+
+    mag = rng(t)[2]
+    if math.isfinite(mag):
+        return (mag, 0.0, 0.0)
+    if op in ("add", "sub", "mul", "min", "max", "where"):
+        sub = [_grow(c, wlo, whi) for c in t[1 if op != "where" else 2:]]
+        if None in sub or not all(map(math.isfinite, sub[0] + sub[1])):
+            return None
+        (ca, pa, ra), (cb, pb, rb) = sub
+        F = Fraction
+        if op == "mul":
+            return (_fup(F(ca) * F(cb)), _fup(F(pa) + F(pb)), _fup(F(ra) + F(rb)))
+        return (_fup(F(ca) + F(cb)) if op in ("add", "sub") else max(ca, cb), max(pa, pb), max(ra, rb))
+    base = _grow(t[1], wlo, whi)
+    if op == "pow":
+        return _grow_pow(t, base, *rng(t[1])[:2])
+    if base is None or op in ("neg", "abs"):
+        return base
+    ca, pa, ra = base
+    if op == "div":
+        m = rng(t[2])[1]
+        return (float(_up(ca / m)), pa, ra) if m > 0 else None
+    if op == "sqrt":
+        return (float(_up(math.sqrt(ca))), pa / 2, ra / 2) if rng(t[1])[0] >= 0 else None
+    if op == "exp":
+        return (float(_up(np.exp(ca), _WF)), 0.0, ca) if ra == 0 and pa <= 1 else None
+    if op == "log":
+        low = rng(t[1])[0]
+        if not (low > 0 and ca > 0):
+            return None
+        k = float(_up(_up(abs(math.log(low)), _WF) + _up(abs(math.log(ca)), _WF)))
+        return (k, 0.0, 0.0) if pa == 0 and ra == 0 else (float(_up(k + pa + ra)), 1.0, 0.0)
+    return None
+
+
+def _grow_pow(t: tuple, base, low: float, mig: float) -> tuple[float, float, float] | None:
+    """Growth of a**k for a constant k in [kl, kh]; ``low``, ``mig`` are inf a and inf |a| on Ω."""
+    if t[2][0] != "const" or (_exact_int(t[2]) is None and low < 0):
+        return None
+    kl, kh, n = t[2][2], t[2][3], _exact_int(t[2])
+    if kl > 0 and base is not None and all(map(math.isfinite, base)):
+        ca, pa, ra = base
+        c = _fup(Fraction(ca) ** n) if n is not None else float(_up(max(np.power(ca, kl), np.power(ca, kh)), _WF))
+        return (c, _fup(Fraction(pa) * Fraction(kh)), _fup(Fraction(ra) * Fraction(kh)))
+    if kh < 0 and mig > 0:
+        return (float(_up(max(np.power(mig, kl), np.power(mig, kh)), _WF)), 0.0, 0.0)
+    return None
+
+
+CostLike = Cost | str
+
+
+def parse_cost(text: str) -> Cost:
+    """Parse ``abs``, ``square``, ``pow:P`` (0 < P <= 64) or an expression in x.
+
+    Raises
+    ------
+    CostError
+        One line naming the offending construct or value.
+    """
+    if not isinstance(text, str):
+        raise CostError(f"cost must be a string, got {type(text).__name__}")
+    s = text.strip()
+    key = s.lower()
+    if key in ("abs", "square"):
+        return Cost(key, key, 1.0 if key == "abs" else 2.0)
+    if key.startswith("pow:"):
+        try:
+            p = float(key[4:])
+        except ValueError:
+            raise CostError(f"pow:P needs a number P, got {s[4:]!r}") from None
+        if not (0.0 < p <= MAX_EXPONENT):
+            raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {s[4:].strip()!r}")
+        return Cost(f"pow:{int(p) if p.is_integer() else repr(p)}", "pow", p)
+    return Cost(" ".join(s.split()), "expr", None, _parse_expr(text))
+
+
+def as_cost(obj: CostLike) -> Cost:
+    """Return ``obj`` if it is a :class:`Cost`, else :func:`parse_cost` of the string."""
+    if isinstance(obj, Cost):
+        return obj
+    if isinstance(obj, str):
+        return parse_cost(obj)
+    raise CostError(f"cost must be a Cost or a string, got {type(obj).__name__}")

@@ -1,0 +1,78 @@
+"""Reference mechanisms for 1-D pure ε-DP: closed forms, numeric costs, samplers.
+
+Families (names follow the seeds): ``staircase`` [000 (2.13), Thm 2.4], ``discrete_staircase``
+[000 (2.17), Thm 2.13], ``geometric`` [000 Thm 2.12], ``laplace`` [000 §2.6],
+``discrete_laplace`` [002 Thm 10].  :func:`references_for` collects the values the LP bracket
+is checked against.
+"""
+
+from optmech.mechanisms.base import Mechanism, Reference
+from optmech.mechanisms.discrete_staircase import (
+    DiscreteStaircase,
+    Geometric,
+    discrete_staircase_cost,
+    discrete_staircase_normaliser,
+    discrete_staircase_reference,
+    geometric_cost,
+    geometric_reference,
+    optimal_r,
+)
+from optmech.mechanisms.laplace import (
+    DiscreteLaplace,
+    Laplace,
+    discrete_laplace_cost,
+    discrete_laplace_cost_abs,
+    discrete_laplace_cost_square,
+    discrete_laplace_reference,
+    laplace_cost,
+    laplace_cost_abs,
+    laplace_cost_square,
+    laplace_reference,
+)
+from optmech.mechanisms.references import references_for
+from optmech.mechanisms.staircase import (
+    Staircase,
+    optimal_gamma,
+    staircase_cost,
+    staircase_cost_abs,
+    staircase_cost_moment,
+    staircase_cost_square,
+    staircase_normaliser,
+    staircase_optimal_cost_abs,
+    staircase_optimal_cost_square,
+    staircase_reference,
+)
+
+__all__ = [
+    "Mechanism",
+    "Reference",
+    "Staircase",
+    "DiscreteStaircase",
+    "Geometric",
+    "Laplace",
+    "DiscreteLaplace",
+    "references_for",
+    "staircase_normaliser",
+    "staircase_cost",
+    "staircase_cost_abs",
+    "staircase_cost_square",
+    "staircase_cost_moment",
+    "staircase_optimal_cost_abs",
+    "staircase_optimal_cost_square",
+    "optimal_gamma",
+    "staircase_reference",
+    "discrete_staircase_normaliser",
+    "discrete_staircase_cost",
+    "optimal_r",
+    "discrete_staircase_reference",
+    "geometric_cost",
+    "geometric_reference",
+    "laplace_cost",
+    "laplace_cost_abs",
+    "laplace_cost_square",
+    "laplace_reference",
+    "discrete_laplace_cost",
+    "discrete_laplace_cost_abs",
+    "discrete_laplace_cost_square",
+    "discrete_laplace_reference",
+]

@@ -1,0 +1,384 @@
+r"""Continuous staircase mechanism for 1-D pure ε-DP [seed 000_eff4162216f89ace.txt §2.5-2.7].
+
+With :math:`b = e^{-\epsilon}` the staircase density is (000 eq. (2.13))
+
+.. math::
+
+    f_\gamma(x) = a(\gamma)\, b^{k}   \text{ for } |x| \in [k\Delta, (k+\gamma)\Delta), \qquad
+    f_\gamma(x) = a(\gamma)\, b^{k+1} \text{ for } |x| \in [(k+\gamma)\Delta, (k+1)\Delta),
+
+    a(\gamma) = \frac{1-b}{2\Delta(\gamma + b(1-\gamma))},
+
+equivalently :math:`f_\gamma(x) = a(\gamma) b^{\lfloor |x|/\Delta - \gamma \rfloor + 1}` (checked for
+γ ∈ [0, 1], including both ends).  It satisfies :math:`f(x) \le e^\epsilon f(x+d)` for
+:math:`|d| \le \Delta`, hence ε-DP for sensitivity Δ, for every γ ∈ [0, 1].
+
+Optimality [seed 000 Thm 2.4]: if L is symmetric, nondecreasing on x ≥ 0 (Property 2.1) and
+:math:`\sup_{x\ge T} L(x+1)/L(x) < \infty` (Property 2.2), then
+:math:`V^* = \inf_{\gamma\in[0,1]} \int L f_\gamma` over all output-independent ε-DP noise (the
+reduction to output-independent noise, Thm 2.3, assumes a periodic, piecewise-constant family).
+γ = 0 and γ = 1 give the same law (a phase on a circle).
+
+Cost routes, best first:
+
+* ``|x|``: 000 App. A.3, :math:`V = \Delta(\tfrac{b}{1-b} + \tfrac12 \tfrac{b+(1-b)\gamma^2}{b+(1-b)\gamma})`;
+  γ* = 1/(1+e^{ε/2}) and V* = Δ e^{ε/2}/(e^ε − 1) (Thm 2.5).
+* ``x²``: 000 (A.25); γ* from (A.28) in the cancellation-free form
+  γ* = (b(1+2b)/2) / (x^{2/3} + x^{1/3} b + b²), x = b(1+b)/2 (algebraically identical to (A.28),
+  whose radicand factors as b(1+b)(1−b)³); V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² (Thm 2.7).
+* ``|x|^m``, integer m: :math:`E|X|^m = \Delta^m N_{m+1}(\gamma)/((m+1) N_1(\gamma))` with
+  :math:`N_n(\gamma)=\sum_{j=1}^{n}\binom{n}{j}c_{n-j}(b+(1-b)\gamma^j)` (000 App. A.5 with the
+  denominator's missing brackets restored); γ* is the unique root in (0, 1) of the stationarity
+  polynomial (000 (A.31), re-derived here; one sign change, so one positive root).
+* anything else: :math:`V(\gamma) = a(\gamma)[(1-b)W(\gamma) + bW(1)]` with
+  :math:`W(t) = \int_0^{t\Delta} M(o)\,do` and the periodised cost
+  :math:`M(o) = \sum_k b^k (L(k\Delta+o) + L(-k\Delta-o))` (the period sum of pure-dp.md §3.2
+  exchanged with the integral; see ``_numerics.PeriodSum`` for the truncation, the Gregory tail
+  used when ε ≲ 0.01 and the Chebyshev interpolation in the offset), by adaptive
+  Gauss-Legendre; γ* by a grid of ~290 points (uniform plus geometric clusters at both ends,
+  0 ≡ 1), bounded Brent around the best point, and a log-γ search below the grid (large ε).
+  exact=False; measured agreement with the closed forms ~1e-15 relative for ε in [1e-6, 40]
+  (the grid cannot see two minima closer than its spacing: unimodality is not proven).
+
+Tested by: tests/test_mechanisms.py (pdf mass, DP ratio, closed forms vs numeric route, γ*).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms.base import Mechanism, Reference
+
+__all__ = [
+    "Staircase",
+    "staircase_normaliser",
+    "staircase_cost_abs",
+    "staircase_cost_square",
+    "staircase_cost_moment",
+    "staircase_cost",
+    "optimal_gamma",
+    "staircase_optimal_cost_abs",
+    "staircase_optimal_cost_square",
+    "staircase_reference",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# closed forms
+
+
+def _check(epsilon, sensitivity, gamma=None):
+    eps = nx.check_epsilon(epsilon)
+    delta = nx.check_sensitivity(sensitivity)
+    if gamma is None:
+        return eps, delta
+    return eps, delta, nx.check_unit_interval(gamma, "gamma")
+
+
+def staircase_normaliser(epsilon, sensitivity, gamma) -> float:
+    """a(γ) = (1 − b)/(2Δ(γ + b(1 − γ))) [seed 000 (2.13)]."""
+    eps, delta, gamma = _check(epsilon, sensitivity, gamma)
+    b, u = nx.b_and_u(eps)
+    return u / (2.0 * delta * (b + u * gamma))
+
+
+def staircase_cost_abs(epsilon, sensitivity, gamma) -> float:
+    """E|X| of the staircase [seed 000 App. A.3]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
+    eps, delta, gamma = _check(epsilon, sensitivity, gamma)
+    b, u = nx.b_and_u(eps)
+    return delta * (b / u + 0.5 * (b + u * gamma * gamma) / (b + u * gamma))
+
+
+def staircase_cost_square(epsilon, sensitivity, gamma) -> float:
+    """E X² of the staircase [seed 000 (A.25)]."""
+    eps, delta, gamma = _check(epsilon, sensitivity, gamma)
+    b, u = nx.b_and_u(eps)
+    d = b + u * gamma
+    return delta**2 * ((b * b + b) / u**2 + (b + u * gamma**2) / d * (b / u) + (b + u * gamma**3) / (3.0 * d))
+
+
+def _moment(m: int, eps: float, delta: float, gamma: float) -> float:
+    b, u = nx.b_and_u(eps)
+    c = nx.series_constants(b, u, m + 1)
+    n = m + 1
+    num = sum(math.comb(n, j) * c[n - j] * (b + u * gamma**j) for j in range(1, n + 1))
+    den = c[0] * (b + u * gamma)
+    return delta**m * num / (n * den)
+
+
+def staircase_cost_moment(m: int, epsilon, sensitivity, gamma) -> float:
+    """E|X|^m for an integer m >= 0 via the series constants c_k (pure-dp.md §3.2) [derived]."""
+    m = nx.check_int_range(m, "m", 0, 60)
+    eps, delta, gamma = _check(epsilon, sensitivity, gamma)
+    return _moment(m, eps, delta, gamma)
+
+
+def staircase_optimal_cost_abs(epsilon, sensitivity) -> float:
+    """V* = Δ e^{ε/2}/(e^ε − 1) = Δ/(2 sinh(ε/2)) for L = |x| [seed 000 Thm 2.5]."""
+    eps, delta = _check(epsilon, sensitivity)
+    return delta * 0.5 / math.sinh(eps / 2.0)
+
+
+def staircase_optimal_cost_square(epsilon, sensitivity) -> float:
+    """V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² for L = x² [seed 000 Thm 2.7]."""
+    eps, delta = _check(epsilon, sensitivity)
+    b, u = nx.b_and_u(eps)
+    return delta**2 * (2.0 ** (-2.0 / 3.0) * (b * (1.0 + b)) ** (2.0 / 3.0) + b) / u**2
+
+
+def _gamma_abs(eps: float) -> float:
+    return 1.0 / (1.0 + math.exp(eps / 2.0))  # [000 Thm 2.5]; ε <= 700 so no overflow
+
+
+def _gamma_square(eps: float) -> float:
+    # (A.28) rewritten: γ* = (x^{1/3} − b)/(1 − b), x = b(1+b)/2, and x − b³ = b(1−b)(1+2b)/2.
+    b = math.exp(-eps)
+    x = b * (1.0 + b) / 2.0
+    x13 = x ** (1.0 / 3.0)
+    return (b * (1.0 + 2.0 * b) / 2.0) / (x13 * x13 + x13 * b + b * b)
+
+
+def _stationarity_coefficients(m: int, eps: float) -> np.ndarray:
+    """Coefficients (ascending) of the numerator of dV/dγ / (1-b) for L = |x|^m."""
+    b, u = nx.b_and_u(eps)
+    n = m + 1
+    c = nx.series_constants(b, u, n)
+    coef = np.zeros(n + 1)
+    coef[0] = -b * sum(math.comb(n, i) * c[n - i] for i in range(2, n + 1))
+    for i in range(1, n + 1):
+        coef[i] = math.comb(n, i) * c[n - i] * (i - 1) * u
+        if i + 1 <= n:
+            coef[i] += math.comb(n, i + 1) * c[n - i - 1] * (i + 1) * b
+    return coef
+
+
+def _gamma_moment(m: int, eps: float) -> float:
+    if m == 1:
+        return _gamma_abs(eps)
+    if m == 2:
+        return _gamma_square(eps)
+    from scipy import optimize  # lazy: keeps `import optmech.mechanisms` cheap
+
+    coef = _stationarity_coefficients(m, eps)
+    poly = np.polynomial.Polynomial(coef / -coef[0])  # p(0) = -1: keeps values away from underflow at large ε
+    # p(0) < 0 < p(1) and all coefficients but the constant are >= 0: a unique root in (0, 1).
+    return float(optimize.brentq(poly, 0.0, 1.0, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=2000))
+
+
+# --------------------------------------------------------------------------------------------
+# numeric route for general costs
+
+
+_GRID = np.unique(
+    np.concatenate([np.linspace(0.0, 1.0, 201), np.geomspace(1e-13, 4e-3, 45), 1.0 - np.geomspace(1e-13, 4e-3, 45)])
+)
+
+
+class _Numeric:
+    """V(γ) = a(γ)[(1−b)W(γ) + bW(1)] for any cost, from the periodised cost M."""
+
+    def __init__(self, cost, eps: float, delta: float) -> None:
+        self.eps, self.delta = eps, delta
+        self.b, self.u = nx.b_and_u(eps)
+        self.M = nx.PeriodSum(nx.symmetrised(cost), eps, delta, interpolate=True)
+        self.err = 0.0
+
+    def integrate(self, gammas, track: bool = True) -> np.ndarray:
+        cells, err = nx.adaptive_gl(self.M, np.asarray(gammas) * self.delta)
+        if track:
+            self.err = max(self.err, err / max(float(np.abs(cells).sum()), 1e-300))
+        return cells
+
+    def value(self, gamma, w_gamma, w_one):
+        a = self.u / (2.0 * self.delta * (self.b + self.u * gamma))
+        return a * (self.u * w_gamma + self.b * w_one)
+
+    def cost(self, gamma: float) -> float:
+        if gamma in (0.0, 1.0):
+            w = self.integrate([0.0, 1.0])
+            return float(self.value(gamma, w[0] if gamma == 1.0 else 0.0, w[0]))
+        w = self.integrate([0.0, gamma, 1.0])
+        return float(self.value(gamma, w[0], w.sum()))
+
+    def minimise(self) -> tuple[float, float]:
+        from scipy import optimize  # lazy: keeps `import optmech.mechanisms` cheap
+
+        cells = self.integrate(_GRID)
+        wcum = np.concatenate([[0.0], np.cumsum(cells)])
+        w_one = wcum[-1]
+        vg = self.value(_GRID, wcum, w_one)
+        i = int(np.argmin(vg))
+        best = (float(vg[i]), float(_GRID[i]))
+        last = _GRID.size - 1
+        brackets = [(0, 1), (last - 1, last)] if i in (0, last) else [(i - 1, i + 1)]
+        for lo_i, hi_i in brackets:
+            lo, hi = float(_GRID[lo_i]), float(_GRID[hi_i])
+
+            def f(g, lo=lo, lo_i=lo_i):
+                extra = self.integrate([lo, g], track=False)[0] if g > lo else 0.0
+                return float(self.value(g, wcum[lo_i] + extra, w_one))
+
+            res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-14 * (hi - lo)})
+            if res.fun < best[0]:
+                best = (float(res.fun), float(res.x))
+            if lo_i == 0:  # γ* may be far below the grid (large ε): search log γ as well
+                res = optimize.minimize_scalar(
+                    lambda t, f=f: f(math.exp(t)), bounds=(math.log(1e-300), math.log(hi)), method="bounded", options={"xatol": 1e-10}
+                )
+                if res.fun < best[0]:
+                    best = (float(res.fun), math.exp(float(res.x)))
+        return best[1], best[0]
+
+    def note(self, value: float) -> str:
+        rel = self.err + self.M.rel_tail
+        return (
+            f"numeric: periodised cost over {self.M.describe()} "
+            f"+ adaptive Gauss-Legendre (est. rel. error <= {max(rel, 1e-16):.1e})"
+        )
+
+
+def _detail(cost, eps: float, delta: float, gamma: float) -> tuple[float, bool, str]:
+    m = nx.integer_power_of(cost)
+    if m == 1:
+        return staircase_cost_abs(eps, delta, gamma), True, "closed form [seed 000 App. A.3]"
+    if m == 2:
+        return staircase_cost_square(eps, delta, gamma), True, "closed form [seed 000 (A.25)]"
+    if m is not None:
+        return _moment(m, eps, delta, gamma), True, "closed form via c_k series constants [derived, pure-dp.md §3.2]"
+    num = _Numeric(cost, eps, delta)
+    value = num.cost(gamma)
+    return value, False, num.note(value)
+
+
+def staircase_cost(cost, epsilon, sensitivity, gamma) -> float:
+    """Expected cost ``∫ L f_γ`` of the staircase mechanism, for any cost object.
+
+    abs/square/integer pow use closed forms; other costs the numeric route of the module
+    docstring (relative accuracy ~1e-13 for smooth costs; non-symmetric costs are allowed).
+    Returns ``inf`` if the series diverges.
+    """
+    eps, delta, gamma = _check(epsilon, sensitivity, gamma)
+    try:
+        return float(_detail(cost, eps, delta, gamma)[0])
+    except nx.SeriesDiverged:
+        return math.inf
+
+
+def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
+    """(γ*, V*, exact, note)."""
+    m = nx.integer_power_of(cost)
+    if m == 1:
+        return _gamma_abs(eps), staircase_optimal_cost_abs(eps, delta), True, "closed form [seed 000 Thm 2.5]"
+    if m == 2:
+        return (
+            _gamma_square(eps),
+            staircase_optimal_cost_square(eps, delta),
+            True,
+            "closed form [seed 000 Thm 2.7, (A.28) in cancellation-free form]",
+        )
+    if m is not None:
+        g = _gamma_moment(m, eps)
+        return (
+            g,
+            _moment(m, eps, delta, g),
+            False,
+            "closed-form V(γ) via c_k [derived]; γ* = root of the stationarity polynomial (000 (A.31)), "
+            "rel. accuracy ~1e-14",
+        )
+    num = _Numeric(cost, eps, delta)
+    g, v = num.minimise()
+    return g, v, False, num.note(v) + "; γ* by grid + bounded Brent"
+
+
+def optimal_gamma(cost, epsilon, sensitivity) -> float:
+    """γ* = argmin_{γ∈[0,1]} ∫ L f_γ (000 Thm 2.4; the optimum over all ε-DP noise only when the
+    cost is symmetric and nondecreasing, otherwise just the best staircase)."""
+    eps, delta = _check(epsilon, sensitivity)
+    return _optimum(cost, eps, delta)[0]
+
+
+def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
+    """V* as a :class:`Reference` named ``staircase``; None unless the cost is symmetric and
+    nondecreasing (000 Property 2.1, checked on linspace(0, 60Δ, 4001))."""
+    eps, delta = _check(epsilon, sensitivity)
+    if not nx.is_symmetric_nondecreasing(cost, delta, "continuous"):
+        return None
+    params = {"gamma": math.nan, "gamma_heuristic": math.exp(-eps) / 2.0}
+    try:
+        g, v, exact, note = _optimum(cost, eps, delta)
+    except nx.SeriesDiverged as exc:
+        return Reference("staircase", math.inf, params, False, f"cost series diverges ({exc})")
+    params["gamma"] = g
+    return Reference("staircase", float(v), params, exact, "optimum V* [seed 000 Thm 2.4]; " + note)
+
+
+# --------------------------------------------------------------------------------------------
+# mechanism
+
+
+class Staircase(Mechanism):
+    r"""Continuous staircase noise for pure ε-DP with sensitivity Δ [seed 000 (2.13)].
+
+    .. math:: f(x) = a(\gamma) b^{\lfloor |x|/\Delta - \gamma\rfloor + 1},\quad
+              a(\gamma) = \frac{1-b}{2\Delta(\gamma + b(1-\gamma))},\quad b = e^{-\epsilon}
+
+    Parameters
+    ----------
+    epsilon : float in (0, 700]
+    sensitivity : float > 0
+    gamma : float in [0, 1]
+        Breakpoint of each step, as a fraction of Δ (γ = 0 and γ = 1 give the same law).
+
+    Notes
+    -----
+    ε-DP for every γ (f(x) ≤ e^ε f(x + d), |d| ≤ Δ); optimal for symmetric nondecreasing costs
+    at γ = γ* (000 Thm 2.4).  ``sample`` is Algorithm 1 of 001 §II (floating point).
+    """
+
+    name = "staircase"
+    _param_names = ("gamma",)
+
+    def __init__(self, *, epsilon, sensitivity, gamma) -> None:
+        super().__init__(epsilon=epsilon, sensitivity=sensitivity)
+        self.gamma = nx.check_unit_interval(gamma, "gamma")
+        self._b, self._u = nx.b_and_u(self.epsilon)
+        self._a = self._u / (2.0 * self.sensitivity * (self._b + self._u * self.gamma))
+
+    @classmethod
+    def optimal(cls, cost, *, epsilon, sensitivity) -> Staircase:
+        """The staircase with γ = γ*(cost)."""
+        return cls(epsilon=epsilon, sensitivity=sensitivity, gamma=optimal_gamma(cost, epsilon, sensitivity))
+
+    def _split(self, x):
+        y = np.abs(x) / self.sensitivity
+        k = np.floor(y)
+        return k, y - k
+
+    def _pdf(self, x):
+        k, t = self._split(x)
+        return self._a * np.exp(-self.epsilon * k) * np.where(t < self.gamma, 1.0, self._b)
+
+    def _sf(self, x):
+        # P(|X| > x) = b^{k+1} + 2aΔ b^k [(γ − t)^+ + b(1 − max(t, γ))]: positive terms only.
+        k, t = self._split(x)
+        bk = np.exp(-self.epsilon * k)
+        rem = np.maximum(self.gamma - t, 0.0) + self._b * (1.0 - np.maximum(t, self.gamma))
+        tail = 0.5 * (bk * self._b + 2.0 * self._a * self.sensitivity * bk * rem)
+        return np.where(x >= 0, tail, 1.0 - tail)
+
+    def _sample(self, n, rng):
+        # Algorithm 1 [seed 001 §II; 000 §2.5]
+        b, g = self._b, self.gamma
+        s = rng.choice(np.array([-1.0, 1.0]), size=n)
+        geo = rng.geometric(self._u, size=n) - 1.0
+        unif = rng.random(n)
+        p_b0 = g / (g + (1.0 - g) * b)
+        bern = rng.random(n) >= p_b0  # B = 1 with probability (1-γ)b/(γ+(1-γ)b)
+        inner = np.where(bern, geo + g + (1.0 - g) * unif, geo + g * unif)
+        return s * inner * self.sensitivity
+
+    def _expected_cost(self, cost):
+        return staircase_cost(cost, self.epsilon, self.sensitivity, self.gamma)

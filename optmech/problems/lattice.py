@@ -1,0 +1,215 @@
+"""1-D lattices and cells: where the LP's variables live, and what a unit of mass costs there.
+
+A :class:`Grid1D` is either the integer lattice ℤ (one variable per point) or the cells
+[k·h, (k+1)·h) of width h = Δ/resolution (one variable per cell mass) [seed 000 App. A
+Lemma A.6].  In both cases a shift by the sensitivity is a shift by ``W`` indices, so
+the same LP structure serves both domains.
+
+Costs per unit mass come in two flavours, both outward-rounded:
+
+* ``cost_lower(k)`` — a lower bound of the cost of any mass placed at index k (the minimum of
+  the cost over the cell), used by the lower-bound relaxation;
+* ``cost_upper(k)`` — an upper bound of the cost of a unit of mass spread *uniformly* over the
+  cell (the cell mean), or of a point mass at k, used to price an exactly feasible mechanism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from optmech.costs import Cost
+
+_UP = np.inf
+_DOWN = -np.inf
+
+
+@dataclass(frozen=True)
+class Grid1D:
+    """A 1-D lattice with step ``h`` and a sensitivity window of ``W`` steps.
+
+    Attributes
+    ----------
+    kind : {"integer", "cells"}
+    h : float
+        Lattice step: 1 on the integer domain, Δ/resolution for cells.
+    W : int
+        Sensitivity in steps (Δ on the integer domain, the resolution for cells).
+    """
+
+    kind: str
+    h: float
+    W: int
+
+    @classmethod
+    def integer(cls, sensitivity: int) -> "Grid1D":
+        return cls("integer", 1.0, int(sensitivity))
+
+    @classmethod
+    def cells(cls, sensitivity: float, resolution: int) -> "Grid1D":
+        return cls("cells", float(sensitivity) / int(resolution), int(resolution))
+
+    # -- geometry --------------------------------------------------------------------------------
+    def left(self, k: np.ndarray) -> np.ndarray:
+        """Left end of cell k (the point itself on the integer lattice)."""
+        return np.asarray(k, dtype=float) * self.h
+
+    def right(self, k: np.ndarray) -> np.ndarray:
+        """Right end of cell k (the point itself on the integer lattice)."""
+        k = np.asarray(k, dtype=float)
+        return k * self.h if self.kind == "integer" else (k + 1.0) * self.h
+
+    def center(self, k: np.ndarray) -> np.ndarray:
+        k = np.asarray(k, dtype=float)
+        return k * self.h if self.kind == "integer" else (k + 0.5) * self.h
+
+    def distance(self, k: np.ndarray) -> np.ndarray:
+        """Distance of index k from the origin in steps (used for variable scaling)."""
+        k = np.asarray(k, dtype=float)
+        return np.abs(k) if self.kind == "integer" else np.abs(k + 0.5)
+
+    # -- costs -----------------------------------------------------------------------------------
+    def cost_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
+        """Rigorous lower bound of the cost anywhere at index k."""
+        lo, _ = cost.enclose(self.left(k), self.right(k))
+        return lo
+
+    def cost_upper(self, cost: Cost, k: np.ndarray) -> np.ndarray:
+        """Rigorous upper bound of the cost of a unit mass at point k, or spread uniformly on cell k."""
+        if self.kind == "integer":
+            _, hi = cost.enclose(self.left(k), self.right(k))
+            return hi
+        _, hi = cost.integral(self.left(k), self.right(k))
+        with np.errstate(all="ignore"):
+            return np.nextafter(hi / self.h, _UP)
+
+    def cost_at_left_edge(self, cost: Cost, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Enclosure of L at the left end of cell k."""
+        x = self.left(k)
+        return cost.enclose(x, x)
+
+    def cell_mean_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
+        """Lower bound of the mean of L over cell k (cells only)."""
+        lo, _ = cost.integral(self.left(k), self.right(k))
+        with np.errstate(all="ignore"):
+            return np.nextafter(lo / self.h, _DOWN)
+
+    def outside_min(self, cost: Cost, k_first: int, direction: int) -> float:
+        """Lower bound of the cost on the half-line from index ``k_first`` outwards.
+
+        ``direction=+1`` covers [left(k_first), ∞), ``-1`` covers (−∞, right(k_first)].  The
+        half-line is cut into dyadically growing pieces so that interval dependency stays local;
+        the result is clipped at 0 because costs are nonnegative.
+        """
+        g = np.concatenate([[0.0], np.geomspace(max(self.h, 1e-300), 1e300, 600)])
+        if direction > 0:
+            start = float(self.left(k_first))
+            a = np.append(start + g[:-1], start + g[-1])
+            b = np.append(start + g[1:], np.inf)
+        else:
+            end = float(self.right(k_first))
+            a = np.append(end - g[1:], -np.inf)
+            b = np.append(end - g[:-1], end - g[-1])
+        lo, _ = cost.enclose(a, b)
+        return max(0.0, float(np.min(lo)))
+
+    def tail_sums(
+        self,
+        cost: Cost,
+        k_base: np.ndarray,
+        direction: int,
+        beta: float,
+        *,
+        bound: str,
+        weights: str = "cost",
+        rtol: float = 1e-19,
+        max_periods: int = 100_000,
+    ) -> np.ndarray:
+        """Σ_{m≥1} β^m · cost(k_base + direction·m·W) for each base index, rigorously bounded.
+
+        Parameters
+        ----------
+        bound : {"lower", "upper"}
+            ``"lower"`` truncates the series (valid: every term is nonnegative) and uses
+            :meth:`cost_lower`; ``"upper"`` uses :meth:`cost_upper` and adds a remainder bound from
+            :meth:`Cost.growth`, returning +inf where the series cannot be shown to converge.
+        weights : {"cost", "correction"}
+            ``"correction"`` sums the monotone in-cell correction terms of
+            :func:`monotone_cell_correction` instead of the cost (lower bound only).
+        """
+        k_base = np.asarray(k_base, dtype=np.int64)
+        total = np.zeros(k_base.shape, dtype=float)
+        remainder = np.zeros_like(total)
+        factor = 1.0
+        m = 0
+        with np.errstate(all="ignore"):
+            while m < max_periods:
+                m += 1
+                factor *= beta
+                k = k_base + direction * m * self.W
+                if weights == "correction":
+                    term = monotone_cell_correction(self, cost, k)
+                elif bound == "lower":
+                    term = self.cost_lower(cost, k)
+                else:
+                    term = self.cost_upper(cost, k)
+                term = factor * term
+                total = total + term
+                if not np.all(np.isfinite(total)):
+                    break
+                if bound == "lower":
+                    if factor < 1e-300 or (m >= 2 and np.all(term <= rtol * total)):
+                        break
+                elif factor < 0.5 and m % 8 == 0:
+                    remainder = self._remainder(cost, k_base, direction, beta, m, factor)
+                    if factor < 1e-300 or np.all(remainder <= rtol * np.maximum(total, 1e-300)):
+                        break
+            if bound == "lower":
+                total = np.where(np.isfinite(total), total, np.finfo(float).max)
+                return np.nextafter(total * (1.0 - 1e-13 * m), _DOWN)
+            remainder = self._remainder(cost, k_base, direction, beta, m, factor)
+            out = (total + remainder) * (1.0 + 1e-13 * m)
+            out = np.where(np.isfinite(out), out, np.inf)
+        return np.nextafter(out, _UP)
+
+    def _remainder(
+        self, cost: Cost, k_base: np.ndarray, direction: int, beta: float, m: int, factor: float
+    ) -> np.ndarray:
+        """Bound Σ_{j>m} β^j sup_cell L at k_base + direction·j·W via the cost's growth bound."""
+        far = np.maximum(np.abs(self.left(k_base + direction * (m + 1) * self.W)),
+                         np.abs(self.right(k_base + direction * (m + 1) * self.W)))
+        near = np.minimum(np.abs(self.left(k_base + direction * (m + 1) * self.W)),
+                          np.abs(self.right(k_base + direction * (m + 1) * self.W)))
+        g = cost.growth(float(np.min(near)))
+        if g is None:
+            return np.full(k_base.shape, np.inf)
+        C, P, R = g
+        step = self.W * self.h
+        with np.errstate(all="ignore"):
+            x = far
+            q = beta * np.exp(R * step) * (1.0 + step / (1.0 + x)) ** P
+            first = factor * beta * C * (1.0 + x) ** P * np.exp(R * x)
+            rem = np.where(q < 1.0, first / (1.0 - q), np.inf)
+        return np.nextafter(rem * (1 + 1e-12), _UP)
+
+
+def monotone_cell_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
+    """Second-order in-cell term for monotone densities on cells k ≥ 0 [derived].
+
+    For a density f that is nonincreasing on [0, ∞) and a cost L nondecreasing there, on cell
+    [t, t+h) the density is at least the next cell's average a_{k+1}, so
+
+        ∫_cell L f ≥ a_{k+1}·∫_cell L + (m_k − a_{k+1} h)·L(t)
+                   = m_k·L(t) + m_{k+1}·(mean_cell L − L(t)).
+
+    This returns a lower bound of ``mean_cell L − L(t)`` (clipped at 0), the coefficient that the
+    *next* cell's mass receives.  It is exact for densities that are flat across the two cells.
+    """
+    if grid.kind != "cells":
+        return np.zeros(np.shape(k))
+    mean_lo = grid.cell_mean_lower(cost, k)
+    _, at_left_hi = grid.cost_at_left_edge(cost, k)
+    with np.errstate(all="ignore"):
+        corr = np.nextafter(mean_lo - at_left_hi, _DOWN)
+    return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)

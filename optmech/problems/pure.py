@@ -1,0 +1,294 @@
+"""Problem builders for 1-D pure ε-DP noise [seed 000 §2.5 (continuous), §2.8 (integer)].
+
+Both builders produce a *relaxation* of the infinite problem, so the repaired dual of their
+LP is a certified lower bound on V*; the LP's primal, repaired to an exactly private
+mechanism in :mod:`optmech.certify`, gives the upper bound.
+
+Truncation semantics (reference/numerics.md §6).  Inside a window of lattice indices the ratio
+rows are exact.  Beyond it, any ε-DP law satisfies p(x ± W) ≥ e^{−ε} p(x), so the mass outside
+is at least the geometric continuation of the window's outermost period, with a cost of at
+least Σ_m e^{−mε} L(x ± mW) per unit; whatever mass exceeds that profile ("excess") costs at
+least the minimum of L outside the window.  Every ε-DP law therefore maps to a feasible
+point of no larger cost.
+
+Builders
+--------
+``build_general``
+    Any cost (asymmetric, non-monotone).  The ratio rows p_i <= e^ε p_j for |i − j| <= W are
+    replaced by the block prefix/suffix max/min formulation (van Herk / Gil–Werman,
+    reference/numerics.md §7.1): O(N) rows and nonzeros, independent of W.
+``build_symmetric``
+    Costs checked to be symmetric and nondecreasing in |x|: a symmetric pmf, nonincreasing in
+    |x| [seed 000 Lemma A.3/A.8, A.15/A.16], with rows p_{k+1} <= p_k and p_k <= e^ε p_{k+W}
+    (reference/numerics.md §7.2).  On cells it also uses the second-order monotone in-cell cost
+    bound of :func:`optmech.problems.lattice.monotone_cell_correction`.
+
+Variables are Laplace-normalised, q = p·e^{ε·d/W}/P_max with d the distance from 0 in steps and
+P_max = 1/(1 + 2W·b/(1−b)) the largest mass any ε-DP law can put on one index, so that HiGHS
+sees O(1) numbers (reference/numerics.md §2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from optmech.costs import Cost
+from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.lattice import Grid1D, monotone_cell_correction
+
+
+@dataclass(frozen=True)
+class PureLP:
+    """A built pure-DP LP together with what is needed to read its solution back.
+
+    Attributes
+    ----------
+    lp : LinearProgram
+    grid : Grid1D
+    epsilon : float
+    variant : {"general", "symmetric"}
+    k_lo, k_hi : int
+        Full-line index range of the window (inclusive).
+    """
+
+    lp: LinearProgram
+    grid: Grid1D
+    epsilon: float
+    variant: str
+    k_lo: int
+    k_hi: int
+
+    def window_masses(self, x: np.ndarray) -> np.ndarray:
+        """Masses on the full-line window k_lo..k_hi from an LP solution vector."""
+        q = np.asarray(x[self.lp.col_blocks["q"]], dtype=float)
+        p = np.maximum(q, 0.0) / self.lp.meta["scale"]
+        if self.variant == "general":
+            return p
+        if self.grid.kind == "integer":  # half line 0..K → −K..K
+            return np.concatenate([p[:0:-1], p])
+        return np.concatenate([p[::-1], p])  # cells 0..K−1 → −K..K−1
+
+    def excess(self, x: np.ndarray) -> float:
+        return float(np.sum(x[self.lp.col_blocks["excess"]]))
+
+
+def max_point_mass(epsilon: float, W: int) -> float:
+    """Largest mass an ε-DP law on ℤ with window W can put on one point [derived].
+
+    From p(y) >= p(x)·e^{−ε⌈|x−y|/W⌉} and Σ_y p(y) = 1: p(x) <= 1/(1 + 2W·b/(1−b)).
+    """
+    b = math.exp(-epsilon)
+    return 1.0 / (1.0 + 2.0 * W * b / -math.expm1(-epsilon))
+
+
+def _scale(grid: Grid1D, k: np.ndarray, epsilon: float) -> np.ndarray:
+    return np.exp(epsilon * grid.distance(k) / grid.W) / max_point_mass(epsilon, grid.W)
+
+
+def _coo(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int]) -> sp.coo_array:
+    return sp.coo_array((vals, (rows, cols)), shape=shape)
+
+
+def _pair_rows(
+    a: np.ndarray, ca: np.ndarray, b: np.ndarray, cb: np.ndarray, n_cols: int
+) -> sp.coo_array:
+    """Rows ``ca·x[a] + cb·x[b]`` for arrays of column pairs (one row per pair)."""
+    m = len(a)
+    r = np.arange(m)
+    return _coo(np.concatenate([r, r]), np.concatenate([a, b]), np.concatenate([ca, cb]), (m, n_cols))
+
+
+def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int) -> PureLP:
+    """The general relaxation on window indices k_lo..k_hi (any cost).
+
+    Columns: q (N), suffix max/min, prefix max/min (N each), excess left/right.
+    """
+    W = grid.W
+    N = k_hi - k_lo + 1
+    if N < 2 * W + 1:
+        raise ValueError("window must span at least two periods")
+    b = math.exp(-epsilon)
+    E = math.exp(epsilon)
+    k = np.arange(k_lo, k_hi + 1)
+    s = _scale(grid, k, epsilon)
+    j = np.arange(N)
+    Q, SMAX, SMIN, PMAX, PMIN = (j + t * N for t in range(5))
+    EL, ER = 5 * N, 5 * N + 1
+    n = 5 * N + 2
+    B = W + 1
+    one = np.ones
+
+    # suffix chains inside blocks: Smax_j >= (s_j/s_{j+1}) Smax_{j+1}, Smin_j <= ... (scaled)
+    js = j[((j + 1) % B != 0) & (j + 1 < N)]
+    r_next = s[js] / s[js + 1]
+    # prefix chains inside blocks
+    jp = j[(j % B != 0)]
+    r_prev = s[jp] / s[jp - 1]
+    # window rows for k = 0..N-1-W
+    kw = np.arange(N - W)
+    ew = kw + W
+    split = kw[kw % B != 0]
+    es = split + W
+    blocks = [
+        ("link_max", sp.vstack([_pair_rows(SMAX, one(N), Q, -one(N), n), _pair_rows(PMAX, one(N), Q, -one(N), n)]), 0.0, np.inf),
+        ("link_min", sp.vstack([_pair_rows(SMIN, one(N), Q, -one(N), n), _pair_rows(PMIN, one(N), Q, -one(N), n)]), -np.inf, 0.0),
+        ("chain_max", sp.vstack([_pair_rows(SMAX[js], one(len(js)), SMAX[js + 1], -r_next, n),
+                                 _pair_rows(PMAX[jp], one(len(jp)), PMAX[jp - 1], -r_prev, n)]), 0.0, np.inf),
+        ("chain_min", sp.vstack([_pair_rows(SMIN[js], one(len(js)), SMIN[js + 1], -r_next, n),
+                                 _pair_rows(PMIN[jp], one(len(jp)), PMIN[jp - 1], -r_prev, n)]), -np.inf, 0.0),
+        ("window", sp.vstack([
+            _pair_rows(SMAX[kw], one(len(kw)), SMIN[kw], -E * one(len(kw)), n),
+            _pair_rows(SMAX[split], one(len(split)), PMIN[es], -E * s[split] / s[es], n),
+            _pair_rows(PMAX[es], one(len(es)), SMIN[split], -E * s[es] / s[split], n),
+            _pair_rows(PMAX[es], one(len(es)), PMIN[es], -E * one(len(es)), n),
+        ]), -np.inf, 0.0),
+    ]
+    del ew
+
+    # normalisation and cost, with the geometric lower-profile tails and the excess masses
+    tail_mass = b / -math.expm1(-epsilon)
+    mass = np.ones(N)
+    mass[:W] += tail_mass
+    mass[N - W:] += tail_mass
+    c_point = grid.cost_lower(cost, k)
+    tau = np.zeros(N)
+    tau[N - W:] = grid.tail_sums(cost, k[N - W:], +1, b, bound="lower")
+    tau[:W] += grid.tail_sums(cost, k[:W], -1, b, bound="lower")
+    c = np.zeros(n)
+    c[Q] = (c_point + tau) / s
+    c[EL] = grid.outside_min(cost, k_lo - 1, -1)
+    c[ER] = grid.outside_min(cost, k_hi + 1, +1)
+    norm = np.zeros(n)
+    norm[Q] = mass / s
+    norm[EL] = norm[ER] = 1.0
+    nz = np.flatnonzero(norm)
+    blocks.insert(0, ("normalisation", _coo(np.zeros(len(nz), int), nz, norm[nz], (1, n)), 1.0, 1.0))
+    A, rl, ru, row_blocks = stack_rows(blocks, n)
+
+    pmax = max_point_mass(epsilon, W)
+    cu = np.empty(n)
+    for blk in (Q, SMAX, SMIN, PMAX, PMIN):
+        cu[blk] = pmax * s
+    cu[EL] = cu[ER] = 1.0
+    lp = LinearProgram(
+        c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
+        row_blocks=row_blocks,
+        col_blocks={"q": slice(0, N), "aux": slice(N, 5 * N), "excess": slice(5 * N, n)},
+        meta={"scale": s, "builder": "general", "semantics": "relaxation", "normalisation_row": 0},
+    )
+    return PureLP(lp, grid, epsilon, "general", k_lo, k_hi)
+
+
+def _mirror_enclosures(grid: Grid1D, cost: Cost, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower cost at half-line index k and at its mirror image, combined by min (rigorous)."""
+    lo = grid.cost_lower(cost, k)
+    if grid.kind == "integer":
+        lo_m, _ = cost.enclose(-grid.left(k), -grid.left(k))
+    else:
+        lo_m, _ = cost.enclose(-grid.right(k), -grid.left(k))
+    corr = monotone_cell_correction(grid, cost, k)
+    if grid.kind == "cells":
+        mirrored = Grid1D(grid.kind, grid.h, grid.W)
+        corr_m = _mirror_correction(mirrored, cost, k)
+        corr = np.minimum(corr, corr_m)
+    return np.minimum(lo, lo_m), corr
+
+
+def _mirror_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
+    """:func:`monotone_cell_correction` for the mirror image cell −k−1 (outer end at −k·h)."""
+    a, bb = -grid.right(k), -grid.left(k)
+    lo, _ = cost.integral(a, bb)
+    with np.errstate(all="ignore"):
+        mean_lo = np.nextafter(lo / grid.h, -np.inf)
+        _, inner_hi = cost.enclose(bb, bb)
+        corr = np.nextafter(mean_lo - inner_hi, -np.inf)
+    return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)
+
+
+def build_symmetric(grid: Grid1D, epsilon: float, cost: Cost, K: int) -> PureLP:
+    """The symmetric monotone relaxation on the half line.
+
+    Integer lattice: points 0..K, p(−k) = p(k).  Cells: cells 0..K−1, mirrored to −K..−1.
+    Valid only for costs that are symmetric and nondecreasing in |x| (the caller checks this).
+    """
+    W = grid.W
+    N = K + 1 if grid.kind == "integer" else K
+    if N < 2 * W + 1:
+        raise ValueError("window must span at least two periods")
+    b = math.exp(-epsilon)
+    E = math.exp(epsilon)
+    k = np.arange(N)
+    s = _scale(grid, k, epsilon)
+    mult = np.full(N, 2.0)
+    if grid.kind == "integer":
+        mult[0] = 1.0
+    n = N + 1
+    EX = N
+    one = np.ones
+
+    jm = np.arange(N - 1)
+    js = np.arange(N - W)
+    blocks = [
+        ("monotone", _pair_rows(jm + 1, one(N - 1), jm, -s[jm + 1] / s[jm], n), -np.inf, 0.0),
+        ("window", _pair_rows(js, one(N - W), js + W, -E * s[js] / s[js + W], n), -np.inf, 0.0),
+    ]
+    tail_mass = b / -math.expm1(-epsilon)
+    mass = mult.copy()
+    last = np.arange(N - W, N)
+    mass[last] += mult[last] * tail_mass
+
+    c_point, corr = _mirror_enclosures(grid, cost, k)
+    cq = c_point.copy()
+    if grid.kind == "cells":
+        # in-cell correction: cell j's term is charged to cell j+1's mass (monotone densities)
+        cq[1:] += corr[:-1]
+        # cell N−1's correction goes to the first tail cell, whose mass is >= b·m_{N−W}
+        cq[N - W] += b * corr[N - 1]
+        tcorr = grid.tail_sums(cost, last, +1, b, bound="lower", weights="correction")
+        tcorr = np.minimum(tcorr, _mirror_tail_correction(grid, cost, last, b))
+        cq[last[1:]] += tcorr[:-1]
+        cq[last[0]] += b * tcorr[-1]
+    tau = grid.tail_sums(cost, last, +1, b, bound="lower")
+    tau_m = _mirror_tail_lower(grid, cost, last, b)
+    cq[last] += np.minimum(tau, tau_m)
+
+    c = np.zeros(n)
+    c[:N] = mult * cq / s
+    c[EX] = min(grid.outside_min(cost, N, +1), grid.outside_min(cost, -N - (1 if grid.kind == "cells" else 0), -1))
+    norm = np.zeros(n)
+    norm[:N] = mass / s
+    norm[EX] = 1.0
+    blocks.insert(0, ("normalisation", _coo(np.zeros(n, int), np.arange(n), norm, (1, n)), 1.0, 1.0))
+    A, rl, ru, row_blocks = stack_rows(blocks, n)
+    cu = np.empty(n)
+    cu[:N] = max_point_mass(epsilon, W) * s
+    cu[EX] = 1.0
+    lp = LinearProgram(
+        c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
+        row_blocks=row_blocks, col_blocks={"q": slice(0, N), "excess": slice(N, n)},
+        meta={"scale": s, "builder": "symmetric", "semantics": "relaxation", "normalisation_row": 0},
+    )
+    k_lo = -(N - 1) if grid.kind == "integer" else -N
+    return PureLP(lp, grid, epsilon, "symmetric", k_lo, N - 1)
+
+
+def _mirror_tail_lower(grid: Grid1D, cost: Cost, last: np.ndarray, b: float) -> np.ndarray:
+    """Tail lower sums for the mirror images of the half line's last period."""
+    mirror = -last if grid.kind == "integer" else -last - 1
+    return grid.tail_sums(cost, mirror, -1, b, bound="lower")
+
+
+def _mirror_tail_correction(grid: Grid1D, cost: Cost, last: np.ndarray, b: float) -> np.ndarray:
+    total = np.zeros(len(last))
+    factor = 1.0
+    for m in range(1, 100_000):
+        factor *= b
+        term = factor * _mirror_correction(grid, cost, last + m * grid.W)
+        total += term
+        if factor < 1e-300 or (m >= 2 and np.all(term <= 1e-19 * total)):
+            break
+    return np.nextafter(total * (1 - 1e-13 * m), -np.inf)
