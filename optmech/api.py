@@ -80,30 +80,38 @@ def _symmetric_ok(problem: Problem, grid: Grid1D, extent: float) -> bool:
         return False
     if problem.cost.kind != "expr":
         return True
-    pts = np.unique(np.concatenate([np.linspace(0.0, extent, 20001), grid.h * np.arange(0, 4 * grid.W + 1)]))
+    pts = np.unique(np.concatenate([
+        np.linspace(0.0, extent, 20001),
+        grid.left(np.arange(0, 4 * grid.W + 1)),
+    ]))
     return bool(problem.cost.is_symmetric_nondecreasing(pts))
 
 
 def _initial_upper(problem: Problem, grid: Grid1D) -> UpperCertificate:
-    """Certified upper bound from the (discrete) Laplace law on the grid: λ = e^{−ε/W} per step."""
+    """Certified upper bound from the (discrete) Laplace law on the grid, ∝ e^{−ε|x|/Δ}."""
     W = grid.W
     k = np.arange(-2 * W, 2 * W + 1) if grid.kind == "integer" else np.arange(-2 * W, 2 * W)
-    d = grid.distance(k)
-    weights = np.exp(-problem.epsilon * (d - d.min()) / W)
+    c = np.abs(grid.center(k))
+    weights = np.exp(-problem.epsilon * (c - c.min()) / grid.period)
     return upper_bound(grid, int(k[0]), weights, problem.epsilon, problem.cost)
 
 
-def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> int:
-    """Smallest number of steps K >= 2W with cost >= 2·v_ub beyond K (else a mass criterion)."""
-    W = grid.W
-    mass_steps = int(W * math.ceil((math.log(1.0 / problem.target_gap) + 10.0) / problem.epsilon)) + 2 * W
-    K = 2 * W
-    while K < mass_steps:
-        k_first = K + 1 if direction > 0 else -K - 1 - (1 if grid.kind == "cells" else 0)
+def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> float:
+    """Distance from 0 beyond which the window may stop, on one side.
+
+    The relaxation prices mass outside the window at the cost's minimum there, so the window must
+    reach where that minimum exceeds 2·v_ub (then the optimum parks nothing outside); a cost that
+    never gets there stops at a mass criterion, e^{−ε·periods} below the target gap.
+    """
+    efolds = math.log(1.0 / problem.target_gap) + 10.0
+    mass_periods = max(2, int(math.ceil(efolds / problem.epsilon)))
+    periods = 2
+    while periods < mass_periods:
+        k_first = periods * grid.W if direction > 0 else -periods * grid.W - 1
         if grid.outside_min(problem.cost, k_first, direction) >= 2.0 * v_ub:
-            return K
-        K = int(K * 1.5) + 1
-    return mass_steps
+            return periods * grid.period
+        periods = periods + max(1, periods // 2)
+    return mass_periods * grid.period
 
 
 def _build(problem: Problem, plan: _Plan) -> PureLP:
@@ -113,13 +121,48 @@ def _build(problem: Problem, plan: _Plan) -> PureLP:
     return build_general(plan.grid, problem.epsilon, problem.cost, plan.k_lo, plan.k_hi)
 
 
-def _plan(problem: Problem, grid: Grid1D, extent_x: tuple[float, float], symmetric: bool) -> _Plan:
-    lo_steps = max(2 * grid.W, int(math.ceil(extent_x[0] / grid.h)))
-    hi_steps = max(2 * grid.W, int(math.ceil(extent_x[1] / grid.h)))
+def _plan(grid: Grid1D, extent_x: tuple[float, float], symmetric: bool) -> _Plan:
+    """Window of whole periods covering [−extent_x[0], extent_x[1]], at least two each side."""
+    lo = max(2 * grid.W + 1, grid.cells_beyond(extent_x[0]))
+    hi = max(2 * grid.W + 1, grid.cells_beyond(extent_x[1]))
     if symmetric:
-        K = max(lo_steps, hi_steps)
-        return _Plan(grid, True, -K if grid.kind == "integer" else -K, K if grid.kind == "integer" else K - 1)
-    return _Plan(grid, False, -lo_steps, hi_steps if grid.kind == "integer" else hi_steps - 1)
+        lo = hi = max(lo, hi)
+    if grid.kind == "integer":
+        return _Plan(grid, symmetric, -lo, hi)
+    return _Plan(grid, symmetric, -lo, hi - 1)
+
+
+def _refine_grid(problem: Problem, lp: PureLP, x: np.ndarray, max_new: int) -> Grid1D:
+    """Split the cells where the bracket loses most, in every period at once [derived].
+
+    A cell's loss is the difference between what the upper bound pays for it (the cell-mean cost)
+    and what the relaxation pays (the cell minimum; on the monotone path the in-cell correction
+    makes flat stretches exact, leaving the loss at density drops).  Losses are summed over the
+    periods and the mirror image, and the worst base cells are cut into four.
+    """
+    grid = lp.grid
+    g = lp.window_weights(x)
+    k = np.arange(lp.k_lo, lp.k_hi + 1)
+    w = grid.width(k)
+    mean = grid.cost_upper(problem.cost, k)
+    low = grid.cost_lower(problem.cost, k)
+    slack = np.where(np.isfinite(mean - low), np.maximum(mean - low, 0.0), 0.0)
+    if lp.variant == "symmetric":
+        nxt = np.append(g[1:], 0.0)
+        prv = np.insert(g[:-1], 0, 0.0)
+        drop = np.where(k >= 0, g - nxt, g - prv)
+        loss = w * np.maximum(drop, 0.0) * slack
+    else:
+        loss = w * g * slack
+    r = np.mod(k, grid.W)
+    score = np.bincount(r, weights=loss, minlength=grid.W)
+    score = score + score[::-1]
+    order = np.argsort(score)[::-1]
+    top = order[: max(1, min(max_new // 3, grid.W))]
+    top = top[score[top] >= 0.05 * score[order[0]]]
+    e = grid.edges
+    new = [e[top] + (e[top + 1] - e[top]) * f for f in (0.25, 0.5, 0.75)]
+    return Grid1D.from_edges(grid.period, np.concatenate([e, *new]))
 
 
 def solve(
@@ -127,7 +170,7 @@ def solve(
     *,
     solver: str = "default",
     time_limit: float | None = None,
-    max_refinements: int = 12,
+    max_refinements: int = 30,
 ) -> Result:
     """Solve a 1-D pure ε-DP optimal-noise problem with a certified bracket.
 
@@ -155,7 +198,7 @@ def solve(
     eps, cost = problem.epsilon, problem.cost
     continuous = isinstance(problem.domain, Continuous)
     fixed_resolution = continuous and problem.domain.resolution is not None
-    resolution = problem.domain.resolution if fixed_resolution else (64 if continuous else 1)
+    resolution = problem.domain.resolution if fixed_resolution else (16 if continuous else 1)
     grid = _grid(problem, resolution)
 
     # a first certified upper bound, which also sizes the window
@@ -165,13 +208,13 @@ def solve(
             f"cost '{cost.spec}' grows too fast: no ε-DP noise with epsilon={eps:g} has a finite "
             "expected cost that optmech can bound"
         )
-    steps_lo = _extent(problem, grid, ub0.value, -1)
-    steps_hi = _extent(problem, grid, ub0.value, +1)
-    extent_x = (steps_lo * grid.h, steps_hi * grid.h)
+    extent_x = (_extent(problem, grid, ub0.value, -1), _extent(problem, grid, ub0.value, +1))
     symmetric = _symmetric_ok(problem, grid, max(extent_x))
-    plan = _plan(problem, grid, extent_x, symmetric)
-    cost.check_values(grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
+    if continuous and not fixed_resolution and not symmetric:
+        grid = _grid(problem, 64)
+    plan = _plan(grid, extent_x, symmetric)
     _check_size(plan, "this problem")
+    cost.check_values(grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
 
     best_lo, best_up = -math.inf, ub0
     lo_cert = None
@@ -185,7 +228,7 @@ def solve(
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
         raw = solve_lp(lp.lp, profile, time_limit=remaining)
         lo = dual_lower_bound(lp.lp, raw.row_dual, raw.objective)
-        up = upper_bound(plan.grid, lp.k_lo, lp.window_masses(raw.x), eps, cost)
+        up = upper_bound(plan.grid, lp.k_lo, lp.window_weights(raw.x), eps, cost)
         excess = lp.excess(raw.x)
         if lo.value > best_lo:
             best_lo, lo_cert = lo.value, lo
@@ -194,7 +237,7 @@ def solve(
         gap = _gap(best_lo, best_up.value)
         history.append({
             "iteration": it,
-            "resolution": plan.grid.W if continuous else None,
+            "cells_per_period": plan.grid.W if continuous else None,
             "window": [plan.k_lo, plan.k_hi],
             "lp": lp.lp.size(),
             "solver_objective": raw.objective,
@@ -212,14 +255,18 @@ def solve(
             message = "time limit reached before the target gap"
             break
         # refine: the window if the relaxation still parks mass outside it, else the cells
-        if excess > 1e-3 * problem.target_gap or not continuous or fixed_resolution:
-            extent_x = (2 * extent_x[0], 2 * extent_x[1])
-            new_plan = _plan(problem, plan.grid, extent_x, symmetric)
+        if excess > 1e-3 * problem.target_gap:
+            extent_x = (1.5 * extent_x[0], 1.5 * extent_x[1])
+            new_plan = _plan(plan.grid, extent_x, symmetric)
+        elif continuous and not fixed_resolution:
+            new_grid = _refine_grid(problem, lp, raw.x, max_new=max(24, plan.grid.W))
+            new_plan = _plan(new_grid, extent_x, symmetric)
         else:
-            order = 2.0 if symmetric else 1.0
-            factor = min(16.0, max(2.0, 1.3 * (gap / problem.target_gap) ** (1.0 / order)))
-            new_grid = _grid(problem, int(math.ceil(plan.grid.W * factor)))
-            new_plan = _plan(problem, new_grid, extent_x, symmetric)
+            message = (
+                "the window holds all the mass; the remaining gap is the solver's accuracy"
+                if not continuous else "the resolution is fixed (--resolution); the gap is the discretisation's"
+            )
+            break
         if estimate_bytes(new_plan) > memory_budget():
             message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
             break
@@ -252,7 +299,7 @@ def solve(
     if cost.kind == "expr":
         claims.append("the cost is assumed nonnegative off the grid (checked on the grid)")
     return Result(
-        problem=problem.to_dict() | {"resolution": plan.grid.W if continuous else None},
+        problem=problem.to_dict() | {"cells_per_period": plan.grid.W if continuous else None},
         lower_bound=best_lo,
         upper_bound=best_up.value,
         certified=certified,
@@ -283,8 +330,10 @@ def solve(
         },
         truncation={
             "window": [plan.k_lo, plan.k_hi],
-            "step": plan.grid.h,
-            "period_steps": plan.grid.W,
+            "smallest_step": plan.grid.h,
+            "period": plan.grid.period,
+            "steps_per_period": plan.grid.W,
+            "uniform_grid": plan.grid.uniform,
             "lower_bound": "relaxation: geometric lower-profile tails + excess mass at the minimum outside cost",
             "upper_bound": "restriction: majorant-repaired window with periodic geometric tails",
             "tail_mass": best_up.tail_mass,

@@ -162,7 +162,17 @@ class LatticeMechanism:
 
     def mass(self, k: np.ndarray) -> np.ndarray:
         """Probability mass at indices k (of point k, or of cell k on the continuous domain)."""
+        return self.weight(k) * self.grid.width(k) / self.total
+
+    def density(self, k: np.ndarray) -> np.ndarray:
+        """Probability density on cell k (the mass of point k on the integer lattice)."""
         return self.weight(k) / self.total
+
+    def _edge_widths(self) -> tuple[np.ndarray, np.ndarray]:
+        """Widths of the first and of the last period of the window (the tails' generators)."""
+        W = self.grid.W
+        return (self.grid.width(np.arange(self.k_lo, self.k_lo + W)),
+                self.grid.width(np.arange(self.k_hi - W + 1, self.k_hi + 1)))
 
     def extended(self, periods: int = 2) -> tuple[int, np.ndarray]:
         """Window plus ``periods`` tail periods on each side: (first index, weights)."""
@@ -172,7 +182,8 @@ class LatticeMechanism:
 
     def tail_mass(self) -> float:
         """Normalised mass outside the window."""
-        t = (float(np.sum(self.left_gen)) + float(np.sum(self.right_gen))) * self.beta / (1 - self.beta)
+        wl, wr = self._edge_widths()
+        t = (float(np.sum(self.left_gen * wl)) + float(np.sum(self.right_gen * wr))) * self.beta / (1 - self.beta)
         return t / self.total
 
 
@@ -295,22 +306,30 @@ def mechanism_cost_upper(mech: LatticeMechanism, cost: Cost) -> tuple[float, flo
     L_hi = grid.cost_upper(cost, k)
     t_right = grid.tail_sums(cost, np.arange(mech.k_hi - W + 1, mech.k_hi + 1), +1, mech.beta, bound="upper")
     t_left = grid.tail_sums(cost, np.arange(mech.k_lo, mech.k_lo + W), -1, mech.beta, bound="upper")
+    width = grid.width(k)
+    wl, wr = mech._edge_widths()
     with np.errstate(all="ignore"):
-        parts = np.concatenate([mech.weights * L_hi, mech.right_gen * t_right, mech.left_gen * t_left])
+        parts = np.concatenate([mech.weights * width * L_hi, mech.right_gen * wr * t_right, mech.left_gen * wl * t_left])
     if np.any(np.isnan(parts)):
         parts = np.where(np.isnan(parts), np.inf, parts)
     num = math.fsum(parts) if np.all(np.isfinite(parts)) else math.inf
     num = num * (1 + 4 * U * 8) if math.isfinite(num) else num
     tail_factor = mech.beta / (1.0 - mech.beta)
-    den = math.fsum(mech.weights) + tail_factor * (math.fsum(mech.left_gen) + math.fsum(mech.right_gen))
+    den = math.fsum(mech.weights * width) + tail_factor * (math.fsum(mech.left_gen * wl) + math.fsum(mech.right_gen * wr))
     den = den * (1 - 64 * U)
     return num, den
 
 
 def upper_bound(grid: Grid1D, k_lo: int, weights: np.ndarray, epsilon: float, cost: Cost) -> UpperCertificate:
     """Repair, audit and price window weights: a certified upper bound on V*."""
-    w = np.maximum(np.asarray(weights, dtype=float), 0.0)
+    w = np.asarray(weights, dtype=float)
+    w = np.where(np.isfinite(w), np.maximum(w, 0.0), 0.0)
     before = math.fsum(w)
+    if not before > 0:
+        # the relaxation parked all its mass outside the window: nothing to repair
+        w = np.zeros_like(w)
+        w[len(w) // 2] = 1.0
+        before = 0.0
     mech = repaired_mechanism(grid, k_lo, w, epsilon)
     audit = audit_mechanism(mech, epsilon)
     num, den = mechanism_cost_upper(mech, cost)
@@ -329,7 +348,7 @@ def upper_bound(grid: Grid1D, k_lo: int, weights: np.ndarray, epsilon: float, co
         mechanism=mech,
         audit=audit,
         repaired_mass=(after - before) / before if before > 0 else math.inf,
-        tail_mass=mech.tail_mass(),
+        tail_mass=mech.tail_mass() if mech.total > 0 else math.nan,
         certified=certified,
         note=note,
     )

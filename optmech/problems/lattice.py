@@ -15,6 +15,7 @@ Costs per unit mass come in two flavours, both outward-rounded:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,49 +26,103 @@ _UP = np.inf
 _DOWN = -np.inf
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Grid1D:
-    """A 1-D lattice with step ``h`` and a sensitivity window of ``W`` steps.
+    """A 1-D lattice of points or of cells, periodic with the sensitivity Δ.
+
+    Index k lies in period ``q = k // W`` at offset ``r = k % W``.  On the integer lattice it is
+    the point k.  On the continuous domain it is the cell
+    ``[q·Δ + edges[r], q·Δ + edges[r + 1])``: the breakpoints ``edges`` (``0 = t_0 < … < t_W = Δ``)
+    repeat in every period, so a shift by Δ maps cell k onto cell k + W, and two cells contain
+    points closer than Δ exactly when their indices differ by at most W.  The edges are
+    symmetric (t ↦ Δ − t), so the mirror image of cell k is cell −k − 1.  A uniform grid
+    (``edges = linspace(0, Δ, W+1)``) is the cell discretisation of [seed 000 App. A Lemma A.6];
+    finer breakpoints where mass and cost concentrate keep the LP small at large ε.
+
+    LP variables are *densities*: mass per unit length on cells, mass on points (``width = 1``).
 
     Attributes
     ----------
     kind : {"integer", "cells"}
-    h : float
-        Lattice step: 1 on the integer domain, Δ/resolution for cells.
+    period : float
+        Δ.
     W : int
-        Sensitivity in steps (Δ on the integer domain, the resolution for cells).
+        Points or cells per period.
+    edges : ndarray or None
+        The W + 1 breakpoints of one period (cells only).
     """
 
     kind: str
-    h: float
+    period: float
     W: int
+    edges: np.ndarray | None = None
 
     @classmethod
     def integer(cls, sensitivity: int) -> "Grid1D":
-        return cls("integer", 1.0, int(sensitivity))
+        return cls("integer", float(int(sensitivity)), int(sensitivity))
 
     @classmethod
     def cells(cls, sensitivity: float, resolution: int) -> "Grid1D":
-        return cls("cells", float(sensitivity) / int(resolution), int(resolution))
+        """Uniform cells of width Δ/resolution."""
+        return cls.from_edges(float(sensitivity), np.linspace(0.0, float(sensitivity), int(resolution) + 1))
+
+    @classmethod
+    def from_edges(cls, sensitivity: float, edges: np.ndarray) -> "Grid1D":
+        """Cells with the given breakpoints of [0, Δ], symmetrised (t and Δ − t both kept)."""
+        d = float(sensitivity)
+        e = np.asarray(edges, dtype=float)
+        e = np.unique(np.concatenate([[0.0, d], e, d - e]))
+        e = e[(e >= 0.0) & (e <= d)]
+        keep = np.concatenate([[True], np.diff(e) > 1e-14 * d])
+        e = e[keep]
+        e[0], e[-1] = 0.0, d
+        return cls("cells", d, len(e) - 1, e)
+
+    @property
+    def h(self) -> float:
+        """Smallest step (cell width, or 1 on the integer lattice)."""
+        return 1.0 if self.edges is None else float(np.min(np.diff(self.edges)))
+
+    @property
+    def uniform(self) -> bool:
+        return self.edges is None or bool(np.allclose(np.diff(self.edges), self.period / self.W, rtol=1e-12, atol=0))
 
     # -- geometry --------------------------------------------------------------------------------
+    def _split(self, k) -> tuple[np.ndarray, np.ndarray]:
+        q, r = np.divmod(np.asarray(k, dtype=np.int64), self.W)
+        return q.astype(float), r
+
     def left(self, k: np.ndarray) -> np.ndarray:
         """Left end of cell k (the point itself on the integer lattice)."""
-        return np.asarray(k, dtype=float) * self.h
+        if self.kind == "integer":
+            return np.asarray(k, dtype=float)
+        q, r = self._split(k)
+        return q * self.period + self.edges[r]
 
     def right(self, k: np.ndarray) -> np.ndarray:
         """Right end of cell k (the point itself on the integer lattice)."""
-        k = np.asarray(k, dtype=float)
-        return k * self.h if self.kind == "integer" else (k + 1.0) * self.h
+        if self.kind == "integer":
+            return np.asarray(k, dtype=float)
+        q, r = self._split(k)
+        return q * self.period + self.edges[r + 1]
+
+    def width(self, k: np.ndarray) -> np.ndarray:
+        """Cell width (1 on the integer lattice: LP variables are then masses)."""
+        if self.kind == "integer":
+            return np.ones(np.shape(k))
+        _, r = self._split(k)
+        return self.edges[r + 1] - self.edges[r]
 
     def center(self, k: np.ndarray) -> np.ndarray:
-        k = np.asarray(k, dtype=float)
-        return k * self.h if self.kind == "integer" else (k + 0.5) * self.h
+        return 0.5 * (self.left(k) + self.right(k))
 
     def distance(self, k: np.ndarray) -> np.ndarray:
-        """Distance of index k from the origin in steps (used for variable scaling)."""
-        k = np.asarray(k, dtype=float)
-        return np.abs(k) if self.kind == "integer" else np.abs(k + 0.5)
+        """Distance of index k from the origin in units of Δ/W (used for variable scaling)."""
+        return np.abs(self.center(k)) * (self.W / self.period)
+
+    def cells_beyond(self, x: float) -> int:
+        """Number of whole periods' worth of indices covering [0, x] (at least 0)."""
+        return int(math.ceil(max(x, 0.0) / self.period)) * self.W
 
     # -- costs -----------------------------------------------------------------------------------
     def cost_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
@@ -82,7 +137,7 @@ class Grid1D:
             return hi
         _, hi = cost.integral(self.left(k), self.right(k))
         with np.errstate(all="ignore"):
-            return np.nextafter(hi / self.h, _UP)
+            return np.nextafter(hi / np.nextafter(self.width(k), _DOWN), _UP)
 
     def cost_at_left_edge(self, cost: Cost, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Enclosure of L at the left end of cell k."""
@@ -93,7 +148,7 @@ class Grid1D:
         """Lower bound of the mean of L over cell k (cells only)."""
         lo, _ = cost.integral(self.left(k), self.right(k))
         with np.errstate(all="ignore"):
-            return np.nextafter(lo / self.h, _DOWN)
+            return np.nextafter(lo / np.nextafter(self.width(k), _UP), _DOWN)
 
     def outside_min(self, cost: Cost, k_first: int, direction: int) -> float:
         """Lower bound of the cost on the half-line from index ``k_first`` outwards.
@@ -185,7 +240,7 @@ class Grid1D:
         if g is None:
             return np.full(k_base.shape, np.inf)
         C, P, R = g
-        step = self.W * self.h
+        step = self.period
         with np.errstate(all="ignore"):
             x = far
             q = beta * np.exp(R * step) * (1.0 + step / (1.0 + x)) ** P

@@ -23,9 +23,10 @@ Builders
     (reference/numerics.md §7.2).  On cells it also uses the second-order monotone in-cell cost
     bound of :func:`optmech.problems.lattice.monotone_cell_correction`.
 
-Variables are Laplace-normalised, q = p·e^{ε·d/W}/P_max with d the distance from 0 in steps and
-P_max = 1/(1 + 2W·b/(1−b)) the largest mass any ε-DP law can put on one index, so that HiGHS
-sees O(1) numbers (reference/numerics.md §2).
+Variables are densities (mass per unit length on cells, mass on points; see
+:class:`~optmech.problems.lattice.Grid1D`), Laplace-normalised as q = p·e^{ε|x|/Δ}/p_max with
+p_max the largest value any ε-DP law can take (:func:`max_density`), so that HiGHS sees O(1)
+numbers (reference/numerics.md §2).  The normalisation saturates after ``SCALE_EFOLDS``.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class PureLP:
     k_lo: int
     k_hi: int
 
-    def window_masses(self, x: np.ndarray) -> np.ndarray:
-        """Masses on the full-line window k_lo..k_hi from an LP solution vector."""
+    def window_weights(self, x: np.ndarray) -> np.ndarray:
+        """Densities (masses on ℤ) on the full-line window k_lo..k_hi from an LP solution vector."""
         q = np.asarray(x[self.lp.col_blocks["q"]], dtype=float)
         p = np.maximum(q, 0.0) / self.lp.meta["scale"]
         if self.variant == "general":
@@ -85,8 +86,26 @@ def max_point_mass(epsilon: float, W: int) -> float:
     return 1.0 / (1.0 + 2.0 * W * b / -math.expm1(-epsilon))
 
 
+def max_density(grid: Grid1D, epsilon: float) -> float:
+    """Largest value of an LP variable (mass on ℤ, average density on a cell) of any ε-DP law.
+
+    On ℝ: f(y) >= f(x)·e^{−ε⌈|x−y|/Δ⌉} integrates to 1 >= f(x)·2Δ·b/(1−b) [derived].
+    """
+    if grid.kind == "integer":
+        return max_point_mass(epsilon, grid.W)
+    b = math.exp(-epsilon)
+    return -math.expm1(-epsilon) / (2.0 * grid.period * b)
+
+
+#: Laplace normalisation stops growing after this many e-folds.  Larger factors make HiGHS's
+#: absolute dual tolerance cost more than the scaling gains on the far tails [derived/measured].
+SCALE_EFOLDS = 12.0
+
+
 def _scale(grid: Grid1D, k: np.ndarray, epsilon: float) -> np.ndarray:
-    return np.exp(epsilon * grid.distance(k) / grid.W) / max_point_mass(epsilon, grid.W)
+    """Variable scaling s: the LP sees q = p·s with p·e^{ε|x|/Δ} = O(1) (reference/numerics.md §2)."""
+    efolds = np.minimum(epsilon * grid.distance(k) / grid.W, SCALE_EFOLDS)
+    return np.exp(efolds) / max_density(grid, epsilon)
 
 
 def _coo(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int]) -> sp.coo_array:
@@ -151,15 +170,17 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
 
     # normalisation and cost, with the geometric lower-profile tails and the excess masses
     tail_mass = b / -math.expm1(-epsilon)
+    width = grid.width(k)
     mass = np.ones(N)
     mass[:W] += tail_mass
     mass[N - W:] += tail_mass
+    mass *= width
     c_point = grid.cost_lower(cost, k)
     tau = np.zeros(N)
     tau[N - W:] = grid.tail_sums(cost, k[N - W:], +1, b, bound="lower")
     tau[:W] += grid.tail_sums(cost, k[:W], -1, b, bound="lower")
     c = np.zeros(n)
-    c[Q] = (c_point + tau) / s
+    c[Q] = width * (c_point + tau) / s
     c[EL] = grid.outside_min(cost, k_lo - 1, -1)
     c[ER] = grid.outside_min(cost, k_hi + 1, +1)
     norm = np.zeros(n)
@@ -169,10 +190,10 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
     blocks.insert(0, ("normalisation", _coo(np.zeros(len(nz), int), nz, norm[nz], (1, n)), 1.0, 1.0))
     A, rl, ru, row_blocks = stack_rows(blocks, n)
 
-    pmax = max_point_mass(epsilon, W)
+    gmax = max_density(grid, epsilon)
     cu = np.empty(n)
     for blk in (Q, SMAX, SMIN, PMAX, PMIN):
-        cu[blk] = pmax * s
+        cu[blk] = gmax * s
     cu[EL] = cu[ER] = 1.0
     lp = LinearProgram(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
@@ -192,18 +213,17 @@ def _mirror_enclosures(grid: Grid1D, cost: Cost, k: np.ndarray) -> tuple[np.ndar
         lo_m, _ = cost.enclose(-grid.right(k), -grid.left(k))
     corr = monotone_cell_correction(grid, cost, k)
     if grid.kind == "cells":
-        mirrored = Grid1D(grid.kind, grid.h, grid.W)
-        corr_m = _mirror_correction(mirrored, cost, k)
+        corr_m = _mirror_correction(grid, cost, k)
         corr = np.minimum(corr, corr_m)
     return np.minimum(lo, lo_m), corr
 
 
 def _mirror_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
-    """:func:`monotone_cell_correction` for the mirror image cell −k−1 (outer end at −k·h)."""
+    """:func:`monotone_cell_correction` for the mirror image cell −k−1 = [−right(k), −left(k))."""
     a, bb = -grid.right(k), -grid.left(k)
     lo, _ = cost.integral(a, bb)
     with np.errstate(all="ignore"):
-        mean_lo = np.nextafter(lo / grid.h, -np.inf)
+        mean_lo = np.nextafter(lo / np.nextafter(grid.width(k), np.inf), -np.inf)
         _, inner_hi = cost.enclose(bb, bb)
         corr = np.nextafter(mean_lo - inner_hi, -np.inf)
     return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)
@@ -212,7 +232,8 @@ def _mirror_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
 def build_symmetric(grid: Grid1D, epsilon: float, cost: Cost, K: int) -> PureLP:
     """The symmetric monotone relaxation on the half line.
 
-    Integer lattice: points 0..K, p(−k) = p(k).  Cells: cells 0..K−1, mirrored to −K..−1.
+    Integer lattice: points 0..K, p(−k) = p(k).  Cells: cells 0..K−1, mirrored to −K..−1 (the grid's
+    edges are symmetric, so cell −k−1 is the mirror image of cell k).
     Valid only for costs that are symmetric and nondecreasing in |x| (the caller checks this).
     """
     W = grid.W
@@ -237,24 +258,29 @@ def build_symmetric(grid: Grid1D, epsilon: float, cost: Cost, K: int) -> PureLP:
         ("window", _pair_rows(js, one(N - W), js + W, -E * s[js] / s[js + W], n), -np.inf, 0.0),
     ]
     tail_mass = b / -math.expm1(-epsilon)
+    width = grid.width(k)
     mass = mult.copy()
     last = np.arange(N - W, N)
     mass[last] += mult[last] * tail_mass
+    mass *= width
 
     c_point, corr = _mirror_enclosures(grid, cost, k)
-    cq = c_point.copy()
+    # cq: lower cost per unit of density (variable) on each half-line cell
+    cq = width * c_point
     if grid.kind == "cells":
-        # in-cell correction: cell j's term is charged to cell j+1's mass (monotone densities)
-        cq[1:] += corr[:-1]
-        # cell N−1's correction goes to the first tail cell, whose mass is >= b·m_{N−W}
-        cq[N - W] += b * corr[N - 1]
+        # in-cell correction: cell j's term w_j·corr_j multiplies cell j+1's density
+        # (monotone densities, see monotone_cell_correction)
+        wc = width * corr
+        cq[1:] += wc[:-1]
+        # cell N−1's correction goes to the first tail cell, whose density is >= b·g_{N−W}
+        cq[N - W] += b * wc[N - 1]
         tcorr = grid.tail_sums(cost, last, +1, b, bound="lower", weights="correction")
-        tcorr = np.minimum(tcorr, _mirror_tail_correction(grid, cost, last, b))
+        tcorr = np.minimum(tcorr, _mirror_tail_correction(grid, cost, last, b)) * width[last]
         cq[last[1:]] += tcorr[:-1]
         cq[last[0]] += b * tcorr[-1]
     tau = grid.tail_sums(cost, last, +1, b, bound="lower")
     tau_m = _mirror_tail_lower(grid, cost, last, b)
-    cq[last] += np.minimum(tau, tau_m)
+    cq[last] += width[last] * np.minimum(tau, tau_m)
 
     c = np.zeros(n)
     c[:N] = mult * cq / s
@@ -265,7 +291,7 @@ def build_symmetric(grid: Grid1D, epsilon: float, cost: Cost, K: int) -> PureLP:
     blocks.insert(0, ("normalisation", _coo(np.zeros(n, int), np.arange(n), norm, (1, n)), 1.0, 1.0))
     A, rl, ru, row_blocks = stack_rows(blocks, n)
     cu = np.empty(n)
-    cu[:N] = max_point_mass(epsilon, W) * s
+    cu[:N] = max_density(grid, epsilon) * s
     cu[EX] = 1.0
     lp = LinearProgram(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
