@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.certify import UpperCertificate, dual_lower_bound, upper_bound
-from optmech.errors import ProblemTooLarge, SpecError
+from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.lattice import Grid1D
 from optmech.problems.pure import PureLP, build_general, build_symmetric
 from optmech.result import ReferenceValue, Result
@@ -27,6 +27,8 @@ DEFAULT_MEMORY_GB = 8.0
 #: Bytes per nonzero / per row-or-column that HiGHS needs, a conservative estimate [derived/measured].
 BYTES_PER_NNZ = 160
 BYTES_PER_LINE = 200
+#: Wall-clock budget of the adaptive loop when the caller gives none (seconds).
+DEFAULT_TIME_LIMIT = 300.0
 
 
 @dataclass(frozen=True)
@@ -180,8 +182,8 @@ def solve(
     solver : str
         Solver profile name (``optmech/profiles``) or path to a TOML profile.
     time_limit : float, optional
-        Wall-clock budget in seconds for the whole adaptive loop; refinement stops once half of
-        it is spent, and each LP gets what remains.
+        Wall-clock budget in seconds for the whole adaptive loop (default ``DEFAULT_TIME_LIMIT``);
+        refinement stops once half of it is spent, and each LP gets what remains.
     max_refinements : int
         Upper limit on the number of LPs solved.
 
@@ -194,6 +196,8 @@ def solve(
     from optmech.solvers import load_profile, solve_lp
 
     t0 = time.perf_counter()
+    if time_limit is None:
+        time_limit = DEFAULT_TIME_LIMIT
     profile = load_profile(solver)
     eps, cost = problem.epsilon, problem.cost
     continuous = isinstance(problem.domain, Continuous)
@@ -219,14 +223,20 @@ def solve(
     best_lo, best_up = -math.inf, ub0
     lo_cert = None
     history: list[dict] = []
-    raw = None
+    last_raw = None
     last_lp: PureLP | None = None
     status, message = "gap_not_reached", ""
     for it in range(max_refinements):
         lp = _build(problem, plan)
-        last_lp = lp
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
-        raw = solve_lp(lp.lp, profile, time_limit=remaining)
+        try:
+            raw = solve_lp(lp.lp, profile, time_limit=remaining)
+        except SolveFailed as exc:
+            if last_raw is None:
+                raise
+            message = f"refinement stopped: {exc}"
+            break
+        last_raw, last_lp = raw, lp
         lo = dual_lower_bound(lp.lp, raw.row_dual, raw.objective)
         up = upper_bound(plan.grid, lp.k_lo, lp.window_weights(raw.x), eps, cost)
         excess = lp.excess(raw.x)
@@ -251,7 +261,8 @@ def solve(
         if gap <= problem.target_gap:
             status, message = "optimal", f"certified relative gap {gap:.3g} <= target {problem.target_gap:g}"
             break
-        if time_limit is not None and time.perf_counter() - t0 > 0.5 * time_limit:
+        elapsed = time.perf_counter() - t0
+        if elapsed > 0.5 * time_limit or elapsed + 4.0 * raw.seconds > time_limit:
             message = "time limit reached before the target gap"
             break
         # refine: the window if the relaxation still parks mass outside it, else the cells
@@ -274,7 +285,8 @@ def solve(
     else:
         message = f"no convergence within {max_refinements} refinements"
 
-    assert raw is not None and last_lp is not None
+    assert last_raw is not None and last_lp is not None
+    raw = last_raw
     seconds = time.perf_counter() - t0
     certified = math.isfinite(best_lo) and best_up.certified
     if not certified:
