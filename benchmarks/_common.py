@@ -94,10 +94,10 @@ def fmt(x: Any, spec: str = ".4g") -> str:
         return "—"
     if isinstance(x, bool):
         return "yes" if x else "no"
-    if isinstance(x, (int, float)):
-        if isinstance(x, float) and math.isnan(x):
-            return "—"
-        return format(x, spec)
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return "—" if math.isnan(x) else format(x, spec)
     return str(x)
 
 
@@ -172,6 +172,7 @@ def metadata() -> dict:
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
+        "load_average_1_5_15": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "versions": versions,
         "git_commit": commit,
         "argv": sys.argv,
@@ -186,6 +187,16 @@ def write_json(path: Path, payload: dict) -> Path:
     return path
 
 
+def _first_key(d: Any, *keys: str) -> Any:
+    """The first of ``keys`` present (and not None) in the dict ``d``; the Result layout is in flux."""
+    if not isinstance(d, dict):
+        return None
+    for k in keys:
+        if d.get(k) is not None:
+            return d[k]
+    return None
+
+
 def result_summary(r: Any) -> dict:
     """The compact, JSON-ready part of an ``optmech`` Result that the benchmarks report."""
     return {
@@ -198,6 +209,7 @@ def result_summary(r: Any) -> dict:
         "seconds": float(r.seconds),
         "lp": dict(r.lp),
         "window": list(r.truncation.get("window", [])) if isinstance(r.truncation, dict) else None,
-        "period_steps": r.truncation.get("period_steps") if isinstance(r.truncation, dict) else None,
+        "steps_per_period": _first_key(r.truncation, "steps_per_period", "period_steps"),
+        "cells_per_period": _first_key(r.problem, "cells_per_period", "resolution"),
         "refinements": len(r.history),
     }

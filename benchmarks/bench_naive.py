@@ -12,8 +12,9 @@ objective is compared with optmech's certified bracket [lower, upper] as the rel
 to the interval (0 when inside; "below" means under the certified lower bound).
 
 With ``--widen`` (default on) the naive LP is also re-solved on windows scaled by 2, 4, 8, …
-until its objective is within ``--widen-tol`` of the bracket or a time budget runs out: the
-cost of getting an *accurate* answer the naive way.
+until its objective is within ``--widen-tol`` of the bracket, stops improving (the solver's
+feasibility tolerance, 1e-7 by default, then dominates; ``--naive-tight`` sets 1e-10) or a time
+budget runs out: the cost of getting an *accurate* answer the naive way.
 
 Run ``python benchmarks/bench_naive.py`` (``--help`` for options); writes
 ``benchmarks/results/naive.json``.
@@ -80,8 +81,12 @@ def optmech_case(cost: str, delta: int, epsilon: float, target_gap: float, symme
     }
 
 
-def naive_case(cost: str, delta: int, epsilon: float, window: list[int]) -> dict:
-    """Build and solve the naive cvxpy LP on ``window``; times exclude imports (warmed up)."""
+def naive_case(cost: str, delta: int, epsilon: float, window: list[int], tight: bool = False) -> dict:
+    """Build and solve the naive cvxpy LP on ``window``; times exclude imports (warmed up).
+
+    ``tight`` passes HiGHS feasibility tolerances of 1e-10 (its defaults are 1e-7), as optmech's
+    default profile does; the default is the plain ``prob.solve(solver=cp.HIGHS)``.
+    """
     import cvxpy as cp
     import numpy as np
 
@@ -102,12 +107,14 @@ def naive_case(cost: str, delta: int, epsilon: float, window: list[int]) -> dict
         cons += [p[:-d] <= e * p[d:], p[d:] <= e * p[:-d]]
     prob = cp.Problem(cp.Minimize(c @ p), cons)
     t1 = time.perf_counter()
-    value = prob.solve(solver=cp.HIGHS)
+    opts = dict(primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10) if tight else {}
+    value = prob.solve(solver=cp.HIGHS, **opts)
     t2 = time.perf_counter()
     n_rows = int(sum(con.size for con in cons))
     stats = prob.solver_stats
     return {
         "status": prob.status,
+        "tight_tolerances": tight,
         "objective": float(value) if value is not None else math.nan,
         "window": list(window),
         "points": int(k.size),
@@ -136,8 +143,8 @@ def run_case(name: str, cost: str, target_ratio: float, args: argparse.Namespace
     print(f"  [{name}] optmech: [{om['lower_bound']:.12g}, {om['upper_bound']:.12g}] gap "
           f"{om['relative_gap']:.3g} in {om['seconds_median']:.4g} s ({om['lp']['builder']})", flush=True)
     window = [int(v) for v in om["window"]]
-    nv = run_isolated(naive_case, dict(cost=cost, delta=args.delta, epsilon=args.epsilon, window=window),
-                      args.hard_timeout)
+    nv = run_isolated(naive_case, dict(cost=cost, delta=args.delta, epsilon=args.epsilon, window=window,
+                                       tight=args.naive_tight), args.hard_timeout)
     out["naive"] = nv
     if not nv["ok"]:
         print(f"  [{name}] naive failed: {short_error(nv)}", flush=True)
@@ -160,8 +167,13 @@ def _score(nv: dict, om: dict) -> None:
 
 
 def widen(cost: str, window: list[int], om: dict, args: argparse.Namespace, name: str) -> list[dict]:
-    """Naive LP on windows scaled ×2, ×4, … until within ``--widen-tol`` or out of budget."""
+    """Naive LP on windows scaled ×2, ×4, … until within ``--widen-tol``, out of budget, or stalled.
+
+    Stalled means the distance to the bracket shrank by less than half from one window to the
+    next: the truncation error is gone and what is left is the solver's tolerance.
+    """
     rows: list[dict] = []
+    previous = math.inf
     spent, m = 0.0, 1
     while m < args.widen_max_factor:
         m *= 2
@@ -169,8 +181,8 @@ def widen(cost: str, window: list[int], om: dict, args: argparse.Namespace, name
         budget = args.widen_budget - spent
         if budget <= 1:
             break
-        nv = run_isolated(naive_case, dict(cost=cost, delta=args.delta, epsilon=args.epsilon, window=w),
-                          min(args.hard_timeout, budget))
+        nv = run_isolated(naive_case, dict(cost=cost, delta=args.delta, epsilon=args.epsilon, window=w,
+                                           tight=args.naive_tight), min(args.hard_timeout, budget))
         spent += nv["wall_s_parent"]
         nv["factor"] = m
         rows.append(nv)
@@ -183,6 +195,12 @@ def widen(cost: str, window: list[int], om: dict, args: argparse.Namespace, name
               f"{nv['total_s']:.4g} s", flush=True)
         if nv["rel_error"] <= args.widen_tol:
             break
+        if nv["rel_error"] > 0.5 * previous:
+            nv["stalled"] = True
+            print(f"  [{name}] naive stalled at rel. distance {nv['rel_error']:.3g} (solver tolerance, "
+                  "not truncation; try --naive-tight)", flush=True)
+            break
+        previous = nv["rel_error"]
     return rows
 
 
@@ -215,8 +233,8 @@ def print_tables(cases: list[dict], args: argparse.Namespace) -> None:
         for w in c.get("widened", []):
             w_rows.append([
                 c["case"], f"×{w['factor']}", f"{w.get('window', '—')}",
-                fmt(w.get("constraint_rows")), fmt(w.get("total_s")) if w["ok"] else "FAILED: " + short_error(w),
-                fmt(w.get("rel_error"), ".3g"), w.get("side", "—"),
+                fmt(w.get("constraint_rows"), "d"), fmt(w.get("total_s")) if w["ok"] else "FAILED: " + short_error(w),
+                fmt(w.get("rel_error"), ".3g") + (" (stalled)" if w.get("stalled") else ""), w.get("side", "—"),
                 (fmt(w.get("ratio_seconds"), ".3g") + "×") if w["ok"] else "—",
             ])
     print(f"\n### Timing (integer domain, Δ={args.delta}, ε={args.epsilon:g}, target gap {args.target_gap:g})\n")
@@ -242,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default=",".join(c[0] for c in CASES), help="comma-separated subset")
     ap.add_argument("--widen", action=argparse.BooleanOptionalAction, default=True,
                     help="also solve the naive LP on widened windows until accurate")
+    ap.add_argument("--naive-tight", action="store_true",
+                    help="give the naive HiGHS solve feasibility tolerances 1e-10 instead of its defaults")
     ap.add_argument("--widen-tol", type=float, default=1e-6, help="stop widening at this rel. distance")
     ap.add_argument("--widen-max-factor", type=int, default=64, help="largest window scale factor")
     ap.add_argument("--widen-budget", type=float, default=300.0, help="seconds for all widened solves of a case")

@@ -204,6 +204,8 @@ def solve(
     fixed_resolution = continuous and problem.domain.resolution is not None
     resolution = problem.domain.resolution if fixed_resolution else (16 if continuous else 1)
     grid = _grid(problem, resolution)
+    # the smallest LP any plan could use (two periods each side, symmetric builder)
+    _check_size(_plan(grid, (0.0, 0.0), True), "the smallest LP for this problem")
 
     # a first certified upper bound, which also sizes the window
     ub0 = _initial_upper(problem, grid)

@@ -361,3 +361,13 @@ def test_importing_solvers_imports_no_solver_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_user_facing_profiles_match_the_shipped_ones() -> None:
+    """solvers/*.toml is the copy users edit; optmech/profiles/*.toml ships in the wheel."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    shipped = {p.name: p.read_text() for p in (root / "optmech" / "profiles").glob("*.toml")}
+    user = {p.name: p.read_text() for p in (root / "solvers").glob("*.toml")}
+    assert shipped and shipped == user

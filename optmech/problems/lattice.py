@@ -21,6 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.costs import Cost
+from optmech.errors import ProblemTooLarge
+
+#: Largest number of terms a tail series may take (a guard against hour-long sums).
+MAX_TAIL_TERMS = 3 * 10**8
 
 _UP = np.inf
 _DOWN = -np.inf
@@ -194,6 +198,12 @@ class Grid1D:
             :func:`monotone_cell_correction` instead of the cost (lower bound only).
         """
         k_base = np.asarray(k_base, dtype=np.int64)
+        periods = min(max_periods, int(math.log(rtol) / math.log(beta)) + 16) if 0 < beta < 1 else max_periods
+        if periods * max(k_base.size, 1) > MAX_TAIL_TERMS:
+            raise ProblemTooLarge(
+                f"the geometric tail series needs about {periods * k_base.size:.2g} terms "
+                f"({periods} periods of {k_base.size} points): raise epsilon or lower the sensitivity/resolution"
+            )
         total = np.zeros(k_base.shape, dtype=float)
         remainder = np.zeros_like(total)
         factor = 1.0
