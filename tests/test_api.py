@@ -189,7 +189,7 @@ def test_dense_lp_reproduces_discrete_staircase(cost):
 # ------------------------------------------------------------------------------------------------
 # integer lattice: closed forms inside the certified bracket
 # ------------------------------------------------------------------------------------------------
-INTEGER_CASES = [(1.0, 1), (0.5, 1), (1.0, 2), (1.0, 3), (0.3, 4), (2.0, 5)]
+INTEGER_CASES = [(1.0, 1), (0.5, 1), (1.0, 2), (1.0, 3), (0.3, 4), (2.0, 5), (8.0, 3), (0.05, 2)]
 
 
 @pytest.mark.parametrize("cost", ["abs", "square"])
@@ -217,7 +217,7 @@ def test_integer_discrete_staircase_inside_bracket(eps, delta, cost):
 # ------------------------------------------------------------------------------------------------
 # continuous domain: staircase closed forms inside the certified bracket
 # ------------------------------------------------------------------------------------------------
-CONTINUOUS_CASES = [(1.0, 1.0), (0.5, 2.0), (2.0, 0.5)]
+CONTINUOUS_CASES = [(1.0, 1.0), (0.5, 2.0), (2.0, 0.5), (5.0, 1.0), (0.1, 1.0)]
 
 
 @pytest.mark.parametrize("cost", ["abs", "square"])
@@ -335,17 +335,19 @@ def test_symmetry_off_matches_auto_integer(eps, delta):
     assert ro.lp["builder"] == "general"
 
 
-@pytest.mark.parametrize("domain", [Continuous(16), Continuous()], ids=["res16", "auto-grid"])
-def test_symmetry_off_matches_auto_continuous(domain):
+@pytest.mark.parametrize("domain,gap", [(Continuous(16), 1e-3), (Continuous(), 1e-2)], ids=["res16", "auto-grid"])
+def test_symmetry_off_matches_auto_continuous(domain, gap):
+    # the general builder's lower bound converges only at O(1/resolution) (no in-cell correction),
+    # so the automatic grid is asked for 1e-2 here (1e-3 takes ~40 s, see the report)
     v = vstar_abs(1.0, 1.0)
-    ra = solve(1.0, "abs", 1.0, domain, symmetry="auto", target_gap=1e-3)
-    ro = solve(1.0, "abs", 1.0, domain, symmetry="off", target_gap=1e-3)
+    ra = solve(1.0, "abs", 1.0, domain, symmetry="auto", target_gap=gap)
+    ro = solve(1.0, "abs", 1.0, domain, symmetry="off", target_gap=gap)
     for r in (ra, ro):
         assert_valid_bracket(r)
         assert_inside(r, v, "staircase V*")
     assert overlap(ra, ro)
     if domain.resolution is None:
-        assert ro.relative_gap <= 1e-3 and ra.relative_gap <= 1e-3
+        assert ro.relative_gap <= gap and ra.relative_gap <= gap
 
 
 # ------------------------------------------------------------------------------------------------
