@@ -264,19 +264,43 @@ def audit_pure(
         ratio = wmax / wmin
     worst = int(np.argmax(ratio))
     if exact:
-        import mpmath
-
-        fr = Fraction(float(wmax[worst])) / Fraction(float(wmin[worst]))
-        with mpmath.workdps(50):
-            log_r = mpmath.log(mpmath.mpf(fr.numerator)) - mpmath.log(mpmath.mpf(fr.denominator))
-            passed = bool(log_r <= mpmath.mpf(epsilon))
-            real = float(mpmath.nstr(log_r, 20)) if log_r > 0 else 0.0
-        real = float(np.nextafter(real, np.inf))
-        return PrivacyAudit(real, epsilon, passed, k_first + int(start[worst]), "exact")
+        return _exact_windows(k_first, start, wmax, wmin, ratio, epsilon)
     r = float(ratio[worst])
     real = math.log(r) if r > 0 else 0.0
     real = float(np.nextafter(np.nextafter(real + 4 * U * max(1.0, abs(real)) + 2 * U, np.inf), np.inf))
     return PrivacyAudit(real, epsilon, real <= epsilon, k_first + int(start[worst]), "float")
+
+
+def _exact_windows(
+    k_first: int, start: np.ndarray, wmax: np.ndarray, wmin: np.ndarray, ratio: np.ndarray, epsilon: float
+) -> PrivacyAudit:
+    """Exact verdict over every window that floating point cannot clear.
+
+    Window extrema are exact (comparisons of floats); only their quotient is rounded, by at most
+    one ulp.  So every window whose true ratio could exceed e^ε, or could be the largest, has a
+    float ratio within a few ulps of e^ε or of the float maximum.  Those are re-checked with
+    rationals and 50-digit logarithms; all others are cleared by the float comparison.
+    """
+    import mpmath
+
+    slack = 1.0 - 8 * U
+    top = float(np.max(ratio))
+    cand = np.flatnonzero((ratio >= top * slack) | (ratio >= math.exp(epsilon) * slack * (1 - 8 * U)))
+    passed, real, worst = True, 0.0, int(cand[0])
+    with mpmath.workdps(50):
+        eps_exact = mpmath.mpf(epsilon)
+        best = mpmath.mpf(0)
+        for i in cand:
+            fr = Fraction(float(wmax[i])) / Fraction(float(wmin[i]))
+            log_r = mpmath.log(mpmath.mpf(fr.numerator)) - mpmath.log(mpmath.mpf(fr.denominator))
+            if log_r > eps_exact:
+                passed = False
+            if log_r > best:
+                best, worst = log_r, int(i)
+        real = float(np.nextafter(float(best), np.inf)) if best > 0 else 0.0
+    if passed:
+        real = min(real, epsilon)  # proved <= ε exactly; ε itself is then a valid upper bound
+    return PrivacyAudit(real, epsilon, passed, k_first + int(start[worst]), "exact")
 
 
 def audit_mechanism(mech: LatticeMechanism, epsilon: float, *, exact: bool = False) -> PrivacyAudit:

@@ -51,7 +51,7 @@ class PureLP:
     lp : LinearProgram
     grid : Grid1D
     epsilon : float
-    variant : {"general", "symmetric"}
+    variant : {"general", "symmetric", "periodic"}
     k_lo, k_hi : int
         Full-line index range of the window (inclusive).
     """
@@ -69,12 +69,18 @@ class PureLP:
         p = np.maximum(q, 0.0) / self.lp.meta["scale"]
         if self.variant == "general":
             return p
+        if self.variant == "periodic":  # one period → the half line's first periods, decaying by b
+            periods = self.lp.meta["periods_shown"]
+            decay = np.exp(-self.epsilon * np.arange(periods))
+            p = (decay[:, None] * p[None, :]).ravel()
         if self.grid.kind == "integer":  # half line 0..K → −K..K
             return np.concatenate([p[:0:-1], p])
         return np.concatenate([p[::-1], p])  # cells 0..K−1 → −K..K−1
 
     def excess(self, x: np.ndarray) -> float:
-        return float(np.sum(x[self.lp.col_blocks["excess"]]))
+        """Mass the relaxation parks outside its window (none for the periodic builder)."""
+        blk = self.lp.col_blocks.get("excess")
+        return 0.0 if blk is None else float(np.sum(x[blk]))
 
 
 def max_point_mass(epsilon: float, W: int) -> float:
@@ -318,3 +324,68 @@ def _mirror_tail_correction(grid: Grid1D, cost: Cost, last: np.ndarray, b: float
         if factor < 1e-300 or (m >= 2 and np.all(term <= 1e-19 * total)):
             break
     return np.nextafter(total * (1 - 1e-13 * m), -np.inf)
+
+
+def build_periodic(grid: Grid1D, epsilon: float, cost: Cost, periods_shown: int = 3) -> PureLP:
+    """The one-period LP for symmetric nondecreasing costs [seed 000 Lemma A.10, A.17; App. A.2 step 6].
+
+    For such costs an optimal law may be taken symmetric, nonincreasing in |x| and periodically
+    decaying, p(x + Δ) = e^{−ε} p(x) for x >= 0 (Lemmas A.3/A.8 and A.10 in the cell grid class;
+    A.15–A.17 on ℤ): the optimal staircase (Thm 2.4, 2.13) has that shape, and so have its cell
+    averages on any grid that repeats with period Δ.  Every DP row then reduces to monotonicity
+    inside one period plus a_{W−1} >= e^{−ε} a_0, and the whole infinite law is W variables,
+    with no truncation at all.  Costs enter through the rigorous tail sums
+    Σ_m e^{−mε} L(x + mΔ) (lower bounds; the upper bound prices the repaired mechanism
+    separately).  On cells, the monotone in-cell correction charges cell j's term to cell j+1,
+    and the last cell's to the next period's first cell, whose density is e^{−ε} a_0.
+
+    The LP's value is a lower bound on V* because it contains the cell averages (or the pmf) of
+    an optimal staircase, at a cost no larger than the staircase's.
+    """
+    W = grid.W
+    b = math.exp(-epsilon)
+    k = np.arange(W)
+    s = _scale(grid, k, epsilon)
+    width = grid.width(k)
+    geo = 1.0 / -math.expm1(-epsilon)  # Σ_{m>=0} b^m
+    mult = np.full(W, 2.0)
+    mass = 2.0 * geo * width
+    if grid.kind == "integer":
+        mult[0] = 1.0
+        mass[0] = 1.0 + 2.0 * b * geo  # point 0 once, ±mW for m >= 1
+
+    # lower cost of one unit of a_k, all periods and both signs (the mirror image of k is −k−1
+    # on cells and −k on points; the reduction is symmetric, so the smaller of the two is kept)
+    c_point, corr = _mirror_enclosures(grid, cost, k)
+    tau = np.minimum(grid.tail_sums(cost, k, +1, b, bound="lower"), _mirror_tail_lower(grid, cost, k, b))
+    if grid.kind == "integer":
+        cq = mult * c_point
+        cq += 2.0 * tau
+    else:
+        cq = mult * width * (c_point + tau)
+        tcorr = np.minimum(grid.tail_sums(cost, k, +1, b, bound="lower", weights="correction"),
+                           _mirror_tail_correction(grid, cost, k, b))
+        wc = 2.0 * width * (corr + tcorr)  # Σ_m b^m corr(k + mW), charged to the next cell
+        cq[1:] += wc[:-1]
+        cq[0] += b * wc[-1]
+
+    n = W
+    one = np.ones
+    jm = np.arange(W - 1)
+    blocks = [
+        ("normalisation", _coo(np.zeros(n, int), np.arange(n), mass / s, (1, n)), 1.0, 1.0),
+        ("monotone", _pair_rows(jm + 1, one(W - 1), jm, -s[jm + 1] / s[jm], n), -np.inf, 0.0),
+        ("period", _pair_rows(np.array([0]), np.array([b]), np.array([W - 1]), np.array([-s[0] / s[W - 1]]), n)
+         if W > 1 else sp.coo_array((0, n)), -np.inf, 0.0),
+    ]
+    A, rl, ru, row_blocks = stack_rows(blocks, n)
+    lp = LinearProgram(
+        c=cq / s, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n),
+        col_upper=max_density(grid, epsilon) * s,
+        row_blocks=row_blocks, col_blocks={"q": slice(0, n)},
+        meta={"scale": s, "builder": "periodic", "semantics": "relaxation (periodic reduction)",
+              "normalisation_row": 0, "periods_shown": periods_shown},
+    )
+    half = periods_shown * W
+    k_lo = -(half - 1) if grid.kind == "integer" else -half
+    return PureLP(lp, grid, epsilon, "periodic", k_lo, half - 1)
