@@ -384,7 +384,7 @@ def build_periodic(grid: Grid1D, epsilon: float, cost: Cost, periods_shown: int 
         col_upper=max_density(grid, epsilon) * s,
         row_blocks=row_blocks, col_blocks={"q": slice(0, n)},
         meta={"scale": s, "builder": "periodic", "semantics": "relaxation (periodic reduction)",
-              "normalisation_row": 0, "periods_shown": periods_shown},
+              "normalisation_row": 0, "periods_shown": periods_shown, "decay": b},
     )
     half = periods_shown * W
     k_lo = -(half - 1) if grid.kind == "integer" else -half

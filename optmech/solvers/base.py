@@ -130,6 +130,11 @@ class Backend(abc.ABC):
                 f"solver backend '{self.name}' needs the '{self.module}' package, which is not installed"
             )
 
+    def accepts(self, lp: LinearProgram) -> bool:
+        """Whether this backend can solve ``lp`` at all (special-structure backends say no to
+        other LPs, and :func:`optmech.solvers.solve_lp` then skips them silently)."""
+        return True
+
     @abc.abstractmethod
     def version(self) -> str:
         """Version string of the underlying solver package."""

@@ -55,6 +55,7 @@ def solve_lp(
     prof = load_profile(profile)
     failed: list[tuple[str, str, str, str]] = []
     unavailable = 0
+    skipped = 0
     t0 = time.perf_counter()
     for attempt in prof.attempts:
         options = dict(attempt.options)
@@ -66,8 +67,12 @@ def solve_lp(
                 failed.append((attempt.backend, method, Status.TIME_LIMIT.value, "no time left for this attempt"))
                 continue
             options["time_limit"] = left
+        backend = get_backend(attempt.backend)
+        if not backend.accepts(lp):
+            skipped += 1
+            continue
         try:
-            sol = get_backend(attempt.backend).solve(lp, options)
+            sol = backend.solve(lp, options)
         except SolverUnavailable as exc:
             unavailable += 1
             failed.append((attempt.backend, method, Status.ERROR.value, f"not installed ({_one_line(exc)})"))
@@ -77,7 +82,9 @@ def solve_lp(
             return sol
         failed.append((sol.backend, sol.method, sol.status.value, _one_line(sol.message)))
 
-    if unavailable == len(prof.attempts):
+    if skipped == len(prof.attempts):
+        raise SolveFailed(f"solver profile '{prof.name}': no attempt's backend accepts this LP")
+    if unavailable == len(prof.attempts) - skipped:
         raise SolverUnavailable(
             f"solver profile '{prof.name}': no backend installed for any attempt "
             f"({', '.join(sorted({a.backend for a in prof.attempts}))})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from optmech.solvers.base import Backend
+from optmech.solvers.chain import ChainBackend
 from optmech.solvers.cvxpy_backend import CvxpyBackend
 from optmech.solvers.highs import HighsBackend
 from optmech.solvers.scipy_backend import ScipyBackend
@@ -11,6 +12,7 @@ BACKENDS: dict[str, type[Backend]] = {
     "highs": HighsBackend,
     "scipy": ScipyBackend,
     "cvxpy": CvxpyBackend,
+    "chain": ChainBackend,
 }
 
 
