@@ -243,9 +243,9 @@ def test_shipped_profiles_load():
         assert all(a.backend in BACKENDS for a in prof.attempts)
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
-        ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
+        ("chain", None), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
     ]
-    assert default.attempts[1].options["run_crossover"] == "on"
+    assert default.attempts[2].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():
@@ -371,3 +371,31 @@ def test_user_facing_profiles_match_the_shipped_ones() -> None:
     shipped = {p.name: p.read_text() for p in (root / "optmech" / "profiles").glob("*.toml")}
     user = {p.name: p.read_text() for p in (root / "solvers").glob("*.toml")}
     assert shipped and shipped == user
+
+
+def test_chain_backend_matches_highs_on_the_periodic_lp():
+    """The O(W) chain solution and HiGHS agree on the one-period LP, and the chain's dual is
+    (up to rounding) exactly feasible, so its certificate is as tight as the objective."""
+    from optmech.certify import dual_lower_bound
+    from optmech.costs import parse_cost
+    from optmech.problems.lattice import Grid1D
+    from optmech.problems.pure import build_periodic
+    from optmech.solvers.chain import ChainBackend
+
+    for grid in (Grid1D.integer(7), Grid1D.from_edges(1.0, [0.013, 0.2, 0.31])):
+        for cost in ("abs", "square", "min(abs(x), 2)"):
+            plp = build_periodic(grid, 1.3, parse_cost(cost))
+            chain = ChainBackend().solve(plp.lp, {})
+            highs = solve_lp(plp.lp, "ipm")
+            assert chain.ok and highs.ok
+            assert chain.objective == pytest.approx(highs.objective, rel=1e-9)
+            lower = dual_lower_bound(plp.lp, chain.row_dual).value
+            assert lower <= chain.objective and lower == pytest.approx(chain.objective, rel=1e-12)
+
+
+def test_chain_backend_declines_other_lps():
+    from optmech.solvers.chain import ChainBackend
+
+    lp = tiny_lp()
+    assert not ChainBackend().accepts(lp)
+    assert not ChainBackend().solve(lp, {}).ok
