@@ -25,6 +25,8 @@ from optmech.errors import ProblemTooLarge
 
 #: Largest number of terms a tail series may take (a guard against hour-long sums).
 MAX_TAIL_TERMS = 3 * 10**8
+#: Terms evaluated per vectorised block of a tail series.
+TAIL_CHUNK_TERMS = 2 * 10**6
 
 _UP = np.inf
 _DOWN = -np.inf
@@ -205,28 +207,29 @@ class Grid1D:
                 f"({periods} periods of {k_base.size} points): raise epsilon or lower the sensitivity/resolution"
             )
         total = np.zeros(k_base.shape, dtype=float)
-        remainder = np.zeros_like(total)
-        factor = 1.0
+        chunk = max(1, min(periods, TAIL_CHUNK_TERMS // max(k_base.size, 1)))
         m = 0
         with np.errstate(all="ignore"):
             while m < max_periods:
-                m += 1
-                factor *= beta
-                k = k_base + direction * m * self.W
+                ms = np.arange(m + 1, min(m + chunk, max_periods) + 1)
+                k = k_base[None, :] + direction * self.W * ms[:, None]
                 if weights == "correction":
-                    term = monotone_cell_correction(self, cost, k)
+                    vals = monotone_cell_correction(self, cost, k.ravel())
                 elif bound == "lower":
-                    term = self.cost_lower(cost, k)
+                    vals = self.cost_lower(cost, k.ravel())
                 else:
-                    term = self.cost_upper(cost, k)
-                term = factor * term
-                total = total + term
+                    vals = self.cost_upper(cost, k.ravel())
+                factors = beta ** ms.astype(float)
+                terms = factors[:, None] * vals.reshape(k.shape)
+                total = total + terms.sum(axis=0)
+                m = int(ms[-1])
+                factor = float(factors[-1])
                 if not np.all(np.isfinite(total)):
                     break
                 if bound == "lower":
-                    if factor < 1e-300 or (m >= 2 and np.all(term <= rtol * total)):
+                    if factor < 1e-300 or np.all(terms[-1] <= rtol * total):
                         break
-                elif factor < 0.5 and m % 8 == 0:
+                elif factor < 0.5:
                     remainder = self._remainder(cost, k_base, direction, beta, m, factor)
                     if factor < 1e-300 or np.all(remainder <= rtol * np.maximum(total, 1e-300)):
                         break
