@@ -66,7 +66,7 @@ def _check_size(plan: _Plan, what: str) -> None:
         N = plan.k_hi - plan.k_lo + 1
         raise ProblemTooLarge(
             f"{what} needs about {need / 2**30:.1f} GiB ({N} lattice points, "
-            f"{'symmetric' if plan.symmetric else 'general'} builder); the limit is "
+            f"{'periodic' if plan.symmetric else 'general'} builder); the limit is "
             f"{budget / 2**30:.1f} GiB: lower the sensitivity or resolution, raise --target-gap, "
             f"or set OPTMECH_MAX_MEMORY_GB"
         )
@@ -154,7 +154,7 @@ def _refine_grid(problem: Problem, lp: PureLP, x: np.ndarray) -> Grid1D:
     mean = grid.cost_upper(problem.cost, k)
     low = grid.cost_lower(problem.cost, k)
     slack = np.where(np.isfinite(mean - low), np.maximum(mean - low, 0.0), 0.0)
-    if lp.variant == "symmetric":
+    if lp.variant == "periodic":
         nxt = np.append(g[1:], 0.0)
         prv = np.insert(g[:-1], 0, 0.0)
         drop = np.where(k >= 0, g - nxt, g - prv)

@@ -1,11 +1,11 @@
 """Problem builders for 1-D pure ε-DP noise [seed 000 §2.5 (continuous), §2.8 (integer)].
 
-Both builders produce a *relaxation* of the infinite problem, so the repaired dual of their
+Every builder produces a *relaxation* of the infinite problem, so the repaired dual of their
 LP is a certified lower bound on V*; the LP's primal, repaired to an exactly private
 mechanism in :mod:`optmech.certify`, gives the upper bound.
 
-Truncation semantics (reference/numerics.md §6).  Inside a window of lattice indices the ratio
-rows are exact.  Beyond it, any ε-DP law satisfies p(x ± W) ≥ e^{−ε} p(x), so the mass outside
+Truncation semantics of the general builder (reference/numerics.md §6; the periodic builder
+needs none).  Inside a window of lattice indices the ratio rows are exact.  Beyond it, any ε-DP law satisfies p(x ± W) ≥ e^{−ε} p(x), so the mass outside
 is at least the geometric continuation of the window's outermost period, with a cost of at
 least Σ_m e^{−mε} L(x ± mW) per unit; whatever mass exceeds that profile ("excess") costs at
 least the minimum of L outside the window.  Every ε-DP law therefore maps to a feasible
@@ -17,11 +17,13 @@ Builders
     Any cost (asymmetric, non-monotone).  The ratio rows p_i <= e^ε p_j for |i − j| <= W are
     replaced by the block prefix/suffix max/min formulation (van Herk / Gil–Werman,
     reference/numerics.md §7.1): O(N) rows and nonzeros, independent of W.
-``build_symmetric``
+``build_periodic``
     Costs checked to be symmetric and nondecreasing in |x|: a symmetric pmf, nonincreasing in
-    |x| [seed 000 Lemma A.3/A.8, A.15/A.16], with rows p_{k+1} <= p_k and p_k <= e^ε p_{k+W}
-    (reference/numerics.md §7.2).  On cells it also uses the second-order monotone in-cell cost
-    bound of :func:`optmech.problems.lattice.monotone_cell_correction`.
+    |x| and decaying by e^{−ε} per period [seed 000 Lemmas A.3, A.8, A.10; A.15–A.17], so one
+    period of W variables with W rows is the whole LP (reference/numerics.md §7.2, §8).  On
+    cells it also uses the second-order monotone in-cell cost bound of
+    :func:`optmech.problems.lattice.monotone_cell_correction`.  ``optmech.solvers.chain`` solves
+    it exactly in O(W).
 
 Variables are densities (mass per unit length on cells, mass on points; see
 :class:`~optmech.problems.lattice.Grid1D`), Laplace-normalised as q = p·e^{ε|x|/Δ}/p_max with
@@ -51,7 +53,7 @@ class PureLP:
     lp : LinearProgram
     grid : Grid1D
     epsilon : float
-    variant : {"general", "symmetric", "periodic"}
+    variant : {"general", "periodic"}
     k_lo, k_hi : int
         Full-line index range of the window (inclusive).
     """
@@ -233,79 +235,6 @@ def _mirror_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
         _, inner_hi = cost.enclose(bb, bb)
         corr = np.nextafter(mean_lo - inner_hi, -np.inf)
     return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)
-
-
-def build_symmetric(grid: Grid1D, epsilon: float, cost: Cost, K: int) -> PureLP:
-    """The symmetric monotone relaxation on the half line.
-
-    Integer lattice: points 0..K, p(−k) = p(k).  Cells: cells 0..K−1, mirrored to −K..−1 (the grid's
-    edges are symmetric, so cell −k−1 is the mirror image of cell k).
-    Valid only for costs that are symmetric and nondecreasing in |x| (the caller checks this).
-    """
-    W = grid.W
-    N = K + 1 if grid.kind == "integer" else K
-    if N < 2 * W + 1:
-        raise ValueError("window must span at least two periods")
-    b = math.exp(-epsilon)
-    E = math.exp(epsilon)
-    k = np.arange(N)
-    s = _scale(grid, k, epsilon)
-    mult = np.full(N, 2.0)
-    if grid.kind == "integer":
-        mult[0] = 1.0
-    n = N + 1
-    EX = N
-    one = np.ones
-
-    jm = np.arange(N - 1)
-    js = np.arange(N - W)
-    blocks = [
-        ("monotone", _pair_rows(jm + 1, one(N - 1), jm, -s[jm + 1] / s[jm], n), -np.inf, 0.0),
-        ("window", _pair_rows(js, one(N - W), js + W, -E * s[js] / s[js + W], n), -np.inf, 0.0),
-    ]
-    tail_mass = b / -math.expm1(-epsilon)
-    width = grid.width(k)
-    mass = mult.copy()
-    last = np.arange(N - W, N)
-    mass[last] += mult[last] * tail_mass
-    mass *= width
-
-    c_point, corr = _mirror_enclosures(grid, cost, k)
-    # cq: lower cost per unit of density (variable) on each half-line cell
-    cq = width * c_point
-    if grid.kind == "cells":
-        # in-cell correction: cell j's term w_j·corr_j multiplies cell j+1's density
-        # (monotone densities, see monotone_cell_correction)
-        wc = width * corr
-        cq[1:] += wc[:-1]
-        # cell N−1's correction goes to the first tail cell, whose density is >= b·g_{N−W}
-        cq[N - W] += b * wc[N - 1]
-        tcorr = grid.tail_sums(cost, last, +1, b, bound="lower", weights="correction")
-        tcorr = np.minimum(tcorr, _mirror_tail_correction(grid, cost, last, b)) * width[last]
-        cq[last[1:]] += tcorr[:-1]
-        cq[last[0]] += b * tcorr[-1]
-    tau = grid.tail_sums(cost, last, +1, b, bound="lower")
-    tau_m = _mirror_tail_lower(grid, cost, last, b)
-    cq[last] += width[last] * np.minimum(tau, tau_m)
-
-    c = np.zeros(n)
-    c[:N] = mult * cq / s
-    c[EX] = min(grid.outside_min(cost, N, +1), grid.outside_min(cost, -N - (1 if grid.kind == "cells" else 0), -1))
-    norm = np.zeros(n)
-    norm[:N] = mass / s
-    norm[EX] = 1.0
-    blocks.insert(0, ("normalisation", _coo(np.zeros(n, int), np.arange(n), norm, (1, n)), 1.0, 1.0))
-    A, rl, ru, row_blocks = stack_rows(blocks, n)
-    cu = np.empty(n)
-    cu[:N] = max_density(grid, epsilon) * s
-    cu[EX] = 1.0
-    lp = LinearProgram(
-        c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
-        row_blocks=row_blocks, col_blocks={"q": slice(0, N), "excess": slice(N, n)},
-        meta={"scale": s, "builder": "symmetric", "semantics": "relaxation", "normalisation_row": 0},
-    )
-    k_lo = -(N - 1) if grid.kind == "integer" else -N
-    return PureLP(lp, grid, epsilon, "symmetric", k_lo, N - 1)
 
 
 def _mirror_tail_lower(grid: Grid1D, cost: Cost, last: np.ndarray, b: float) -> np.ndarray:
