@@ -99,10 +99,12 @@ class Result:
         m = self.mechanism
         if m is None:
             return None
+        g = m.grid
         return {
-            "kind": "lattice_pmf" if m.grid.kind == "integer" else "piecewise_constant_density",
-            "step": m.grid.h,
-            "period": m.grid.W,
+            "kind": "lattice_pmf" if g.kind == "integer" else "piecewise_constant_density",
+            "sensitivity": g.period,
+            "steps_per_period": g.W,
+            "edges": None if g.edges is None else g.edges.tolist(),
             "k_lo": m.k_lo,
             "weights": m.weights.tolist(),
             "beta": m.beta,
@@ -110,9 +112,12 @@ class Result:
             "right_tail": m.right_gen.tolist(),
             "total": m.total,
             "tail_rule": (
+                "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
+                "(lattice_pmf) or the cell [q*sensitivity + edges[r], q*sensitivity + edges[r+1]). "
                 "weight(k) = weights[k-k_lo] inside the window; right_tail[r]*beta^m at "
-                "k = k_lo+len(weights)-period+r+m*period and left_tail[r]*beta^m at k = k_lo+r-m*period "
-                "(m>=1); probability = weight/total (of point k, or of cell [k*step,(k+1)*step))"
+                "k = k_lo+len(weights)-steps_per_period+r+m*steps_per_period and left_tail[r]*beta^m at "
+                "k = k_lo+r-m*steps_per_period (m>=1); the probability of point k, or the density on cell k, "
+                "is weight(k)/total"
             ),
         }
 
@@ -146,8 +151,11 @@ def mechanism_from_dict(d: dict) -> LatticeMechanism:
     """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field)."""
     from optmech.problems.lattice import Grid1D
 
-    kind = "integer" if d["kind"] == "lattice_pmf" else "cells"
-    grid = Grid1D(kind, float(d["step"]), int(d["period"]))
+    if d["kind"] == "lattice_pmf":
+        grid = Grid1D.integer(int(d["steps_per_period"]))
+    else:
+        grid = Grid1D("cells", float(d["sensitivity"]), int(d["steps_per_period"]),
+                      np.asarray(d["edges"], dtype=float))
     return LatticeMechanism(
         grid=grid,
         k_lo=int(d["k_lo"]),
