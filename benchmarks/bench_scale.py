@@ -146,6 +146,7 @@ def run_series(name: str, spec: dict, args: argparse.Namespace) -> dict:
     xs, ys = [p["delta"] for p in passed], [p["seconds"] for p in passed]
     big = [(x, y) for x, y in zip(xs, ys) if y >= args.fit_min_seconds]
     largest = max(xs) if xs else None
+    fail_pt = next((p for p in points if p["delta"] == hi and not p["passed"]), None)
     return {
         "series": name,
         "cost": spec["cost"],
@@ -153,6 +154,7 @@ def run_series(name: str, spec: dict, args: argparse.Namespace) -> dict:
         "target_delta": spec["target"],
         "largest_delta_passed": largest,
         "first_failure": hi,
+        "first_failure_reason": fail_pt["reason"] if fail_pt else None,
         "pass_target": largest is not None and largest >= spec["target"],
         "slope_all": loglog_slope(xs, ys),
         "slope_ge_min_seconds": loglog_slope([b[0] for b in big], [b[1] for b in big]),
@@ -190,9 +192,10 @@ def print_tables(series: list[dict], args: argparse.Namespace) -> None:
                               "result"], rows))
     print("\n### Summary\n")
     print(markdown_table(
-        ["series", "largest Δ passed", "first failure", "target", "slope (all)",
+        ["series", "largest Δ passed", "first failure", "why", "target", "slope (all)",
          f"slope (≥{args.fit_min_seconds:g} s)", "slope (last 3)"],
         [[s["series"], fmt(s["largest_delta_passed"]), fmt(s["first_failure"]),
+          (s.get("first_failure_reason") or "—")[:80],
           f"≥{s['target_delta']} " + _verdict(s, args.quick),
           fmt(s["slope_all"], ".2f"), fmt(s["slope_ge_min_seconds"], ".2f"), fmt(s["slope_last3"], ".2f")]
          for s in series]))
@@ -228,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  [{name}] driver error: {type(exc).__name__}: {exc}", flush=True)
             out.append({"series": name, "error": f"{type(exc).__name__}: {exc}", "points": [],
                         "largest_delta_passed": None, "first_failure": None, "target_delta": SERIES[name]["target"],
-                        "pass_target": False, "slope_all": None, "slope_ge_min_seconds": None, "slope_last3": None,
+                        "first_failure_reason": None, "pass_target": False, "slope_all": None, "slope_ge_min_seconds": None, "slope_last3": None,
                         "cost": SERIES[name]["cost"], "symmetry": SERIES[name]["symmetry"]})
     print_tables(out, args)
     path = write_json(args.json, {"benchmark": "scale", "settings": vars(args) | {"json": str(args.json)},

@@ -35,7 +35,10 @@ from optmech.problems.lattice import Grid1D
 
 U = 2.0**-53  # unit roundoff
 #: Relative error allowed between the LP's float data and the exact relaxation's coefficients.
-DATA_RELERR = 1e-13
+#: Every coefficient the builders emit is at most ~8 roundings (each <= U, exp/log within 1 ulp)
+#: away from its exact value: e^{±ε}, ratios of scale factors, widths and outward-rounded cost
+#: bounds divided by a scale.  8U ≈ 8.9e-16, so 1e-14 leaves a factor of ten.
+DATA_RELERR = 1e-14
 #: Log-margin by which the repaired mechanism is *more* private than required.
 PRIVACY_MARGIN = 1e-11
 
