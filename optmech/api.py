@@ -27,6 +27,9 @@ DEFAULT_MEMORY_GB = 8.0
 #: Bytes per nonzero / per row-or-column that HiGHS needs, a conservative estimate [derived/measured].
 BYTES_PER_NNZ = 160
 BYTES_PER_LINE = 200
+#: The window reaches where the cost exceeds this multiple of a known upper bound (beyond it
+#: the relaxation's excess mass is too expensive to use; the loop widens it if it is used).
+WINDOW_COST_FACTOR = 1.0
 #: Wall-clock budget of the adaptive loop when the caller gives none (seconds).
 DEFAULT_TIME_LIMIT = 300.0
 
@@ -111,7 +114,7 @@ def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> floa
     periods = 2
     while periods < mass_periods:
         k_first = periods * grid.W if direction > 0 else -periods * grid.W - 1
-        if grid.outside_min(problem.cost, k_first, direction) >= 2.0 * v_ub:
+        if grid.outside_min(problem.cost, k_first, direction) >= WINDOW_COST_FACTOR * v_ub:
             return periods * grid.period
         periods = periods + max(1, periods // 2)
     return mass_periods * grid.period
@@ -240,6 +243,7 @@ def solve(
     last_raw = None
     last_lp: PureLP | None = None
     status, message = "gap_not_reached", ""
+    widened, gap_before_widening = False, math.inf
     for it in range(max_refinements):
         lp = _build(problem, plan)
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
@@ -279,17 +283,24 @@ def solve(
         if elapsed > 0.5 * time_limit or elapsed + 4.0 * raw.seconds > time_limit:
             message = "time limit reached before the target gap"
             break
-        # refine: the window if the relaxation still parks mass outside it, else the cells
+        # refine: the window if the relaxation still parks mass outside it, else the cells; a
+        # window that looks big enough is still widened once, and again while that pays
+        grown_without_gain = widened and gap > 0.5 * gap_before_widening
+        widened = False
         if excess > 1e-3 * problem.target_gap:
             extent_x = (1.5 * extent_x[0], 1.5 * extent_x[1])
             new_plan = _plan(plan.grid, extent_x, symmetric)
         elif continuous and not fixed_resolution:
             new_grid = _refine_grid(problem, lp, raw.x)
             new_plan = _plan(new_grid, extent_x, symmetric)
+        elif not symmetric and not grown_without_gain:
+            extent_x = (2.0 * extent_x[0], 2.0 * extent_x[1])
+            new_plan = _plan(plan.grid, extent_x, symmetric)
+            widened, gap_before_widening = True, gap
         else:
             message = (
-                "the window holds all the mass; the remaining gap is the solver's accuracy"
-                if not continuous else "the resolution is fixed (--resolution); the gap is the discretisation's"
+                "the resolution is fixed (--resolution); the remaining gap is the discretisation's"
+                if continuous else "a wider window does not help: the remaining gap is the solver's accuracy"
             )
             break
         if estimate_bytes(new_plan) > memory_budget():
