@@ -58,7 +58,7 @@ def estimate_bytes(plan: _Plan) -> float:
         rows, cols, nnz = W, W, 3 * W
         return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * (rows + cols) + 8 * 40 * W
     else:
-        rows, cols, nnz = 12 * N, 5 * N, 25 * N
+        rows, cols, nnz = 6 * N, 3 * N, 12 * N
     return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * (rows + cols)
 
 

@@ -132,7 +132,17 @@ def _pair_rows(
 def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int) -> PureLP:
     """The general relaxation on window indices k_lo..k_hi (any cost).
 
-    Columns: q (N), suffix max/min, prefix max/min (N each), excess left/right.
+    Columns: q (N), block suffix minima and prefix minima (N each), excess left/right.
+
+    Every pair within W is covered by the rows p_i <= e^ε·min(p[i−W..i+W]) (clipped to the
+    window).  Cut the indices into blocks of length 2W+1: each centred window is one block, or
+    a suffix of one block plus a prefix of the next, so its minimum is SMin_{i−W} or
+    min(SMin_{i−W}, PMin_{i+W}), with SMin_j <= p_j, SMin_j <= SMin_{j+1} and PMin_j <= p_j,
+    PMin_j <= PMin_{j−1} inside a block.  Setting the auxiliaries to the true block minima
+    satisfies every row, and any feasible point has p_i <= e^ε SMin or PMin <= e^ε p_j, so the
+    rows are exactly the pairwise ones (van Herk / Gil–Werman; reference/numerics.md §7.1 uses
+    max and min of uncentred windows, which needs twice the auxiliaries).  About 3N columns,
+    6N rows and 12N nonzeros, independent of W.
     """
     W = grid.W
     N = k_hi - k_lo + 1
@@ -143,38 +153,35 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
     k = np.arange(k_lo, k_hi + 1)
     s = _scale(grid, k, epsilon)
     j = np.arange(N)
-    Q, SMAX, SMIN, PMAX, PMIN = (j + t * N for t in range(5))
-    EL, ER = 5 * N, 5 * N + 1
-    n = 5 * N + 2
-    B = W + 1
+    Q, SMIN, PMIN = (j + t * N for t in range(3))
+    EL, ER = 3 * N, 3 * N + 1
+    n = 3 * N + 2
+    L = 2 * W + 1
+    block = j // L
     one = np.ones
 
-    # suffix chains inside blocks: Smax_j >= (s_j/s_{j+1}) Smax_{j+1}, Smin_j <= ... (scaled)
-    js = j[((j + 1) % B != 0) & (j + 1 < N)]
-    r_next = s[js] / s[js + 1]
-    # prefix chains inside blocks
-    jp = j[(j % B != 0)]
-    r_prev = s[jp] / s[jp - 1]
-    # window rows for k = 0..N-1-W
-    kw = np.arange(N - W)
-    ew = kw + W
-    split = kw[kw % B != 0]
-    es = split + W
+    js = j[(j + 1 < N) & (block == np.minimum(j + 1, N - 1) // L)]  # SMin_j <= SMin_{j+1}
+    jp = j[(j >= 1) & (block == np.maximum(j - 1, 0) // L)]  # PMin_j <= PMin_{j−1}
+    lo = np.maximum(j - W, 0)
+    hi = np.minimum(j + W, N - 1)
+    block_end = np.minimum((block + 1) * L - 1, N - 1)
+    # SMin_lo covers [lo, end of lo's block]; PMin_hi covers [start of hi's block, hi]
+    use_s = np.ones(N, dtype=bool)
+    use_p = hi > block_end[lo]
+    whole = lo % L == 0
+    only_p = whole & (lo // L == hi // L)  # [lo, hi] is a prefix of one block: PMin_hi alone
+    use_s &= ~only_p
+    use_p |= only_p
+    i_s, i_p = j[use_s], j[use_p]
     blocks = [
-        ("link_max", sp.vstack([_pair_rows(SMAX, one(N), Q, -one(N), n), _pair_rows(PMAX, one(N), Q, -one(N), n)]), 0.0, np.inf),
         ("link_min", sp.vstack([_pair_rows(SMIN, one(N), Q, -one(N), n), _pair_rows(PMIN, one(N), Q, -one(N), n)]), -np.inf, 0.0),
-        ("chain_max", sp.vstack([_pair_rows(SMAX[js], one(len(js)), SMAX[js + 1], -r_next, n),
-                                 _pair_rows(PMAX[jp], one(len(jp)), PMAX[jp - 1], -r_prev, n)]), 0.0, np.inf),
-        ("chain_min", sp.vstack([_pair_rows(SMIN[js], one(len(js)), SMIN[js + 1], -r_next, n),
-                                 _pair_rows(PMIN[jp], one(len(jp)), PMIN[jp - 1], -r_prev, n)]), -np.inf, 0.0),
+        ("chain_min", sp.vstack([_pair_rows(SMIN[js], one(len(js)), SMIN[js + 1], -s[js] / s[js + 1], n),
+                                 _pair_rows(PMIN[jp], one(len(jp)), PMIN[jp - 1], -s[jp] / s[jp - 1], n)]), -np.inf, 0.0),
         ("window", sp.vstack([
-            _pair_rows(SMAX[kw], one(len(kw)), SMIN[kw], -E * one(len(kw)), n),
-            _pair_rows(SMAX[split], one(len(split)), PMIN[es], -E * s[split] / s[es], n),
-            _pair_rows(PMAX[es], one(len(es)), SMIN[split], -E * s[es] / s[split], n),
-            _pair_rows(PMAX[es], one(len(es)), PMIN[es], -E * one(len(es)), n),
+            _pair_rows(Q[i_s], one(len(i_s)), SMIN[lo[i_s]], -E * s[i_s] / s[lo[i_s]], n),
+            _pair_rows(Q[i_p], one(len(i_p)), PMIN[hi[i_p]], -E * s[i_p] / s[hi[i_p]], n),
         ]), -np.inf, 0.0),
     ]
-    del ew
 
     # normalisation and cost, with the geometric lower-profile tails and the excess masses
     tail_mass = b / -math.expm1(-epsilon)
@@ -200,13 +207,13 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
 
     gmax = max_density(grid, epsilon)
     cu = np.empty(n)
-    for blk in (Q, SMAX, SMIN, PMAX, PMIN):
+    for blk in (Q, SMIN, PMIN):
         cu[blk] = gmax * s
     cu[EL] = cu[ER] = 1.0
     lp = LinearProgram(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
         row_blocks=row_blocks,
-        col_blocks={"q": slice(0, N), "aux": slice(N, 5 * N), "excess": slice(5 * N, n)},
+        col_blocks={"q": slice(0, N), "aux": slice(N, 3 * N), "excess": slice(3 * N, n)},
         meta={"scale": s, "builder": "general", "semantics": "relaxation", "normalisation_row": 0},
     )
     return PureLP(lp, grid, epsilon, "general", k_lo, k_hi)
