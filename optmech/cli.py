@@ -101,7 +101,9 @@ def format_result(result) -> str:
     tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
     head = (
         f"optmech {__version__} — 1-D pure ε-DP, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g}, "
-        f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "") + f", cost {pr['cost']}"
+        f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
+        + (f" ({pr['cells_per_period']} cells per Δ, refined)" if pr.get("cells_per_period") and not pr.get("resolution") else "")
+        + f", cost {pr['cost']}"
     )
     a = result.audit
     rows = [
