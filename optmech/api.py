@@ -52,24 +52,22 @@ def memory_budget() -> float:
 
 def estimate_bytes(plan: _Plan) -> float:
     """Estimated peak memory of building and solving the LP of ``plan``."""
-    N = plan.k_hi - plan.k_lo + 1
-    if plan.symmetric:  # one period (build_periodic), plus the tail sums and the audit's window
-        W = plan.grid.W if plan.grid is not None else N // 4
-        rows, cols, nnz = W, W, 3 * W
-        return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * (rows + cols) + 8 * 40 * W
-    else:
-        rows, cols, nnz = 6 * N, 3 * N, 12 * N
-    return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * (rows + cols)
+    return _estimate(plan.k_hi - plan.k_lo + 1, plan.grid.W, plan.symmetric)
 
 
-def _check_size(plan: _Plan, what: str) -> None:
-    need = estimate_bytes(plan)
+def _estimate(points: int, W: int, periodic: bool) -> float:
+    if periodic:  # one period (build_periodic), plus the tail sums and the audit's window
+        return BYTES_PER_NNZ * 3 * W + BYTES_PER_LINE * 2 * W + 8 * 40 * W
+    return BYTES_PER_NNZ * 12 * points + BYTES_PER_LINE * 9 * points
+
+
+def _check_size(points: int, W: int, periodic: bool, what: str) -> None:
+    need = _estimate(points, W, periodic)
     budget = memory_budget()
     if need > budget:
-        N = plan.k_hi - plan.k_lo + 1
         raise ProblemTooLarge(
-            f"{what} needs about {need / 2**30:.1f} GiB ({N} lattice points, "
-            f"{'periodic' if plan.symmetric else 'general'} builder); the limit is "
+            f"{what} needs about {need / 2**30:.1f} GiB ({points} lattice points, "
+            f"{'periodic' if periodic else 'general'} builder); the limit is "
             f"{budget / 2**30:.1f} GiB: lower the sensitivity or resolution, raise --target-gap, "
             f"or set OPTMECH_MAX_MEMORY_GB"
         )
@@ -215,9 +213,9 @@ def solve(
     continuous = isinstance(problem.domain, Continuous)
     fixed_resolution = continuous and problem.domain.resolution is not None
     resolution = problem.domain.resolution if fixed_resolution else (16 if continuous else 1)
-    # the smallest LP any plan could use (two periods each side, symmetric builder)
+    # the smallest LP any plan could use (the periodic builder; the audit spans four periods)
     W = int(problem.sensitivity) if not continuous else resolution
-    _check_size(_Plan(None, True, -2 * W - 1, 2 * W + 1), "the smallest LP for this problem")  # type: ignore[arg-type]
+    _check_size(4 * W + 3, W, True, "the smallest LP for this problem")
     grid = _grid(problem, resolution)
     k0 = np.arange(-2 * grid.W - 1, 2 * grid.W + 1)
     cost.check_values(grid.center(k0) if continuous else k0)
@@ -234,7 +232,7 @@ def solve(
     if continuous and not fixed_resolution and not symmetric:
         grid = _grid(problem, 64)
     plan = _plan(grid, extent_x, symmetric)
-    _check_size(plan, "this problem")
+    _check_size(plan.k_hi - plan.k_lo + 1, grid.W, symmetric, "this problem")
     cost.check_values(grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
 
     best_lo, best_up = -math.inf, ub0
@@ -246,7 +244,7 @@ def solve(
     widened, gap_before_widening = False, math.inf
     for it in range(max_refinements):
         lp = _build(problem, plan)
-        remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
+        remaining = max(1.0, time_limit - (time.perf_counter() - t0))
         try:
             raw = solve_lp(lp.lp, profile, time_limit=remaining)
         except SolveFailed as exc:
