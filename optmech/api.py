@@ -144,7 +144,8 @@ def _refine_grid(problem: Problem, lp: PureLP, x: np.ndarray) -> Grid1D:
 
     A cell's loss is the difference between what the upper bound pays for it (the cell-mean cost)
     and what the relaxation pays (the cell minimum; on the monotone path the in-cell correction
-    makes flat stretches exact, leaving the loss at density drops).  Losses are summed over the
+    makes flat stretches exact, leaving the loss at density drops and in the width of the
+    enclosure of each cell's mean cost).  Losses are summed over the
     periods and the mirror image, and the base cells that carry a fraction ``MARK`` of it are
     cut into four (Dörfler marking, as in adaptive finite elements).
     """
@@ -159,7 +160,11 @@ def _refine_grid(problem: Problem, lp: PureLP, x: np.ndarray) -> Grid1D:
         nxt = np.append(g[1:], 0.0)
         prv = np.insert(g[:-1], 0, 0.0)
         drop = np.where(k >= 0, g - nxt, g - prv)
-        loss = w * np.maximum(drop, 0.0) * slack
+        # plus the width of the enclosure of the cell mean itself (first order for expressions,
+        # whose integrals are bounded piecewise; zero for the named costs' exact integrals)
+        fuzz = mean - grid.cell_mean_lower(problem.cost, k)
+        fuzz = np.where(np.isfinite(fuzz), np.maximum(fuzz, 0.0), 0.0)
+        loss = w * (np.maximum(drop, 0.0) * slack + g * fuzz)
     else:
         loss = w * g * slack
     r = np.mod(k, grid.W)
