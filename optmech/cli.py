@@ -1,4 +1,4 @@
-"""Command-line interface: ``optmech solve ...``.
+"""Command-line interface: ``optmech solve|sample|mechanism|audit|solvers ...``.
 
 Exit status: 0 success; 2 invalid input (one line on stderr); 3 the result could not be certified
 (printed, plainly labelled UNCERTIFIED); 4 the solver failed; 1 an internal error.
@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     sub.add_parser("solvers", help="list solver backends and profiles")
+    from optmech.cli_mechanisms import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -180,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "solve":
             return _cmd_solve(args)
+        if args.command in ("sample", "mechanism", "audit"):
+            from optmech import cli_mechanisms
+
+            return getattr(cli_mechanisms, f"cmd_{args.command}")(args)
         return _cmd_solvers(args)
     except (SolveFailed, SolverUnavailable) as exc:
         sys.stderr.write(f"optmech: solver failed: {_one_line(exc)}\n")

@@ -96,30 +96,10 @@ class Result:
 
     # -- serialisation ---------------------------------------------------------------------------
     def mechanism_dict(self) -> dict | None:
-        m = self.mechanism
-        if m is None:
-            return None
-        g = m.grid
-        return {
-            "kind": "lattice_pmf" if g.kind == "integer" else "piecewise_constant_density",
-            "sensitivity": g.period,
-            "steps_per_period": g.W,
-            "edges": None if g.edges is None else g.edges.tolist(),
-            "k_lo": m.k_lo,
-            "weights": m.weights.tolist(),
-            "beta": m.beta,
-            "left_tail": m.left_gen.tolist(),
-            "right_tail": m.right_gen.tolist(),
-            "total": m.total,
-            "tail_rule": (
-                "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
-                "(lattice_pmf) or the cell [q*sensitivity + edges[r], q*sensitivity + edges[r+1]). "
-                "weight(k) = weights[k-k_lo] inside the window; right_tail[r]*beta^m at "
-                "k = k_lo+len(weights)-steps_per_period+r+m*steps_per_period and left_tail[r]*beta^m at "
-                "k = k_lo+r-m*steps_per_period (m>=1); the probability of point k, or the density on cell k, "
-                "is weight(k)/total"
-            ),
-        }
+        """The mechanism's JSON form (see :mod:`optmech.mechanisms.tabulated`)."""
+        from optmech.mechanisms.tabulated import lattice_mechanism_to_dict
+
+        return None if self.mechanism is None else lattice_mechanism_to_dict(self.mechanism)
 
     def to_dict(self, *, include_mechanism: bool = False) -> dict:
         d = {
@@ -149,19 +129,6 @@ class Result:
 
 def mechanism_from_dict(d: dict) -> LatticeMechanism:
     """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field)."""
-    from optmech.problems.lattice import Grid1D
+    from optmech.mechanisms.tabulated import lattice_mechanism_from_dict
 
-    if d["kind"] == "lattice_pmf":
-        grid = Grid1D.integer(int(d["steps_per_period"]))
-    else:
-        grid = Grid1D("cells", float(d["sensitivity"]), int(d["steps_per_period"]),
-                      np.asarray(d["edges"], dtype=float))
-    return LatticeMechanism(
-        grid=grid,
-        k_lo=int(d["k_lo"]),
-        weights=np.asarray(d["weights"], dtype=float),
-        beta=float(d["beta"]),
-        left_gen=np.asarray(d["left_tail"], dtype=float),
-        right_gen=np.asarray(d["right_tail"], dtype=float),
-        total=_parse_float(d["total"]),
-    )
+    return lattice_mechanism_from_dict(d)

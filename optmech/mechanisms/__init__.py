@@ -6,7 +6,7 @@ Families (names follow the seeds): ``staircase`` [000 (2.13), Thm 2.4], ``discre
 is checked against.
 """
 
-from optmech.mechanisms.base import Mechanism, Reference
+from optmech.mechanisms.base import REGISTRY, Mechanism, Privacy, Reference
 from optmech.mechanisms.discrete_staircase import (
     DiscreteStaircase,
     Geometric,
@@ -32,6 +32,7 @@ from optmech.mechanisms.laplace import (
 from optmech.mechanisms.references import references_for
 from optmech.mechanisms.staircase import (
     Staircase,
+    gamma_heuristic,
     optimal_gamma,
     staircase_cost,
     staircase_cost_abs,
@@ -42,10 +43,26 @@ from optmech.mechanisms.staircase import (
     staircase_optimal_cost_square,
     staircase_reference,
 )
+from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, Tabulated
+from optmech.mechanisms.uniform import Uniform, UniformContinuous
+from optmech.mechanisms.factory import FAMILIES, make_mechanism
+from optmech.mechanisms.rng import as_generator, secure_generator
 
 __all__ = [
     "Mechanism",
+    "Privacy",
+    "REGISTRY",
     "Reference",
+    "Uniform",
+    "UniformContinuous",
+    "Tabulated",
+    "LatticePMF",
+    "PiecewiseConstantDensity",
+    "FAMILIES",
+    "make_mechanism",
+    "as_generator",
+    "secure_generator",
+    "gamma_heuristic",
     "Staircase",
     "DiscreteStaircase",
     "Geometric",

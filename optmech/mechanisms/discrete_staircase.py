@@ -231,7 +231,11 @@ class DiscreteStaircase(Mechanism):
 
     @classmethod
     def optimal(cls, cost, *, epsilon, sensitivity) -> DiscreteStaircase:
-        """The discrete staircase with r = r*(cost)."""
+        """The discrete staircase with r = r*(cost) (a spec string or a cost object)."""
+        if isinstance(cost, str):
+            from optmech.costs import parse_cost
+
+            cost = parse_cost(cost)
         return cls(epsilon=epsilon, sensitivity=sensitivity, r=optimal_r(cost, epsilon, sensitivity)[0])
 
     def _split(self, i):

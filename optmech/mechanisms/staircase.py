@@ -60,6 +60,7 @@ __all__ = [
     "staircase_cost_moment",
     "staircase_cost",
     "optimal_gamma",
+    "gamma_heuristic",
     "staircase_optimal_cost_abs",
     "staircase_optimal_cost_square",
     "staircase_reference",
@@ -300,6 +301,15 @@ def optimal_gamma(cost, epsilon, sensitivity) -> float:
     return _optimum(cost, eps, delta)[0]
 
 
+def gamma_heuristic(epsilon) -> float:
+    """γ̃ = b/2 = e^{−ε}/2, the cost-free heuristic of [seed 000 §2.7.2].
+
+    Pr[|X| <= γ̃Δ] → 1/3 as ε → ∞; for the |x| cost E|X| → Δ/3 under γ̃ while V* → 0, so it is a
+    poor choice there (reference/pure-dp.md §3.5).  Prefer :func:`optimal_gamma` for a known cost.
+    """
+    return math.exp(-nx.check_epsilon(epsilon)) / 2.0
+
+
 def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     """V* as a :class:`Reference` named ``staircase``; None unless the cost is symmetric and
     nondecreasing (000 Property 2.1, checked on linspace(0, 60Δ, 4001))."""
@@ -349,8 +359,17 @@ class Staircase(Mechanism):
 
     @classmethod
     def optimal(cls, cost, *, epsilon, sensitivity) -> Staircase:
-        """The staircase with γ = γ*(cost)."""
+        """The staircase with γ = γ*(cost) (a spec string or a cost object)."""
+        if isinstance(cost, str):
+            from optmech.costs import parse_cost
+
+            cost = parse_cost(cost)
         return cls(epsilon=epsilon, sensitivity=sensitivity, gamma=optimal_gamma(cost, epsilon, sensitivity))
+
+    @classmethod
+    def heuristic(cls, *, epsilon, sensitivity) -> Staircase:
+        """The staircase with the heuristic γ̃ = e^{−ε}/2 [seed 000 §2.7.2]."""
+        return cls(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma_heuristic(epsilon))
 
     def _split(self, x):
         y = np.abs(x) / self.sensitivity

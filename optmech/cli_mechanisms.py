@@ -1,0 +1,271 @@
+"""The mechanism-library commands: ``optmech sample``, ``optmech mechanism``, ``optmech audit``.
+
+Parsers are added by :func:`add_parsers`; :mod:`optmech.cli` dispatches and maps errors to exit
+codes (2 for bad input, with one line on stderr).  Output files are written to a temporary name
+and renamed when complete, so a failed or interrupted run never leaves a partial file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+from optmech.errors import SpecError
+
+#: Samples drawn per block when writing a file (bounded memory for any n).
+SAMPLE_BLOCK = 1 << 20
+#: Largest n that ``optmech sample`` accepts (the file would be > 8 GB per dimension beyond it).
+MAX_SAMPLES = 10**9
+
+
+def add_parsers(sub) -> None:
+    from optmech.mechanisms.factory import FAMILIES
+
+    def shape_args(p):
+        p.add_argument("--mechanism", required=True, choices=FAMILIES, help="mechanism family")
+        p.add_argument("--dim", default="1", help="dimension d (default 1)")
+        p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0")
+        p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only)")
+        p.add_argument("--sensitivity", default="1", help="sensitivity Δ (ℓ1 in d-D; ℓ2 for l2_laplace; default 1)")
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("--gamma", default=None, help="staircase step fraction γ in [0, 1] (default: optimal for --cost)")
+        g.add_argument("--r", default=None, help="discrete-staircase r in [1, Δ] (default: optimal for --cost)")
+        p.add_argument("--cost", default=None, help="cost to optimise the shape for: abs|square|pow:P|expr (1-D), l1|l2|l2sq|linf (d-D); default abs/l1")
+        p.add_argument("--domain", default=None, choices=["integer", "continuous"], help="uniform noise: lattice (default) or continuous")
+
+    s = sub.add_parser("sample", help="draw noise samples from a mechanism into a .npy or .csv file")
+    shape_args(s)
+    s.add_argument("-n", required=True, help="number of samples")
+    r = s.add_mutually_exclusive_group()
+    r.add_argument("--seed", default=None, help="seed for a reproducible draw (default: a fresh seed, reported)")
+    r.add_argument("--secure", action="store_true", help="ChaCha20 keyed by OS entropy (see README: what it protects)")
+    s.add_argument("--out", required=True, help="output file, FILE.npy or FILE.csv")
+    s.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+
+    m = sub.add_parser("mechanism", help="a mechanism's parameters, expected cost and guarantee")
+    shape_args(m)
+    m.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+    a = sub.add_parser("audit", help="exact privacy audit of a lattice pmf (CSV k,p or solve --save JSON)")
+    a.add_argument("file", help="CSV with header k,p, or the JSON written by optmech solve --save")
+    a.add_argument("--sensitivity", required=True, help="integer sensitivity Δ >= 1 (all shifts 0 < |s| <= Δ)")
+    a.add_argument("--epsilon", action="extend", nargs="+", default=[], help="ε values at which to report δ(ε) (repeat or comma-separate)")
+    a.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+# -- parsing helpers ------------------------------------------------------------------------------
+def _num(name: str, text, *, integer: bool = False):
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise SpecError(f"{name} must be a number, got {text!r}") from None
+    if math.isnan(v):
+        raise SpecError(f"{name} must be a number, got {text!r}")
+    if integer:
+        if not math.isfinite(v) or v != int(v):
+            raise SpecError(f"{name} must be an integer, got {text!r}")
+        return int(v)
+    return v
+
+
+def _sensitivity(text, lattice_hint: bool):
+    v = _num("sensitivity", text)
+    if lattice_hint and v is not None and math.isfinite(v) and v == int(v):
+        return int(v)
+    return v
+
+
+def _build(args: argparse.Namespace):
+    from optmech.mechanisms.factory import make_mechanism
+
+    fam = args.mechanism
+    lattice = fam in ("discrete_staircase", "geometric", "discrete_laplace") or (fam == "uniform" and args.domain != "continuous")
+    return make_mechanism(
+        fam,
+        epsilon=_num("epsilon", args.epsilon),
+        sensitivity=_sensitivity(args.sensitivity, lattice),
+        dim=_num("dim", args.dim, integer=True),
+        delta=_num("delta", args.delta),
+        gamma=_num("gamma", args.gamma),
+        r=_num("r", args.r, integer=True),
+        cost=args.cost,
+        domain=args.domain,
+    )
+
+
+def _jsonable(v):
+    import numpy as np
+
+    if isinstance(v, np.ndarray):
+        return [_jsonable(x) for x in v.tolist()]
+    if isinstance(v, (np.floating, np.integer)):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+# -- optmech mechanism ----------------------------------------------------------------------------
+def describe(mech, choice) -> dict:
+    """The ``optmech mechanism`` payload."""
+    from optmech.mechanisms.factory import parse_cost_for
+
+    cost = parse_cost_for(choice.cost, mech.dim)
+    try:
+        ec = mech.expected_cost(cost)
+    except Exception as exc:  # noqa: BLE001 - a cost a family cannot price is reported, not fatal
+        if not isinstance(exc, (SpecError, NotImplementedError, TypeError)):
+            raise
+        ec = None
+    d = mech.to_dict()
+    return _jsonable({
+        "mechanism": d["name"],
+        "dim": mech.dim,
+        "epsilon": None if mech.privacy().notion == "approx" else mech.epsilon,
+        "sensitivity": mech.sensitivity,
+        "cost": choice.cost,
+        "expected_cost": ec,
+        "parameters": {k: v for k, v in mech.parameters.items() if k != "dim"},
+        "shape_parameter": choice.shape,
+        "mean": mech.mean(),
+        "variance": mech.var(),
+        "privacy": mech.privacy().to_dict(),
+        "definition": d,
+        "notes": choice.notes,
+    })
+
+
+def cmd_mechanism(args: argparse.Namespace) -> int:
+    mech, choice = _build(args)
+    payload = describe(mech, choice)
+    if args.json:
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return 0
+    pv = payload["privacy"]
+    lines = [
+        f"{payload['mechanism']} (dim {payload['dim']}): {pv['notion']} DP, epsilon={pv['epsilon']:.12g}, delta={pv['delta']:.6g}, "
+        f"sensitivity={payload['sensitivity']} ({pv['norm']})",
+        f"  parameters     {', '.join(f'{k}={v}' for k, v in payload['parameters'].items()) or '-'} ({payload['shape_parameter']})",
+        f"  expected cost  {payload['expected_cost']} for cost {payload['cost']}",
+        f"  mean           {payload['mean']}",
+        f"  variance       {payload['variance']}",
+    ]
+    lines += [f"  note: {n}" for n in payload["notes"]]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+# -- optmech sample -------------------------------------------------------------------------------
+def _atomic_target(path: str) -> tuple[str, str]:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".npy", ".csv"):
+        raise SpecError(f"--out must end in .npy or .csv, got {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise SpecError(f"--out folder does not exist: {folder}")
+    return ext, folder
+
+
+def write_samples(mech, n: int, rng, path: str) -> None:
+    """Draw n samples in blocks of SAMPLE_BLOCK and write them atomically to ``path``."""
+    import numpy as np
+
+    ext, folder = _atomic_target(path)
+    dim = mech.dim
+    lattice = mech.lattice
+    dtype = np.int64 if lattice else np.float64
+    fd, tmp = tempfile.mkstemp(prefix=".optmech-", suffix=ext, dir=folder)
+    os.close(fd)
+    try:
+        shape = (n,) if dim == 1 else (n, dim)
+        if ext == ".npy":
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
+            for start in range(0, n, SAMPLE_BLOCK):
+                m = min(SAMPLE_BLOCK, n - start)
+                out[start:start + m] = mech.sample(m, rng)
+            out.flush()
+            del out
+        else:
+            header = "x" if dim == 1 else ",".join(f"x{i + 1}" for i in range(dim))
+            fmt = "%d" if lattice else "%.17g"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(header + "\n")
+                for start in range(0, n, SAMPLE_BLOCK):
+                    m = min(SAMPLE_BLOCK, n - start)
+                    x = np.asarray(mech.sample(m, rng)).reshape(m, dim)
+                    np.savetxt(fh, x, fmt=fmt, delimiter=",")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    import secrets
+
+    from optmech.mechanisms.rng import SECURE, as_generator
+
+    n = _num("n", args.n, integer=True)
+    if n < 0:
+        raise SpecError(f"n must be >= 0, got {args.n!r}")
+    if n > MAX_SAMPLES:
+        raise SpecError(f"n must be <= {MAX_SAMPLES:g}, got {args.n!r}; draw in several runs with different seeds")
+    _atomic_target(args.out)
+    mech, choice = _build(args)
+    if args.secure:
+        seed, rng = None, as_generator(SECURE)
+    else:
+        seed = _num("seed", args.seed, integer=True) if args.seed is not None else secrets.randbits(63)
+        if seed < 0:
+            raise SpecError(f"seed must be a nonnegative integer, got {args.seed!r}")
+        rng = as_generator(seed)
+    write_samples(mech, n, rng, args.out)
+    summary = _jsonable({
+        "mechanism": mech.to_dict(),
+        "n": n,
+        "dim": mech.dim,
+        "out": args.out,
+        "seed": seed,
+        "secure": bool(args.secure),
+        "shape_parameter": choice.shape,
+        "cost": choice.cost,
+        "privacy": mech.privacy().to_dict(),
+    })
+    if args.json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        src = "secure (ChaCha20, OS entropy)" if args.secure else f"seed {seed}"
+        sys.stdout.write(f"wrote {n} samples of {mech!r} to {args.out} ({src})\n")
+    return 0
+
+
+# -- optmech audit --------------------------------------------------------------------------------
+def cmd_audit(args: argparse.Namespace) -> int:
+    from optmech.audit import audit_file
+
+    eps = [e for item in args.epsilon for e in item.split(",") if e != ""]
+    payload = audit_file(args.file, args.sensitivity, eps)
+    if args.json:
+        sys.stdout.write(json.dumps(_jsonable(payload), indent=2) + "\n")
+        return 0
+    e = payload["epsilon"]
+    lines = [f"audit of {args.file} for sensitivity {payload.get('sensitivity', args.sensitivity)}",
+             f"  pure epsilon   {'not pure-DP (some ratio p(k)/p(k+s) is unbounded)' if e is None else f'{e:.17g}'}"]
+    for k, v in payload["delta_at"].items():
+        lines.append(f"  delta({k}) = {v:.6g}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

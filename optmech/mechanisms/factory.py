@@ -1,0 +1,161 @@
+"""Build a mechanism by family name, choosing its shape parameter optimally when it is omitted.
+
+This is what ``optmech sample`` and ``optmech mechanism`` call; it is also the shortest route from
+Python::
+
+    from optmech.mechanisms import make_mechanism
+    mech, info = make_mechanism("staircase", epsilon=1.0, sensitivity=1.0, cost="square")
+    mech.sample(10, rng=0)
+
+Families (``--mechanism``): staircase, discrete_staircase, geometric, laplace, discrete_laplace,
+uniform, l2_laplace.  With ``dim > 1`` they map to the d-D laws: the ℓ1 staircase
+(:class:`StaircaseND`), i.i.d. Laplace / discrete Laplace / geometric products, the product
+uniform [000 (4.28)] and the ℓ2-Laplace.  The discrete staircase is 1-D only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from optmech.errors import SpecError
+from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms.base import Mechanism
+
+__all__ = ["FAMILIES", "COSTS_ND", "MechanismChoice", "make_mechanism", "parse_cost_for"]
+
+FAMILIES = ("staircase", "discrete_staircase", "geometric", "laplace", "discrete_laplace", "uniform", "l2_laplace")
+COSTS_ND = ("l1", "l2", "l2sq", "linf")
+_ND_ALIASES = {"abs": "l1", "square": "l2sq"}
+
+
+@dataclass(frozen=True)
+class MechanismChoice:
+    """How the shape parameter was chosen: ``given``, ``optimal`` (for ``cost``) or ``none``."""
+
+    shape: str
+    cost: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape_parameter": self.shape, "cost": self.cost, "notes": list(self.notes)}
+
+
+def parse_cost_for(cost: str | None, dim: int):
+    """A 1-D cost object (``abs`` by default) or a d-D cost name (``l1`` by default)."""
+    if dim == 1:
+        from optmech.costs import parse_cost
+
+        return parse_cost("abs" if cost is None else cost)
+    name = "l1" if cost is None else _ND_ALIASES.get(cost, cost)
+    if name not in COSTS_ND:
+        raise SpecError(f"costs in {dim} dimensions are {', '.join(COSTS_ND)}; got {cost!r}")
+    return name
+
+
+def _no(flag: str, value, family: str) -> None:
+    if value is not None:
+        raise SpecError(f"{flag} does not apply to the {family} mechanism")
+
+
+def make_mechanism(
+    family: str,
+    *,
+    epsilon=None,
+    sensitivity=1,
+    dim: int = 1,
+    delta=None,
+    gamma=None,
+    r=None,
+    cost: str | None = None,
+    domain: str | None = None,
+) -> tuple[Mechanism, MechanismChoice]:
+    """The mechanism ``family`` with the given parameters (see the module docstring).
+
+    Shape parameters (γ for the staircase, r for the discrete staircase) are validated when
+    given and chosen optimally for ``cost`` otherwise (default cost: ``abs`` in 1-D, ``l1`` in d-D).
+    Raises SpecError for unknown families, out-of-range values and flags that do not apply.
+    """
+    if family not in FAMILIES:
+        raise SpecError(f"unknown mechanism {family!r} (choose from {', '.join(FAMILIES)})")
+    dim = nx.check_int_range(dim, "dim", 1, 64)
+    costobj = parse_cost_for(cost, dim)
+    cost_text = str(costobj)
+    if family != "staircase":
+        _no("--gamma", gamma, family)
+    if family != "discrete_staircase":
+        _no("--r", r, family)
+    if family != "uniform":
+        _no("--delta", delta, family)
+        if domain is not None:
+            lattice = family in ("discrete_staircase", "geometric", "discrete_laplace")
+            if domain != ("integer" if lattice else "continuous"):
+                raise SpecError(f"the {family} mechanism lives on the {'integer' if lattice else 'continuous'} domain, not {domain!r}")
+        if epsilon is None:
+            raise SpecError(f"--epsilon is required for the {family} mechanism")
+        epsilon = nx.check_epsilon(epsilon)
+
+    if family == "staircase":
+        if dim == 1:
+            from optmech.mechanisms.staircase import Staircase, optimal_gamma
+
+            if gamma is None:
+                g = optimal_gamma(costobj, epsilon, sensitivity)
+                return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=g), MechanismChoice("optimal", cost_text)
+            return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma), MechanismChoice("given", cost_text)
+        from optmech.mechanisms.multidim import StaircaseND, optimal_gamma_nd
+
+        if gamma is None:
+            g = optimal_gamma_nd(costobj, epsilon, dim, sensitivity)
+            return StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=g, dim=dim), MechanismChoice("optimal", cost_text)
+        return StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, dim=dim), MechanismChoice("given", cost_text)
+
+    if family == "discrete_staircase":
+        from optmech.mechanisms.discrete_staircase import DiscreteStaircase, optimal_r
+
+        if dim != 1:
+            raise SpecError("the discrete staircase is 1-dimensional (use discrete_laplace or geometric with --dim)")
+        if r is None:
+            rr = optimal_r(costobj, epsilon, sensitivity)[0]
+            return DiscreteStaircase(epsilon=epsilon, sensitivity=sensitivity, r=rr), MechanismChoice("optimal", cost_text)
+        return DiscreteStaircase(epsilon=epsilon, sensitivity=sensitivity, r=r), MechanismChoice("given", cost_text)
+
+    if family in ("geometric", "discrete_laplace"):
+        if family == "geometric" and sensitivity not in (1, 1.0, "1"):
+            raise SpecError(f"the geometric mechanism is for sensitivity 1, got {sensitivity!r}; use discrete_laplace or discrete_staircase")
+        if dim == 1:
+            from optmech.mechanisms.discrete_staircase import Geometric
+            from optmech.mechanisms.laplace import DiscreteLaplace
+
+            cls = Geometric if family == "geometric" else DiscreteLaplace
+            return cls(epsilon=epsilon, sensitivity=sensitivity), MechanismChoice("none", cost_text)
+        from optmech.mechanisms.multidim import DiscreteLaplaceND
+
+        return DiscreteLaplaceND(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
+
+    if family == "laplace":
+        if dim == 1:
+            from optmech.mechanisms.laplace import Laplace
+
+            return Laplace(epsilon=epsilon, sensitivity=sensitivity), MechanismChoice("none", cost_text)
+        from optmech.mechanisms.multidim import LaplaceND
+
+        return LaplaceND(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
+
+    if family == "l2_laplace":
+        from optmech.mechanisms.multidim import L2Laplace
+
+        return L2Laplace(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
+
+    # uniform: (0, δ)-DP; ε (if given) is only validated, the guarantee holds for every ε >= 0
+    from optmech.mechanisms.uniform import Uniform, UniformContinuous
+
+    if delta is None:
+        raise SpecError("--delta is required for the uniform mechanism ((0, delta)-DP)")
+    if epsilon is not None:
+        nx.check_epsilon(epsilon)
+    cls = UniformContinuous if domain == "continuous" else Uniform
+    if domain not in (None, "integer", "continuous"):
+        raise SpecError(f"domain must be integer or continuous, got {domain!r}")
+    notes = ["uniform noise is (0, delta)-DP, hence (epsilon, delta)-DP for every epsilon >= 0"]
+    return cls(delta=delta, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text, notes)

@@ -1,0 +1,345 @@
+r"""Noise laws the solver produces: a pmf on ℤ, or a piecewise-constant density, with a tail rule.
+
+The solver returns a :class:`~optmech.certify.LatticeMechanism`: weights on a window of lattice
+indices plus periodic geometric tails (period W = steps per Δ, ratio β per period).  This module
+makes it a :class:`~optmech.mechanisms.base.Mechanism` with the common API, and owns its JSON
+form (the ``mechanism`` field that ``optmech solve --save`` writes).
+
+* :class:`LatticePMF` (``kind = "lattice_pmf"``): P(X = k) = weight(k)/total.
+* :class:`PiecewiseConstantDensity` (``kind = "piecewise_constant_density"``): density
+  weight(k)/total on cell k = [qΔ + edges[r], qΔ + edges[r+1]), k = qW + r.
+
+Everything is exact series: the cdf sums the window and the tails' geometric series in closed
+form; ``expected_cost`` returns the midpoint of a rigorous enclosure (outward-rounded cost bounds
+and tail series, :meth:`expected_cost_bounds`).  ``sample`` picks window / left tail / right tail
+by their masses, then an index by inverse cdf (window) or a geometric period count and an offset
+(tails), then (cells) a uniform point in the cell.  ``privacy()`` audits the law (window plus
+two tail periods each side, which covers every pair within Δ; :func:`optmech.certify.audit_mechanism`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from optmech.certify import LatticeMechanism, audit_mechanism
+from optmech.errors import SpecError
+from optmech.mechanisms.base import Mechanism, Privacy
+
+__all__ = ["Tabulated", "LatticePMF", "PiecewiseConstantDensity", "lattice_mechanism_to_dict", "lattice_mechanism_from_dict"]
+
+TAIL_RULE = (
+    "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
+    "(lattice_pmf) or the cell [q*sensitivity + edges[r], q*sensitivity + edges[r+1]). "
+    "weight(k) = weights[k-k_lo] inside the window; right_tail[r]*beta^m at "
+    "k = k_lo+len(weights)-steps_per_period+r+m*steps_per_period and left_tail[r]*beta^m at "
+    "k = k_lo+r-m*steps_per_period (m>=1); the probability of point k, or the density on cell k, "
+    "is weight(k)/total"
+)
+
+
+def lattice_mechanism_to_dict(m: LatticeMechanism) -> dict[str, Any]:
+    """The JSON form of a solver mechanism (``optmech solve --save``'s ``mechanism`` field)."""
+    g = m.grid
+    return {
+        "kind": "lattice_pmf" if g.kind == "integer" else "piecewise_constant_density",
+        "sensitivity": g.period,
+        "steps_per_period": g.W,
+        "edges": None if g.edges is None else g.edges.tolist(),
+        "k_lo": m.k_lo,
+        "weights": m.weights.tolist(),
+        "beta": m.beta,
+        "left_tail": m.left_gen.tolist(),
+        "right_tail": m.right_gen.tolist(),
+        "total": m.total,
+        "tail_rule": TAIL_RULE,
+    }
+
+
+def _floats(d: dict, key: str) -> np.ndarray:
+    try:
+        a = np.asarray(d[key], dtype=float)
+    except KeyError:
+        raise SpecError(f"mechanism field {key!r} is missing") from None
+    except (TypeError, ValueError):
+        raise SpecError(f"mechanism field {key!r} must be a list of numbers") from None
+    if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise SpecError(f"mechanism field {key!r} must be a list of finite nonnegative numbers")
+    return a
+
+
+def lattice_mechanism_from_dict(d: dict) -> LatticeMechanism:
+    """Rebuild (and validate) the mechanism saved by ``--save``."""
+    from optmech.problems.lattice import Grid1D
+
+    if not isinstance(d, dict):
+        raise SpecError("a mechanism must be a JSON object")
+    kind = d.get("kind", d.get("name"))
+    try:
+        W = int(d["steps_per_period"])
+        if W < 1 or W != d["steps_per_period"]:
+            raise ValueError
+        if kind == "lattice_pmf":
+            grid = Grid1D.integer(W)
+        elif kind == "piecewise_constant_density":
+            edges = _floats(d, "edges")
+            delta = float(d["sensitivity"])
+            if len(edges) != W + 1 or edges[0] != 0.0 or edges[-1] != delta or np.any(np.diff(edges) <= 0):
+                raise SpecError("mechanism edges must increase from 0 to the sensitivity, steps_per_period+1 of them")
+            grid = Grid1D("cells", delta, W, edges)
+        else:
+            raise SpecError(f"unknown mechanism kind {kind!r} (lattice_pmf or piecewise_constant_density)")
+        k_lo, beta = int(d["k_lo"]), float(d["beta"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"malformed mechanism: {type(exc).__name__} {exc}") from None
+    weights, left, right = _floats(d, "weights"), _floats(d, "left_tail"), _floats(d, "right_tail")
+    if len(left) != W or len(right) != W or len(weights) < W:
+        raise SpecError("mechanism tails must have steps_per_period entries and the window at least as many")
+    if not (0.0 <= beta < 1.0):
+        raise SpecError(f"mechanism beta must be in [0, 1), got {beta!r}")
+    m = LatticeMechanism(grid, k_lo, weights, beta, left, right)
+    total = d.get("total")
+    m.total = _total(m) if total in (None, "nan") else float(total)
+    return m
+
+
+def _total(m: LatticeMechanism) -> float:
+    wl, wr = m._edge_widths()
+    tail = m.beta / (1.0 - m.beta) * (math.fsum(m.left_gen * wl) + math.fsum(m.right_gen * wr))
+    return math.fsum(m.weights * m.grid.width(np.arange(m.k_lo, m.k_hi + 1))) + tail
+
+
+class Tabulated(Mechanism):
+    """A solver-produced noise law with a tail rule (see the module docstring).
+
+    Parameters
+    ----------
+    law : LatticeMechanism
+    epsilon : float, optional
+        The privacy target it was built for (informational; :meth:`privacy` audits the law).
+    """
+
+    symmetric = False
+
+    def __init__(self, law: LatticeMechanism, epsilon: float | None = None) -> None:
+        if (law.grid.kind == "integer") != self.lattice:
+            raise SpecError(f"{type(self).__name__} needs a {'lattice' if self.lattice else 'cell'} law")
+        self.law = law
+        if not (law.total > 0 and math.isfinite(law.total)):
+            law.total = _total(law)
+        if not law.total > 0:
+            raise SpecError("the mechanism has no mass")
+        self._epsilon = math.nan if epsilon is None else float(epsilon)
+        self._sensitivity = int(law.grid.period) if self.lattice else float(law.grid.period)
+        W = law.grid.W
+        k = np.arange(law.k_lo, law.k_hi + 1)
+        self._k = k
+        self._mass = law.mass(k)
+        wl, wr = law._edge_widths()
+        f = law.beta / (1.0 - law.beta) if law.beta > 0 else 0.0
+        self._left_offsets = law.left_gen * wl / law.total  # mass of offset r in one left tail period (m = 1 scale 1)
+        self._right_offsets = law.right_gen * wr / law.total
+        self._left_mass = f * math.fsum(self._left_offsets)
+        self._right_mass = f * math.fsum(self._right_offsets)
+        self._W = W
+
+    @classmethod
+    def from_law(cls, law: LatticeMechanism, epsilon: float | None = None) -> "Tabulated":
+        target = LatticePMF if law.grid.kind == "integer" else PiecewiseConstantDensity
+        return target(law, epsilon)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"steps_per_period": self._W, "window": [int(self.law.k_lo), int(self.law.k_hi)], "beta": self.law.beta}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"name": self.name, **lattice_mechanism_to_dict(self.law)}
+        if math.isfinite(self._epsilon):
+            d["epsilon"] = self._epsilon
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Tabulated":
+        law = lattice_mechanism_from_dict(d)
+        eps = d.get("epsilon")
+        return cls.from_law(law, None if eps is None else float(eps))
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.law.k_lo, len(self.law.weights), self.law.beta))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(window=[{self.law.k_lo}, {self.law.k_hi}], steps_per_period={self._W}, beta={self.law.beta:.6g})"
+
+    def privacy(self) -> Privacy:
+        """Pure ε-DP with the audited ε (outward-rounded), for sensitivity Δ = one period."""
+        target = self._epsilon if math.isfinite(self._epsilon) else 1.0
+        a = audit_mechanism(self.law, target)
+        return Privacy("pure", a.realised_epsilon, 0.0, self._sensitivity, "abs",
+                       f"audited: log max ratio of masses/densities within the sensitivity ({a.method}, outward-rounded)")
+
+    # -- distribution ----------------------------------------------------------------------
+    def _index_cdf(self, k: np.ndarray) -> np.ndarray:
+        """P(index <= k) for integer indices k, tails in closed form."""
+        law, W, b = self.law, self._W, self.law.beta
+        k = np.asarray(k, dtype=np.int64)
+        out = np.empty(k.shape, dtype=float)
+        cum = np.cumsum(self._mass)
+        inside = (k >= law.k_lo) & (k <= law.k_hi)
+        out[inside] = self._left_mass + cum[k[inside] - law.k_lo]
+        out[k > law.k_hi] = 1.0 - self._right_tail_above(k[k > law.k_hi])
+        left = k < law.k_lo
+        out[left] = self._left_tail_upto(k[left])
+        return np.clip(out, 0.0, 1.0)
+
+    def _left_tail_upto(self, k: np.ndarray) -> np.ndarray:
+        """Mass of left-tail indices <= k (k < k_lo)."""
+        law, W, b = self.law, self._W, self.law.beta
+        off = (law.k_lo + W - 1) - k  # >= W
+        m, r = np.divmod(off, W)  # k = k_lo + (W-1-r) - m W with m >= 1
+        j = W - 1 - r  # offset of k in its period
+        # indices <= k: offsets 0..j in period m, and all offsets in periods m+1, m+2, ...
+        pre = np.concatenate([[0.0], np.cumsum(self._left_offsets)])
+        bm = b ** m.astype(float)
+        return bm * pre[j + 1] + bm * b / (1.0 - b) * pre[-1]
+
+    def _right_tail_above(self, k: np.ndarray) -> np.ndarray:
+        """Mass of right-tail indices > k (k > k_hi)."""
+        law, W, b = self.law, self._W, self.law.beta
+        off = k - (law.k_hi - W + 1)
+        m, r = np.divmod(off, W)
+        suf = np.concatenate([np.cumsum(self._right_offsets[::-1])[::-1], [0.0]])
+        bm = b ** m.astype(float)
+        return bm * suf[r + 1] + bm * b / (1.0 - b) * suf[0]
+
+    def _locate(self, x: np.ndarray) -> np.ndarray:
+        """Index of the cell containing x (cells) or x itself (points)."""
+        g = self.law.grid
+        if self.lattice:
+            return np.asarray(x, dtype=np.int64)
+        q = np.floor(x / g.period)
+        r = np.searchsorted(g.edges, x - q * g.period, side="right") - 1
+        r = np.clip(r, 0, self._W - 1)
+        return (q.astype(np.int64) * self._W + r).astype(np.int64)
+
+    def _pmf(self, k):
+        return self.law.mass(np.asarray(k, dtype=np.int64))
+
+    def _pdf(self, x):
+        return self.law.density(self._locate(x))
+
+    def sf(self, x):
+        y = 1.0 - np.asarray(self.cdf(x))
+        return y[()] if np.ndim(y) == 0 else y
+
+    def cdf(self, x):
+        x = np.asarray(x, dtype=float)
+        if self.lattice:
+            y = self._index_cdf(np.floor(x).astype(np.int64))
+        else:
+            k = self._locate(x)
+            g = self.law.grid
+            below = self._index_cdf(k - 1)
+            frac = (x - g.left(k)) / g.width(k)
+            y = below + np.clip(frac, 0.0, 1.0) * self.law.mass(k)
+        return y[()] if y.ndim == 0 else y
+
+    def _sample(self, n, rng):
+        law, W, b = self.law, self._W, self.law.beta
+        u = rng.random(n)
+        k = np.empty(n, dtype=np.int64)
+        lm, rm = self._left_mass, self._right_mass
+        left = u < lm
+        right = u >= 1.0 - rm
+        mid = ~(left | right)
+        cum = np.cumsum(self._mass)
+        k[mid] = law.k_lo + np.minimum(np.searchsorted(cum, u[mid] - lm, side="right"), len(cum) - 1)
+        for sel, offsets, sign in ((left, self._left_offsets, -1), (right, self._right_offsets, +1)):
+            cnt = int(np.count_nonzero(sel))
+            if cnt == 0:
+                continue
+            m = rng.geometric(1.0 - b, size=cnt)  # P(m) ∝ β^m, m >= 1
+            c = np.cumsum(offsets)
+            r = np.minimum(np.searchsorted(c, rng.random(cnt) * c[-1], side="right"), W - 1)
+            if sign > 0:
+                k[sel] = law.k_hi - W + 1 + r + m * W
+            else:
+                k[sel] = law.k_lo + r - m * W
+        if self.lattice:
+            return k
+        g = law.grid
+        return g.left(k) + rng.random(n) * g.width(k)
+
+    # -- costs ---------------------------------------------------------------------------------
+    def expected_cost_bounds(self, cost) -> tuple[float, float]:
+        """Rigorous (lower, upper) bounds of E L(X): outward-rounded cell/point costs and tails."""
+        if isinstance(cost, str):
+            from optmech.costs import parse_cost
+
+            cost = parse_cost(cost)
+        law, W, g = self.law, self._W, self.law.grid
+        k = self._k
+        if self.lattice:
+            lo_k, hi_k = cost.enclose(g.left(k), g.right(k))
+        else:
+            lo_k, hi_k = g.cell_mean_lower(cost, k), g.cost_upper(cost, k)
+        rb, lb = np.arange(law.k_hi - W + 1, law.k_hi + 1), np.arange(law.k_lo, law.k_lo + W)
+        parts_lo, parts_hi = [self._mass * lo_k], [self._mass * hi_k]
+        if law.beta > 0:
+            for base, direction, offs in ((rb, +1, self._right_offsets), (lb, -1, self._left_offsets)):
+                if self.lattice:
+                    t_lo = g.tail_sums(cost, base, direction, law.beta, bound="lower")
+                else:
+                    t_lo = self._tail_cell_means_lower(cost, base, direction)
+                t_hi = g.tail_sums(cost, base, direction, law.beta, bound="upper")
+                parts_lo.append(offs * t_lo)
+                parts_hi.append(offs * t_hi)
+        with np.errstate(all="ignore"):
+            lo = math.fsum(np.concatenate(parts_lo))
+            hi_parts = np.concatenate(parts_hi)
+            hi = math.fsum(hi_parts) if np.all(np.isfinite(hi_parts)) else math.inf
+        return lo * (1 - 1e-12), hi * (1 + 1e-12)
+
+    def _tail_cell_means_lower(self, cost, base: np.ndarray, direction: int) -> np.ndarray:
+        """Σ_{m>=1} β^m · (lower bound of the mean of L on cell base + direction·m·W), truncated
+        (a valid lower bound: every term is nonnegative)."""
+        from optmech.problems.lattice import MAX_TAIL_TERMS
+
+        g, b, W = self.law.grid, self.law.beta, self._W
+        periods = int(math.log(1e-19) / math.log(b)) + 16 if b > 0 else 0
+        periods = max(1, min(periods, MAX_TAIL_TERMS // (10 * max(W, 1))))
+        ms = np.arange(1, periods + 1)
+        k = base[None, :] + direction * W * ms[:, None]
+        vals = g.cell_mean_lower(cost, k.ravel()).reshape(k.shape)
+        with np.errstate(all="ignore"):
+            return np.nan_to_num((b ** ms.astype(float))[:, None] * vals, nan=0.0, posinf=np.finfo(float).max).sum(axis=0)
+
+    def _expected_cost(self, cost):
+        lo, hi = self.expected_cost_bounds(cost)
+        return hi if not math.isfinite(hi) else 0.5 * (lo + hi)
+
+    def mean(self) -> float:
+        """E[X] (exact series; the law need not be symmetric)."""
+        from optmech.costs import parse_cost
+
+        pos = self.expected_cost(parse_cost("max(x, 0)"))
+        neg = self.expected_cost(parse_cost("max(-x, 0)"))
+        return pos - neg
+
+
+class LatticePMF(Tabulated):
+    """A pmf on ℤ with periodic geometric tails (the integer-domain solver output)."""
+
+    name = "lattice_pmf"
+    lattice = True
+
+
+class PiecewiseConstantDensity(Tabulated):
+    """A piecewise-constant density with periodic geometric tails (the continuous solver output)."""
+
+    name = "piecewise_constant_density"
+    lattice = False
