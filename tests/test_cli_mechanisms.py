@@ -1,0 +1,115 @@
+"""``optmech sample`` and ``optmech mechanism``: file contracts, reproducibility, JSON fields and
+input errors (exit 2, one line on stderr, no output file).  ``optmech audit`` is covered in
+tests/test_audit.py and below for its CLI contract."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from optmech.mechanisms import DiscreteStaircase, Staircase, optimal_gamma
+from optmech.costs import parse_cost
+from test_cli import run_cli
+
+
+def test_sample_npy_is_reproducible_and_has_the_law(tmp_path):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    for f in (a, b):
+        p = run_cli("sample", "--mechanism", "staircase", "--epsilon", "1.5", "--sensitivity", "2", "-n", "20000",
+                    "--seed", "11", "--out", str(f), "--json")
+        assert p.returncode == 0, p.stderr
+    x, y = np.load(a), np.load(b)
+    assert x.shape == (20000,) and np.array_equal(x, y)
+    summary = json.loads(p.stdout)
+    assert summary["seed"] == 11 and summary["n"] == 20000 and not summary["secure"]
+    g = summary["mechanism"]["gamma"]
+    assert g == pytest.approx(optimal_gamma(parse_cost("abs"), 1.5, 2.0), rel=1e-14)  # default cost abs
+    st = Staircase(epsilon=1.5, sensitivity=2.0, gamma=g)
+    assert stats.kstest(x, st.cdf).pvalue > 1e-3
+
+
+def test_sample_csv_discrete_and_dd(tmp_path):
+    f = tmp_path / "k.csv"
+    p = run_cli("sample", "--mechanism", "discrete_staircase", "--epsilon", "1", "--sensitivity", "4", "--r", "3",
+                "-n", "500", "--seed", "1", "--out", str(f))
+    assert p.returncode == 0, p.stderr
+    lines = f.read_text().splitlines()
+    assert lines[0] == "x" and len(lines) == 501
+    k = np.array([int(v) for v in lines[1:]])
+    ds = DiscreteStaircase(epsilon=1.0, sensitivity=4, r=3)
+    assert np.all(ds.pmf(k) > 0)
+    g = tmp_path / "u.csv"
+    p = run_cli("sample", "--mechanism", "uniform", "--delta", "0.25", "--dim", "2", "--sensitivity", "1", "-n", "100",
+                "--secure", "--out", str(g), "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["secure"] is True
+    rows = g.read_text().splitlines()
+    assert rows[0] == "x1,x2" and len(rows) == 101
+    vals = np.array([[int(v) for v in r.split(",")] for r in rows[1:]])
+    assert vals.min() >= -2 and vals.max() <= 1  # n = 4 points: {-2, -1, 0, 1} [000 (4.28)]
+
+
+def test_sample_zero_draws_writes_an_empty_file(tmp_path):
+    f = tmp_path / "z.npy"
+    p = run_cli("sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "0", "--seed", "0", "--out", str(f))
+    assert p.returncode == 0, p.stderr
+    assert np.load(f).shape == (0,)
+
+
+def test_mechanism_json_contract():
+    p = run_cli("mechanism", "--mechanism", "staircase", "--epsilon", "1", "--sensitivity", "1", "--cost", "square", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    b = math.exp(-1.0)
+    v_star = (2 ** (-2 / 3) * (b * (1 + b)) ** (2 / 3) + b) / (1 - b) ** 2  # 000 Thm 2.7
+    assert d["expected_cost"] == pytest.approx(v_star, rel=1e-13)
+    assert set(d["parameters"]) == {"gamma"} and d["shape_parameter"] == "optimal"
+    p = run_cli("mechanism", "--mechanism", "staircase", "--epsilon", "1", "--gamma", "0.5", "--json")
+    d = json.loads(p.stdout)
+    assert d["parameters"]["gamma"] == 0.5
+    assert d["expected_cost"] == pytest.approx(Staircase(epsilon=1, sensitivity=1, gamma=0.5).expected_cost("abs"), rel=1e-14)
+    p = run_cli("mechanism", "--mechanism", "discrete_laplace", "--epsilon", "2", "--sensitivity", "3", "--json")
+    lam = math.exp(-2 / 3)
+    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(2 * lam / (1 - lam**2), rel=1e-13)  # 002 (231)
+    p = run_cli("mechanism", "--mechanism", "uniform", "--delta", "0.05", "--sensitivity", "3", "--json")
+    d = json.loads(p.stdout)
+    assert d["expected_cost"] == pytest.approx(3 / (4 * 0.05), rel=1e-13)  # 002 Cor 4 V_UB
+    assert d["privacy"]["notion"] == "approx" and d["privacy"]["delta"] <= 0.05
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sample", "--mechanism", "staircase", "--epsilon", "1", "--gamma", "1.5", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "staircase", "--epsilon", "1", "--gamma", "-0.1", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "discrete_staircase", "--epsilon", "1", "--sensitivity", "3", "--r", "0", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "discrete_staircase", "--epsilon", "1", "--sensitivity", "3", "--r", "4", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "0", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "-2", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "nan", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "-1", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "2.5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "5", "--out", "{d}/x.txt"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "5", "--out", "{d}/missing/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "5", "--seed", "-3", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "laplace", "--epsilon", "1", "-n", "5", "--seed", "3", "--secure", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "uniform", "--delta", "1.5", "-n", "5", "--out", "{d}/x.npy"],
+        ["sample", "--mechanism", "gaussian", "--epsilon", "1", "-n", "5", "--out", "{d}/x.npy"],
+        ["mechanism", "--mechanism", "staircase", "--epsilon", "1", "--gamma", "2", "--json"],
+        ["mechanism", "--mechanism", "discrete_staircase", "--epsilon", "1", "--sensitivity", "2.5", "--json"],
+        ["mechanism", "--mechanism", "geometric", "--epsilon", "1", "--sensitivity", "2", "--json"],
+        ["mechanism", "--mechanism", "laplace", "--epsilon", "1", "--r", "2", "--json"],
+        ["mechanism", "--mechanism", "staircase", "--epsilon", "1", "--cost", "__import__('os')", "--json"],
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, args):
+    argv = [a.replace("{d}", str(tmp_path)) for a in args]
+    p = run_cli(*argv)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert not any(tmp_path.rglob("*.npy")) and not any(tmp_path.rglob("*.csv"))
