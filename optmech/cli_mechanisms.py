@@ -26,7 +26,10 @@ def add_parsers(sub) -> None:
     from optmech.mechanisms.factory import FAMILIES
 
     def shape_args(p):
-        p.add_argument("--mechanism", required=True, choices=FAMILIES, help="mechanism family")
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--mechanism", choices=FAMILIES, help="mechanism family")
+        src.add_argument("--from", dest="from_file", metavar="FILE.json",
+                         help="a mechanism saved by `optmech solve --save` or written by Mechanism.to_dict()")
         p.add_argument("--dim", default="1", help="dimension d (default 1)")
         p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0")
         p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only)")
@@ -81,9 +84,38 @@ def _sensitivity(text, lattice_hint: bool):
     return v
 
 
-def _build(args: argparse.Namespace):
-    from optmech.mechanisms.factory import make_mechanism
+def load_mechanism_file(path: str):
+    """A mechanism from JSON: the output of ``optmech solve --save`` or a ``to_dict()``."""
+    from optmech.mechanisms import Mechanism, Tabulated
 
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SpecError(f"cannot read {path} as JSON: {exc}") from None
+    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
+        eps = (d.get("problem") or {}).get("epsilon")
+        law = Tabulated.from_dict(d["mechanism"])
+        return Tabulated.from_law(law.law, eps if isinstance(eps, (int, float)) else None)
+    if isinstance(d, dict):
+        return Mechanism.from_dict(d)
+    raise SpecError(f"{path} does not hold a mechanism (a JSON object is expected)")
+
+
+def _build(args: argparse.Namespace):
+    from optmech.mechanisms.factory import MechanismChoice, make_mechanism, parse_cost_for
+
+    if args.from_file is not None:
+        for flag, value in (("--gamma", args.gamma), ("--r", args.r), ("--delta", args.delta), ("--epsilon", args.epsilon),
+                            ("--domain", args.domain)):
+            if value is not None:
+                raise SpecError(f"{flag} does not apply with --from (the file defines the mechanism)")
+        mech = load_mechanism_file(args.from_file)
+        if args.dim not in ("1", str(mech.dim)):
+            raise SpecError(f"--dim {args.dim} does not match the mechanism in the file (dim {mech.dim})")
+        return mech, MechanismChoice("given", str(parse_cost_for(args.cost, mech.dim)))
     fam = args.mechanism
     lattice = fam in ("discrete_staircase", "geometric", "discrete_laplace") or (fam == "uniform" and args.domain != "continuous")
     return make_mechanism(

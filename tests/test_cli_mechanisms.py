@@ -113,3 +113,27 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args):
     assert p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     assert not any(tmp_path.rglob("*.npy")) and not any(tmp_path.rglob("*.csv"))
+
+
+def test_sample_and_describe_a_solved_mechanism(tmp_path):
+    """``--from`` turns ``optmech solve --save`` into a sampler: its law is the discrete staircase
+    (the proven optimum for |x| on ℤ [000 Thm 2.13])."""
+    saved, out = tmp_path / "s.json", tmp_path / "x.npy"
+    p = run_cli("solve", "--domain", "integer", "--epsilon", "1", "--sensitivity", "3", "--save", str(saved), "--json")
+    assert p.returncode == 0, p.stderr
+    solved = json.loads(p.stdout)
+    p = run_cli("mechanism", "--from", str(saved), "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert solved["lower_bound"] - 1e-9 <= d["expected_cost"] <= solved["upper_bound"] + 1e-9
+    assert d["privacy"]["epsilon"] <= 1.0
+    p = run_cli("sample", "--from", str(saved), "-n", "20000", "--seed", "4", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    k = np.load(out)
+    ds = DiscreteStaircase.optimal("abs", epsilon=1.0, sensitivity=3)
+    pit = ds.cdf(k - 1) + np.random.default_rng(0).random(k.size) * ds.pmf(k)
+    assert stats.kstest(pit, "uniform").pvalue > 1e-3
+    for bad in (["mechanism", "--from", str(tmp_path / "none.json")], ["mechanism", "--from", str(saved), "--gamma", "0.2"],
+                ["mechanism", "--from", str(out)], ["mechanism", "--mechanism", "laplace", "--from", str(saved)]):
+        p = run_cli(*bad)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (bad, p.stderr)
