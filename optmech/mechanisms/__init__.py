@@ -43,6 +43,21 @@ from optmech.mechanisms.staircase import (
     staircase_optimal_cost_square,
     staircase_reference,
 )
+from optmech.mechanisms.multidim import (
+    COSTS_ND,
+    DiscreteLaplaceND,
+    L2Laplace,
+    LaplaceND,
+    StaircaseND,
+    discrete_laplace_nd_cost,
+    l2_laplace_cost,
+    laplace_nd_cost,
+    optimal_gamma_nd,
+    staircase_nd_cost,
+    staircase_nd_moment,
+    staircase_nd_normaliser,
+    staircase_nd_optimal_cost,
+)
 from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, Tabulated
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
@@ -55,6 +70,19 @@ __all__ = [
     "Reference",
     "Uniform",
     "UniformContinuous",
+    "StaircaseND",
+    "LaplaceND",
+    "DiscreteLaplaceND",
+    "L2Laplace",
+    "COSTS_ND",
+    "staircase_nd_normaliser",
+    "staircase_nd_moment",
+    "staircase_nd_cost",
+    "staircase_nd_optimal_cost",
+    "optimal_gamma_nd",
+    "laplace_nd_cost",
+    "discrete_laplace_nd_cost",
+    "l2_laplace_cost",
     "Tabulated",
     "LatticePMF",
     "PiecewiseConstantDensity",

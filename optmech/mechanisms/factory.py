@@ -21,11 +21,11 @@ from typing import Any
 from optmech.errors import SpecError
 from optmech.mechanisms import _numerics as nx
 from optmech.mechanisms.base import Mechanism
+from optmech.mechanisms.multidim import COSTS_ND
 
 __all__ = ["FAMILIES", "COSTS_ND", "MechanismChoice", "make_mechanism", "parse_cost_for"]
 
 FAMILIES = ("staircase", "discrete_staircase", "geometric", "laplace", "discrete_laplace", "uniform", "l2_laplace")
-COSTS_ND = ("l1", "l2", "l2sq", "linf")
 _ND_ALIASES = {"abs": "l1", "square": "l2sq"}
 
 

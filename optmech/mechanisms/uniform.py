@@ -56,8 +56,10 @@ def uniform_width(delta: float, sensitivity: int) -> int:
 
 
 def _norm_cost(name: str, dim: int) -> str:
-    if name not in ("l1", "l2", "l2sq", "linf"):
-        raise SpecError(f"d-dimensional costs are l1, l2, l2sq, linf; got {name!r}")
+    from optmech.mechanisms.multidim import COSTS_ND
+
+    if name not in COSTS_ND:
+        raise SpecError(f"d-dimensional costs are {', '.join(COSTS_ND)}; got {name!r}")
     return name
 
 
