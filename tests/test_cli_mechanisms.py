@@ -137,3 +137,27 @@ def test_sample_and_describe_a_solved_mechanism(tmp_path):
                 ["mechanism", "--from", str(out)], ["mechanism", "--mechanism", "laplace", "--from", str(saved)]):
         p = run_cli(*bad)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, (bad, p.stderr)
+
+
+def test_dd_sample_and_mechanism(tmp_path):
+    """d-D: the staircase's E‖X‖₁ = Δ(d/(d+1))N_{d+1}(γ)/N_d(γ) (reference/multidim.md §3) from
+    the CLI, and the sample's mean ‖X‖₁ within 5 standard errors of it."""
+    from optmech.mechanisms import staircase_nd_moment
+
+    p = run_cli("mechanism", "--mechanism", "staircase", "--dim", "3", "--epsilon", "2", "--sensitivity", "1.5", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    g = d["parameters"]["gamma"]
+    assert d["expected_cost"] == pytest.approx(staircase_nd_moment(1, 2.0, 1.5, g, 3), rel=1e-12)
+    f = tmp_path / "x.npy"
+    p = run_cli("sample", "--mechanism", "staircase", "--dim", "3", "--epsilon", "2", "--sensitivity", "1.5",
+                "-n", "100000", "--seed", "2", "--out", str(f))
+    assert p.returncode == 0, p.stderr
+    x = np.load(f)
+    assert x.shape == (100000, 3)
+    l1 = np.abs(x).sum(axis=1)
+    assert abs(l1.mean() - d["expected_cost"]) < 5 * l1.std() / math.sqrt(l1.size)
+    p = run_cli("mechanism", "--mechanism", "l2_laplace", "--dim", "4", "--epsilon", "0.5", "--cost", "l2sq", "--json")
+    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(4 * 5 / 0.25, rel=1e-12)  # n(n+1)Δ²/ε² [004]
+    p = run_cli("mechanism", "--mechanism", "staircase", "--dim", "2", "--epsilon", "1", "--cost", "abs^2", "--json")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
