@@ -389,15 +389,20 @@ class Staircase(Mechanism):
         return np.where(x >= 0, tail, 1.0 - tail)
 
     def _sample(self, n, rng):
-        # Algorithm 1 [seed 001 §II; 000 §2.5]
-        b, g = self._b, self.gamma
-        s = rng.choice(np.array([-1.0, 1.0]), size=n)
-        geo = rng.geometric(self._u, size=n) - 1.0
-        unif = rng.random(n)
-        p_b0 = g / (g + (1.0 - g) * b)
-        bern = rng.random(n) >= p_b0  # B = 1 with probability (1-γ)b/(γ+(1-γ)b)
-        inner = np.where(bern, geo + g + (1.0 - g) * unif, geo + g * unif)
-        return s * inner * self.sensitivity
+        # Algorithm 1 [seed 001 §II; 000 §2.5]: X = S·(G + B-step offset)·Δ with
+        # G ~ Geom(1 − b) on {0, 1, ...} drawn as ⌊E/ε⌋, E ~ Exp(1) (P(G >= i) = e^{−εi});
+        # within the step, U·γ w.p. γ/(γ + (1−γ)b) (B = 0), else γ + U·(1 − γ) (B = 1).
+        g = self.gamma
+        x = rng.standard_exponential(n)
+        x /= self.epsilon
+        np.floor(x, out=x)
+        u = rng.random(n)
+        high = rng.random(n) >= g / (g + (1.0 - g) * self._b)
+        u *= np.where(high, 1.0 - g, g)
+        u += np.where(high, g, 0.0)
+        x += u
+        x *= np.where(rng.random(n) < 0.5, -self.sensitivity, self.sensitivity)
+        return x
 
     def _expected_cost(self, cost):
         return staircase_cost(cost, self.epsilon, self.sensitivity, self.gamma)
