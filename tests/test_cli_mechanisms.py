@@ -161,3 +161,39 @@ def test_dd_sample_and_mechanism(tmp_path):
     assert json.loads(p.stdout)["expected_cost"] == pytest.approx(4 * 5 / 0.25, rel=1e-12)  # n(n+1)Δ²/ε² [004]
     p = run_cli("mechanism", "--mechanism", "staircase", "--dim", "2", "--epsilon", "1", "--cost", "abs^2", "--json")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_audit_cli_contract(tmp_path):
+    """``optmech audit``: the JSON fields of the issue's contract, for a solver file (pure) and a
+    finite CSV pmf (not pure; uniform on n points has δ(ε) = Δ/n for every ε [003 corrected (22)])."""
+    saved = tmp_path / "s.json"
+    assert run_cli("solve", "--domain", "integer", "--epsilon", "0.7", "--sensitivity", "2", "--save", str(saved)).returncode == 0
+    p = run_cli("audit", str(saved), "--sensitivity", "2", "--epsilon", "0.35", "0.70", "--epsilon", "1e0", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert 0.7 - 1e-9 <= d["epsilon"] <= 0.7
+    assert list(d["delta_at"]) == ["0.35", "0.70", "1e0"]
+    assert d["delta_at"]["0.35"] > 0 and d["delta_at"]["0.70"] == 0 and d["delta_at"]["1e0"] == 0
+    eps_grid = [e for e, _ in d["delta_curve"]]
+    assert eps_grid == sorted(eps_grid) and all(0 <= dl <= 1 for _, dl in d["delta_curve"])
+    csv = tmp_path / "u.csv"
+    csv.write_text("k,p\n" + "".join(f"{k},0.2\n" for k in range(-2, 3)))
+    p = run_cli("audit", str(csv), "--sensitivity", "2", "--epsilon", "0,3", "--json")
+    d = json.loads(p.stdout)
+    assert d["epsilon"] is None
+    assert d["delta_at"]["0"] == pytest.approx(2 / 5, rel=1e-12) and d["delta_at"]["3"] == pytest.approx(2 / 5, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["k,p\n0,-0.1\n1,1.1\n", "k,p\n0,nan\n1,1\n", "k,p\n0,0.5\n1,0.6\n", "k,p\n0,0.5\n0,0.5\n",
+     "k,p\n0.5,0.5\n1,0.5\n", "x,y\n0,1\n", "", "k,p\n0,0.5,1\n"],
+)
+def test_audit_bad_pmf_files(tmp_path, text):
+    f = tmp_path / "p.csv"
+    f.write_text(text)
+    p = run_cli("audit", str(f), "--sensitivity", "1", "--json")
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    p = run_cli("audit", str(tmp_path / "missing.csv"), "--sensitivity", "1")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
