@@ -60,6 +60,8 @@ def _number(name: str, text: str | None, *, integer: bool = False) -> float | in
         v = float(text)
     except ValueError:
         raise SpecError(f"{name} must be a number, got {text!r}") from None
+    if math.isnan(v):
+        raise SpecError(f"{name} must be a number, got {text!r}")
     if integer:
         if not math.isfinite(v) or v != int(v):
             raise SpecError(f"{name} must be an integer, got {text!r}")

@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 
+from optmech.cli import _number as _num
 from optmech.errors import SpecError
 
 #: Samples drawn per block when writing a file (bounded memory for any n).
@@ -61,22 +62,6 @@ def add_parsers(sub) -> None:
 
 
 # -- parsing helpers ------------------------------------------------------------------------------
-def _num(name: str, text, *, integer: bool = False):
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise SpecError(f"{name} must be a number, got {text!r}") from None
-    if math.isnan(v):
-        raise SpecError(f"{name} must be a number, got {text!r}")
-    if integer:
-        if not math.isfinite(v) or v != int(v):
-            raise SpecError(f"{name} must be an integer, got {text!r}")
-        return int(v)
-    return v
-
-
 def _sensitivity(text, lattice_hint: bool):
     v = _num("sensitivity", text)
     if lattice_hint and v is not None and math.isfinite(v) and v == int(v):
