@@ -189,7 +189,9 @@ def solve(
     time_limit: float | None = None,
     max_refinements: int = 30,
 ) -> Result:
-    """Solve a 1-D pure ε-DP optimal-noise problem with a certified bracket.
+    """Solve an optimal-noise problem with a certified bracket.
+
+    1-D pure ε-DP here; (ε, δ)-DP (1-D and d-D, integer domain) in :mod:`optmech.solve_approx`.
 
     Parameters
     ----------
@@ -209,7 +211,17 @@ def solve(
         gap is still certified; ``status`` is then ``"gap_not_reached"``.
     """
     from optmech.solvers import load_profile, solve_lp
+    from optmech.spec import ApproxDP, PureDP
 
+    if isinstance(problem.privacy, ApproxDP):
+        if problem.privacy.delta > 0.0:
+            from optmech.solve_approx import solve_approx
+
+            return solve_approx(problem, solver=solver, time_limit=time_limit)
+        # δ = 0: pure ε-DP on ℤ (1-D), by the pure machinery
+        import dataclasses
+
+        problem = dataclasses.replace(problem, privacy=PureDP(problem.epsilon))
     t0 = time.perf_counter()
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMIT

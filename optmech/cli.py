@@ -31,8 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"optmech {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     s = sub.add_parser("solve", help="solve one problem and print the certified bracket")
-    s.add_argument("--privacy", default="pure", choices=["pure"], help="privacy notion (default: pure)")
-    s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0")
+    s.add_argument("--privacy", default="pure", choices=["pure", "approx"], help="privacy notion: pure ε-DP or approx (ε,δ)-DP (default: pure)")
+    s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
+    s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
+    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: --privacy approx, costs l1|l2|l2sq|linf)")
     s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
     s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic)")
@@ -45,6 +47,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     sub.add_parser("solvers", help="list solver backends and profiles")
+    t = sub.add_parser("table", help="a bound table: one certified solve per (sensitivity, epsilon[, delta]) row")
+    t.add_argument("--privacy", required=True, choices=["approx", "pure"])
+    t.add_argument("--cost", default="abs", help="cost (1-D spec, or l1|l2|l2sq|linf with --dim > 1; default abs)")
+    t.add_argument("--sensitivity", required=True, help="comma-separated sensitivities Δ")
+    t.add_argument("--epsilon", required=True, help="comma-separated ε values")
+    t.add_argument("--delta", default=None, help="comma-separated δ values (--privacy approx)")
+    t.add_argument("--dim", default="1", help="dimension d (--privacy approx)")
+    t.add_argument("--domain", default=None, choices=["integer", "continuous"], help="pure DP: noise domain (default integer)")
+    t.add_argument("--format", default="text", choices=["text", "csv", "json", "markdown"])
+    t.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
+    t.add_argument("--workers", default=None, help="worker processes (default: all cores)")
+    t.add_argument("--force", action="store_true", help="allow tables above the row limit")
+    t.add_argument("--solver", default="default", help="solver profile name or TOML file")
+    t.add_argument("--time-limit", default=None, help="wall-clock budget per row in seconds")
+    t.add_argument("--target-gap", default=None, help="relative gap at which each row stops")
     from optmech.cli_mechanisms import add_parsers
 
     add_parsers(sub)
@@ -71,11 +88,28 @@ def _number(name: str, text: str | None, *, integer: bool = False) -> float | in
 
 def _problem(args: argparse.Namespace):
     from optmech.costs import parse_cost
-    from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
+    from optmech.errors import SpecError
+    from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
 
     eps = _number("epsilon", args.epsilon)
     delta = _number("sensitivity", args.sensitivity)
     gap = _number("target-gap", args.target_gap)
+    dim = _number("dim", args.dim, integer=True)
+    if args.privacy == "approx":
+        if args.delta is None:
+            raise SpecError("--privacy approx needs --delta")
+        if args.resolution is not None:
+            raise SpecError("--resolution applies only to --domain continuous")
+        privacy = ApproxDP(eps, _number("delta", args.delta))
+        if args.domain != "integer":
+            raise SpecError("--privacy approx is solved on the integer domain: add --domain integer")
+        cost = args.cost if dim > 1 else parse_cost(args.cost)
+        return Problem(privacy=privacy, cost=cost, sensitivity=delta, domain=IntegerLattice(), target_gap=gap,
+                       symmetry="off" if args.no_symmetry else "auto", dim=dim)
+    if args.delta is not None:
+        raise SpecError("--delta applies only to --privacy approx")
+    if dim != 1:
+        raise SpecError("--dim > 1 needs --privacy approx (pure DP in d dimensions is not supported yet)")
     if args.domain == "integer":
         if args.resolution is not None:
             from optmech.errors import SpecError
@@ -104,6 +138,8 @@ def format_result(result) -> str:
     """Readable text table of a Result."""
     pr = result.problem
     tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
+    if pr.get("privacy") == "approx":
+        return _format_approx(result, tag)
     head = (
         f"optmech {__version__} — 1-D pure ε-DP, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g}, "
         f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
@@ -127,6 +163,30 @@ def format_result(result) -> str:
         for r in result.references:
             params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.parameters.items())
             rows.append(f"    {r.name:<20}{_fmt(r.value):<22}{'yes' if r.inside_bracket else 'no':<16}{params}")
+    for c in result.claims:
+        rows.append(f"  note: {c}")
+    return "\n".join(rows)
+
+
+def _format_approx(result, tag: str) -> str:
+    pr, a = result.problem, result.audit
+    rows = [
+        f"optmech {__version__} — (ε,δ)-DP, epsilon={pr['epsilon']:g}, delta={pr['delta']:g}, "
+        f"sensitivity={pr['sensitivity']:g} (ℓ1), dim {pr['dim']}, integer domain, cost {pr['cost']}",
+        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
+        f"  relative gap      {result.relative_gap:.3g}",
+        f"  status            {result.status}: {result.message}",
+        f"  audited delta     {a['realised_delta']!s:.17} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})",
+        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
+        f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
+        f"  time              {result.seconds:.3f} s",
+    ]
+    if result.references:
+        rows.append("  bounds and closed forms")
+        rows.append(f"    {'name':<20}{'kind':<7}{'value':<22}{'valid':<7}note")
+        for r in result.references:
+            valid = "-" if r.valid is None else ("yes" if r.valid else "NO")
+            rows.append(f"    {r.name:<20}{(r.kind or '-'):<7}{_fmt(r.value):<22}{valid:<7}{r.note[:70]}")
     for c in result.claims:
         rows.append(f"  note: {c}")
     return "\n".join(rows)
@@ -163,6 +223,54 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK if result.certified else EXIT_UNCERTIFIED
 
 
+def _cmd_table(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    from optmech.errors import SpecError
+    from optmech.table import build_table, parse_list, render
+
+    dim = _number("dim", args.dim, integer=True)
+    sens = parse_list("sensitivity", args.sensitivity, integer=(args.privacy == "approx" or args.domain != "continuous"))
+    eps = parse_list("epsilon", args.epsilon)
+    if args.privacy == "approx":
+        if args.delta is None:
+            raise SpecError("--privacy approx needs --delta")
+        if args.domain not in (None, "integer"):
+            raise SpecError("--privacy approx tables are on the integer domain")
+        deltas = parse_list("delta", args.delta)
+    else:
+        if args.delta is not None:
+            raise SpecError("--delta applies only to --privacy approx")
+        deltas = []
+    workers = _number("workers", args.workers, integer=True)
+    if workers is not None and workers < 1:
+        raise SpecError(f"--workers must be >= 1, got {args.workers!r}")
+    tl = _number("time-limit", args.time_limit)
+    if tl is not None and not (tl > 0 and math.isfinite(tl)):
+        raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    if args.out:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(folder):
+            raise SpecError(f"--out folder does not exist: {folder}")
+    rows = build_table(args.privacy, cost=args.cost, sensitivities=sens, epsilons=eps, deltas=deltas, dim=dim,
+                       domain=args.domain or "integer", solver=args.solver, time_limit=tl,
+                       target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force)
+    text = render(args.privacy, rows, args.format)
+    if args.out:
+        fd, tmp = tempfile.mkstemp(prefix=".optmech-", dir=os.path.dirname(os.path.abspath(args.out)))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, args.out)
+    else:
+        sys.stdout.write(text)
+    failed = [r for r in rows if not r.get("certified")]
+    if failed:
+        sys.stderr.write(f"optmech: {len(failed)} of {len(rows)} rows are not certified (see the certified/error columns)\n")
+        return EXIT_UNCERTIFIED
+    return EXIT_OK
+
+
 def _cmd_solvers(args: argparse.Namespace) -> int:
     from optmech.solvers import available_backends
     from optmech.solvers.profiles import profile_names
@@ -185,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "solve":
             return _cmd_solve(args)
+        if args.command == "table":
+            return _cmd_table(args)
         if args.command in ("sample", "mechanism", "audit"):
             from optmech import cli_mechanisms
 

@@ -42,9 +42,14 @@ class ReferenceValue:
     inside_bracket: bool
     exact: bool = True
     note: str = ""
+    #: For bounds with side conditions ((ε, δ) theorems): whether they hold; None otherwise.
+    valid: bool | None = None
+    #: "lower" or "upper" for bounds, None for mechanisms' costs.
+    kind: str | None = None
+    conditions: dict | None = None
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "name": self.name,
             "value": _json_float(self.value),
             "parameters": {k: _json_float(v) if isinstance(v, float) else v for k, v in self.parameters.items()},
@@ -52,6 +57,13 @@ class ReferenceValue:
             "exact": self.exact,
             "note": self.note,
         }
+        if self.valid is not None:
+            d["valid"] = bool(self.valid)
+        if self.kind is not None:
+            d["kind"] = self.kind
+        if self.conditions is not None:
+            d["conditions"] = {k: bool(v) for k, v in self.conditions.items()}
+        return d
 
 
 @dataclass(frozen=True)

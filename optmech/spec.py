@@ -50,6 +50,38 @@ class PureDP:
 
 
 @dataclass(frozen=True)
+class ApproxDP:
+    """(ε, δ)-differential privacy [seed 002 (3); 000 Ch. 4]: P(S) <= e^ε P(S + v) + δ.
+
+    ε >= 0 (ε = 0 is (0, δ)-DP), 0 <= δ < 1, not both 0.  δ = 0 is pure ε-DP and is solved by the
+    pure-DP machinery (1-D).
+    """
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self) -> None:
+        try:
+            eps, dl = float(self.epsilon), float(self.delta)
+        except (TypeError, ValueError):
+            raise SpecError(f"epsilon and delta must be numbers, got {self.epsilon!r}, {self.delta!r}") from None
+        if math.isnan(eps) or math.isinf(eps) or eps < 0:
+            raise SpecError(f"epsilon must be finite and >= 0 for (epsilon, delta)-DP, got {self.epsilon!r}")
+        if math.isnan(dl) or not 0.0 <= dl < 1.0:
+            raise SpecError(f"delta must be in [0, 1), got {self.delta!r}")
+        if eps == 0.0 and dl == 0.0:
+            raise SpecError("epsilon = delta = 0 admits no noise distribution (perfect privacy)")
+        if eps > EPSILON_RANGE[1]:
+            raise SpecError(f"epsilon={eps:g} is outside the supported range [0, {EPSILON_RANGE[1]:g}]")
+        if 0 < dl < 1e-6:
+            raise SpecError(f"delta={dl:g} is below the supported 1e-6 (the support grows like 1/delta)")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", dl)
+
+    name = "approx"
+
+
+@dataclass(frozen=True)
 class IntegerLattice:
     """Noise on ℤ for an integer-valued query with integer sensitivity Δ [seed 000 §2.8]."""
 
@@ -89,10 +121,12 @@ class Problem:
 
     Parameters
     ----------
-    privacy : PureDP
+    privacy : PureDP or ApproxDP
         The privacy notion.
     cost : Cost or str
-        Cost of the added noise, e.g. ``"abs"``, ``"square"``, ``"pow:1.5"`` or an expression in x.
+        Cost of the added noise, e.g. ``"abs"``, ``"square"``, ``"pow:1.5"`` or an expression in x;
+        in d > 1 dimensions one of ``l1``, ``l2``, ``l2sq``, ``linf`` (``abs`` and ``square`` are
+        read as ``l1`` and ``l2sq``).
     sensitivity : float
         Δ > 0; a positive integer on the integer domain.
     domain : IntegerLattice or Continuous
@@ -100,23 +134,46 @@ class Problem:
         Relative gap (upper − lower)/upper at which the adaptive solve stops.  Defaults to 1e-9 on
         the integer domain and 1e-4 on the continuous one.
     symmetry : {"auto", "off"}
-        ``"auto"`` uses the symmetric monotone fast path when the cost is checked to be symmetric
-        and nondecreasing in |x|; ``"off"`` always uses the general builder.
+        ``"auto"`` uses the symmetric fast path when the cost is checked to qualify (pure DP:
+        symmetric and nondecreasing in |x|; (ε, δ): even); ``"off"`` always uses the general builder.
+    dim : int
+        Dimension d of the query (d > 1: (ε, δ)-DP on ℤ^d with ℓ1 sensitivity; issue 5 adds pure DP).
     """
 
-    privacy: PureDP
+    privacy: PureDP | ApproxDP
     cost: Cost
     sensitivity: float = 1.0
     domain: Domain = field(default_factory=Continuous)
     target_gap: float | None = None
     symmetry: str = "auto"
+    dim: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.privacy, PureDP):
-            raise SpecError(f"privacy must be PureDP(epsilon), got {self.privacy!r}")
+        if not isinstance(self.privacy, (PureDP, ApproxDP)):
+            raise SpecError(f"privacy must be PureDP(epsilon) or ApproxDP(epsilon, delta), got {self.privacy!r}")
         if not isinstance(self.domain, (IntegerLattice, Continuous)):
             raise SpecError(f"domain must be IntegerLattice() or Continuous(resolution), got {self.domain!r}")
-        object.__setattr__(self, "cost", as_cost(self.cost))
+        dim = self.dim
+        if isinstance(dim, bool) or not isinstance(dim, (int, float)) or dim != int(dim) or not 1 <= int(dim) <= 8:
+            raise SpecError(f"dim must be an integer in [1, 8], got {dim!r}")
+        object.__setattr__(self, "dim", int(dim))
+        if isinstance(self.privacy, ApproxDP):
+            if not isinstance(self.domain, IntegerLattice):
+                raise SpecError("(epsilon, delta)-DP is solved on the integer domain (--domain integer)")
+            if self.privacy.delta == 0.0 and self.dim > 1:
+                raise SpecError("delta = 0 in d > 1 dimensions is pure DP on a lattice, not supported yet")
+        elif self.dim > 1:
+            raise SpecError("pure DP in d > 1 dimensions is not supported yet (use --privacy approx with delta > 0)")
+        if self.dim > 1:
+            from optmech.problems.approx import COSTS_ND
+
+            name = {"abs": "l1", "square": "l2sq"}.get(str(getattr(self.cost, "spec", self.cost)),
+                                                     str(getattr(self.cost, "spec", self.cost)))
+            if name not in COSTS_ND:
+                raise SpecError(f"costs in {self.dim} dimensions are {', '.join(COSTS_ND)}; got {self.cost!r}")
+            object.__setattr__(self, "cost", name)
+        else:
+            object.__setattr__(self, "cost", as_cost(self.cost))
         delta = _finite_positive("sensitivity", self.sensitivity)
         if isinstance(self.domain, IntegerLattice):
             if delta != int(delta):
@@ -138,16 +195,24 @@ class Problem:
     def epsilon(self) -> float:
         return self.privacy.epsilon
 
+    @property
+    def delta(self) -> float:
+        """δ (0 for pure DP)."""
+        return getattr(self.privacy, "delta", 0.0)
+
     def to_dict(self) -> dict:
         d = {
             "privacy": self.privacy.name,
             "epsilon": self.epsilon,
             "sensitivity": self.sensitivity,
             "domain": self.domain.name,
-            "cost": self.cost.spec,
+            "cost": self.cost if isinstance(self.cost, str) else self.cost.spec,
             "target_gap": self.target_gap,
             "symmetry": self.symmetry,
         }
+        if isinstance(self.privacy, ApproxDP):
+            d["delta"] = self.delta
+            d["dim"] = self.dim
         if isinstance(self.domain, Continuous):
             d["resolution"] = self.domain.resolution
         return d

@@ -1,0 +1,276 @@
+"""``optmech.solve`` for (ε, δ)-DP: hockey-stick LP → solver → certificates → Result.
+
+Lower bound: the repaired dual of the relaxation LP of :mod:`optmech.problems.approx` (weak
+duality with an a-priori rounding term, :func:`optmech.certify.dual_lower_bound`).
+
+Upper bound: the LP's primal on the box, negatives clipped, as a finitely supported pmf; its
+δ(ε) is audited for *every* shift 0 < ‖v‖₁ <= Δ with outward rounding
+(:func:`optmech.audit.hockey_stick_array`), and its cost is summed with outward rounding.  If the
+audit finds δ(ε) above δ (solver tolerances), the pmf is mixed with the uniform law of width
+⌈2Δ/δ⌉, which is (0, δ/2)-DP: the hockey-stick sum is convex in the pair of laws, so the
+mixture weight λ = (δ_p − δ)/(δ_p − δ/2) restores δ, and the mixture is audited again.
+
+The loop doubles the inner half-width N (starting from Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε,
+reference/approx-dp.md §3) while the relaxation still uses its outer layer or far mass and the
+gap is above the target.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from optmech.audit import hockey_stick_array
+from optmech.certify import LatticeMechanism, dual_lower_bound
+from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
+from optmech.problems.lattice import Grid1D
+from optmech.result import ReferenceValue, Result
+
+_U = 2.0**-53
+#: Bytes per LP nonzero / column HiGHS needs (conservative, as in optmech.api).
+BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
+
+
+def window_periods(epsilon: float, delta: float) -> float:
+    """n = ln(1 + (e^ε − 1)/(2δ))/ε (→ 1/(2δ) as ε → 0): the optimum's support is ≈ Δ(n + 1)
+    [reference/approx-dp.md §3, §5.2]."""
+    if epsilon == 0.0:
+        return 1.0 / (2.0 * delta)
+    return math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon
+
+
+def _check_size(dim: int, D: int, N: int, budget: float) -> None:
+    cols, nnz = estimate_size(dim, D, N)
+    need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * cols
+    if need > budget:
+        raise ProblemTooLarge(
+            f"the (epsilon, delta) LP needs about {need / 2**30:.1f} GiB ({cols} columns, {nnz} nonzeros; "
+            f"dim {dim}, sensitivity {D}, half-width {N}); the limit is {budget / 2**30:.1f} GiB: raise delta "
+            "or epsilon, lower the sensitivity or dimension, or set OPTMECH_MAX_MEMORY_GB"
+        )
+
+
+# -- upper bound ----------------------------------------------------------------------------------
+def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
+    """The product uniform of width n = ⌈2Δ/δ⌉ per coordinate ((0, δ/2)-DP), on [−R, R]^d."""
+    from optmech.mechanisms.uniform import uniform_width
+
+    n = uniform_width(delta / 2.0, D)
+    lo = -(n // 2)
+    R = max(-lo, lo + n - 1)
+    line = np.zeros(2 * R + 1)
+    line[lo + R: lo + n + R] = 1.0 / n
+    u = line
+    for _ in range(d - 1):
+        u = np.multiply.outer(u, line)
+    return u, R
+
+
+def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
+    k = R_to - R_from
+    return np.pad(p, k) if k > 0 else p
+
+
+def _price(cost, p: np.ndarray, R: int) -> float:
+    """Outward-rounded E L for masses p on [−R, R]^d (normalised by their sum)."""
+    d = p.ndim
+    side = 2 * R + 1
+    coords = np.stack(np.unravel_index(np.arange(p.size), (side,) * d), axis=-1) - R
+    nz = p.ravel() > 0
+    _, hi = point_costs(cost, coords[nz])
+    num = math.fsum(hi * p.ravel()[nz])
+    den = math.fsum(p.ravel())
+    if not (math.isfinite(num) and den > 0):
+        return math.inf
+    return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
+
+
+class _Upper:
+    """A certified upper bound: an audited pmf on a box and its outward-rounded cost."""
+
+    def __init__(self, p: np.ndarray, R: int, value: float, realised: float, shifts_delta: np.ndarray,
+                 certified: bool, mixed: float, note: str = "") -> None:
+        self.p, self.R, self.value = p, R, value
+        self.realised_delta, self.shifts_delta = realised, shifts_delta
+        self.certified, self.mixed, self.note = certified, mixed, note
+
+
+def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int) -> _Upper:
+    """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it."""
+    d = p.ndim
+    shifts = shift_vectors(d, D, half=False)
+    p = np.where(np.isfinite(p), np.maximum(p, 0.0), 0.0)
+    s = math.fsum(p.ravel())
+    if not s > 0:
+        p = np.zeros_like(p)
+        p[(R,) * d] = 1.0
+        s = 1.0
+    p = p / s
+    per = hockey_stick_array(p, shifts, epsilon)
+    mixed = 0.0
+    if per.max() > delta:
+        u, Ru = _uniform_box(delta, D, d)
+        Rm = max(R, Ru)
+        pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
+        dp = float(per.max())
+        du = float(hockey_stick_array(uu, shifts, epsilon).max())
+        lam = min(1.0, (dp - delta) / (dp - du) * (1 + 1e-9) + 1e-15) if dp > du else 1.0
+        p, R, mixed = (1 - lam) * pu + lam * uu, Rm, lam
+        per = hockey_stick_array(p, shifts, epsilon)
+    real = float(per.max())
+    certified = real <= delta
+    value = _price(cost, p, R)
+    note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
+    return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
+
+
+# -- references ------------------------------------------------------------------------------------
+def approx_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
+    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
+    from optmech.mechanisms.approx_bounds import approx_references
+
+    out = []
+    for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim):
+        v = float(b.value)
+        tol = 1e-12 if b.exact else 1e-9
+        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
+        out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
+                                  conditions=dict(b.conditions)))
+    return out
+
+
+# -- the loop -----------------------------------------------------------------------------------------
+def solve_approx(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 12) -> Result:
+    """Certified bracket for an (ε, δ)-DP problem on ℤ^d (see the module docstring)."""
+    from optmech.api import DEFAULT_TIME_LIMIT, memory_budget
+    from optmech.solvers import load_profile, solve_lp
+
+    t0 = time.perf_counter()
+    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    profile = load_profile(solver)
+    eps, delta, d = problem.epsilon, problem.delta, problem.dim
+    D = int(problem.sensitivity)
+    cost = problem.cost
+    n = window_periods(eps, delta)
+    N = int(D * (math.ceil(n) + 2))
+    budget = memory_budget()
+    _check_size(d, D, N, budget)
+
+    best_lo, lo_cert, best_up = -math.inf, None, None
+    history: list[dict] = []
+    last: tuple[ApproxLP, object] | None = None
+    status, message = "gap_not_reached", ""
+    for it in range(max_refinements):
+        alp = build_approx(cost, eps, delta, D, N, dim=d, symmetry=problem.symmetry)
+        remaining = max(1.0, time_limit - (time.perf_counter() - t0))
+        try:
+            raw = solve_lp(alp.lp, profile, time_limit=remaining)
+        except SolveFailed as exc:
+            if last is None:
+                raise
+            message = f"refinement stopped: {exc}"
+            break
+        last = (alp, raw)
+        lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
+        up = upper_from_pmf(cost, alp.box_masses(raw.x), alp.R, eps, delta, D)
+        if lo.value > best_lo:
+            best_lo, lo_cert = lo.value, lo
+        if up.certified and (best_up is None or up.value < best_up.value):
+            best_up = up
+        gap = _gap(best_lo, best_up.value if best_up else math.inf)
+        spill = alp.far_mass(raw.x) + alp.layer_mass(raw.x)
+        history.append({
+            "iteration": it, "half_width": N, "lp": alp.lp.size(), "solver_objective": raw.objective,
+            "lower_bound": lo.value, "upper_bound": up.value, "upper_certified": up.certified,
+            "mixed_weight": up.mixed, "layer_and_far_mass": spill, "relative_gap": gap,
+            "seconds": time.perf_counter() - t0,
+        })
+        if gap <= problem.target_gap:
+            status, message = "optimal", f"certified relative gap {gap:.3g} <= target {problem.target_gap:g}"
+            break
+        elapsed = time.perf_counter() - t0
+        if elapsed > 0.5 * time_limit or elapsed + 6.0 * raw.seconds > time_limit:
+            message = "time limit reached before the target gap"
+            break
+        if spill <= 1e-3 * problem.target_gap and len(history) >= 2 and gap > 0.5 * history[-2]["relative_gap"]:
+            message = "a wider window does not help: the remaining gap is the solver's accuracy"
+            break
+        try:
+            _check_size(d, D, 2 * N, budget)
+        except ProblemTooLarge:
+            message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
+            break
+        N *= 2
+    else:
+        message = f"no convergence within {max_refinements} refinements"
+
+    assert last is not None
+    alp, raw = last
+    certified = math.isfinite(best_lo) and best_up is not None and best_up.certified
+    if not certified:
+        status = "uncertified"
+        message = message or "a certificate could not be established"
+    up_value = best_up.value if best_up is not None else math.inf
+    refs = approx_reference_values(problem, best_lo, up_value)
+    mech = None
+    if best_up is not None and d == 1:
+        w = best_up.p.astype(float)
+        mech = LatticeMechanism(Grid1D.integer(D), -best_up.R, w, 0.0, np.zeros(D), np.zeros(D), total=math.fsum(w))
+    claims = [
+        "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < ||v||_1 <= sensitivity "
+        "[reference/approx-dp.md §3; 002 (18)/(103)]",
+        "lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
+        "the minimum cost outside",
+        "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
+        + (f" (mixed with a (0, delta/2) uniform at weight {best_up.mixed:.3g} to absorb solver tolerances)"
+           if best_up is not None and best_up.mixed > 0 else ""),
+    ]
+    if alp.even:
+        claims.append("even reduction p(x) = p(-x): the cost is even at every point of the box (convexity of the "
+                      "hockey-stick sums); no monotonicity is assumed")
+    return Result(
+        problem=problem.to_dict(),
+        lower_bound=best_lo,
+        upper_bound=up_value,
+        certified=certified,
+        status=status,
+        message=message,
+        seconds=time.perf_counter() - t0,
+        references=refs,
+        lp=alp.lp.size() | {"solver": raw.backend, "builder": alp.variant},
+        solver={
+            "backend": raw.backend, "method": raw.method, "version": raw.version,
+            "status": str(raw.status.value if hasattr(raw.status, "value") else raw.status),
+            "objective": raw.objective, "profile": profile.name,
+            "options": {k: v for k, v in raw.options.items() if k != "failed_attempts"},
+            "failed_attempts": raw.options.get("failed_attempts", []),
+        },
+        mechanism=mech,
+        audit={
+            "realised_delta": best_up.realised_delta if best_up else None,
+            "target_delta": delta,
+            "epsilon": eps,
+            "passed": bool(best_up and best_up.certified),
+            "shifts": int(len(best_up.shifts_delta)) if best_up else 0,
+            "method": "hockey-stick sums for every shift, outward-rounded",
+            "mixed_weight": best_up.mixed if best_up else None,
+            "lower_bound_clipped_rows": lo_cert.clipped_rows if lo_cert else None,
+            "lower_bound_error_term": lo_cert.error_term if lo_cert else None,
+        },
+        truncation={
+            "half_width": alp.N, "box_half_width": alp.R, "dim": d,
+            "lower_bound": "relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass",
+            "upper_bound": "restriction: the pmf on the box (zero outside), audited",
+        },
+        history=history,
+        claims=claims,
+    )
+
+
+def _gap(lo: float, up: float) -> float:
+    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
+        return math.inf if up != lo else 0.0
+    return max(0.0, (up - lo) / abs(up))
