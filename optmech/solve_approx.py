@@ -6,11 +6,13 @@ duality with an a-priori rounding term, :func:`optmech.certify.dual_lower_bound`
 Upper bound: the LP's primal on the box, negatives clipped, as a finitely supported pmf; its
 δ(ε) is audited for *every* shift 0 < ‖v‖₁ <= Δ with outward rounding
 (:func:`optmech.audit.hockey_stick_array`), and its cost is summed with outward rounding.  If the
-audit finds δ(ε) above δ (solver tolerances), the pmf is mixed with the uniform law of width
-⌈2Δ/δ⌉, which is (0, δ/2)-DP: the hockey-stick sum is convex in the pair of laws, so the
-mixture weight λ = (δ_p − δ)/(δ_p − δ/2) restores δ, and the mixture is audited again.
+audit finds δ(ε) above δ (solver tolerances), the pmf is mixed with a cheap law that is
+(ε, δ_u)-DP with δ_u <= δ/2: the discrete Laplace λ = e^{−ε/Δ} (per coordinate) truncated where
+its hockey-stick sum falls below δ/2 when ε > 0, the uniform law of width ⌈2Δ/δ⌉ when ε = 0.
+Each hockey-stick sum is convex in the pair of laws, so the mixture weight
+λ = (δ_p − δ)/(δ_p − δ_u) restores δ; the mixture is audited again.
 
-The loop doubles the inner half-width N (starting from Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε,
+The loop doubles the inner half-width N (starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε,
 reference/approx-dp.md §3) while the relaxation still uses its outer layer or far mass and the
 gap is above the target.
 """
@@ -54,6 +56,13 @@ def _check_size(dim: int, D: int, N: int, budget: float) -> None:
 
 
 # -- upper bound ----------------------------------------------------------------------------------
+def _product(line: np.ndarray, d: int) -> np.ndarray:
+    u = line
+    for _ in range(d - 1):
+        u = np.multiply.outer(u, line)
+    return u
+
+
 def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
     """The product uniform of width n = ⌈2Δ/δ⌉ per coordinate ((0, δ/2)-DP), on [−R, R]^d."""
     from optmech.mechanisms.uniform import uniform_width
@@ -63,10 +72,28 @@ def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
     R = max(-lo, lo + n - 1)
     line = np.zeros(2 * R + 1)
     line[lo + R: lo + n + R] = 1.0 / n
-    u = line
-    for _ in range(d - 1):
-        u = np.multiply.outer(u, line)
-    return u, R
+    return _product(line, d), R
+
+
+def _safe_box(epsilon: float, delta: float, D: int, d: int) -> tuple[np.ndarray, int, float]:
+    """A cheap pmf on [−R, R]^d whose audited δ(ε) is at most δ/2: (pmf, R, audited δ)."""
+    shifts = shift_vectors(d, D, half=False)
+    if epsilon > 0:
+        lam = math.exp(-epsilon / D)
+        # the truncated law leaks about d·λ^(R+1−Δ)/(1−λ) mass past its edge per shift
+        R = D + max(1, math.ceil(math.log(delta / (4 * d) * (1 - lam)) / math.log(lam)))
+        for _ in range(8):
+            k = np.arange(-R, R + 1)
+            line = lam ** np.abs(k).astype(float)
+            u = _product(line / math.fsum(line), d)
+            du = float(hockey_stick_array(u, shifts, epsilon).max())
+            if du <= delta / 2 or u.size > 4e7:
+                break
+            R = 2 * R
+        if du <= delta / 2:
+            return u, R, du
+    u, R = _uniform_box(delta, D, d)
+    return u, R, float(hockey_stick_array(u, shifts, epsilon).max())
 
 
 def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
@@ -112,14 +139,21 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     per = hockey_stick_array(p, shifts, epsilon)
     mixed = 0.0
     if per.max() > delta:
-        u, Ru = _uniform_box(delta, D, d)
+        u, Ru, du = _safe_box(epsilon, delta, D, d)
         Rm = max(R, Ru)
         pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
         dp = float(per.max())
-        du = float(hockey_stick_array(uu, shifts, epsilon).max())
-        lam = min(1.0, (dp - delta) / (dp - du) * (1 + 1e-9) + 1e-15) if dp > du else 1.0
-        p, R, mixed = (1 - lam) * pu + lam * uu, Rm, lam
-        per = hockey_stick_array(p, shifts, epsilon)
+        # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
+        margin = 64 * _U * (1.0 + delta)
+        for _ in range(6):
+            target = delta - margin
+            lam = min(1.0, (dp - target) / (dp - du)) if dp > du else 1.0
+            mix = (1 - lam) * pu + lam * uu
+            per = hockey_stick_array(mix, shifts, epsilon)
+            if per.max() <= delta:
+                break
+            margin *= 16
+        p, R, mixed = mix, Rm, lam
     real = float(per.max())
     certified = real <= delta
     value = _price(cost, p, R)
@@ -155,7 +189,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     D = int(problem.sensitivity)
     cost = problem.cost
     n = window_periods(eps, delta)
-    N = int(D * (math.ceil(n) + 2))
+    N = int(2 * D * (math.ceil(n) + 2))  # closes the gap in one LP in the digest's tests (approx-dp.md §3)
     budget = memory_budget()
     _check_size(d, D, N, budget)
 
@@ -195,6 +229,9 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         if elapsed > 0.5 * time_limit or elapsed + 6.0 * raw.seconds > time_limit:
             message = "time limit reached before the target gap"
             break
+        if not up.certified and spill <= 1e-3 * problem.target_gap:
+            message = f"the upper bound could not be certified: {up.note}"
+            break
         if spill <= 1e-3 * problem.target_gap and len(history) >= 2 and gap > 0.5 * history[-2]["relative_gap"]:
             message = "a wider window does not help: the remaining gap is the solver's accuracy"
             break
@@ -225,7 +262,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         "lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
         "the minimum cost outside",
         "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
-        + (f" (mixed with a (0, delta/2) uniform at weight {best_up.mixed:.3g} to absorb solver tolerances)"
+        + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
            if best_up is not None and best_up.mixed > 0 else ""),
     ]
     if alp.even:
