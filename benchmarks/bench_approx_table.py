@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
               fmt(r["ratio_best_simple_to_v_star"], ".4f")] for r in sample]))
     if not args.quick:
         scaling = []
-        for label, sweep in (("Δ (ε = 0.1, δ = 0.01)", [(D, 0.1, 0.01) for D in (10, 20, 50, 100, 200, 400)]),
-                             ("δ (Δ = 1, ε = 0.1)", [(1, 0.1, dl) for dl in (1e-3, 3e-4, 1e-4, 3e-5, 1e-5)]),
-                             ("δ (Δ = 5, ε = 0.1)", [(5, 0.1, dl) for dl in (2e-3, 1e-3, 5e-4, 2e-4)])):
+        for label, sweep in (("Δ (ε = 0.1, δ = 0.01)", [(D, 0.1, 0.01) for D in (10, 12, 14, 16, 18, 20, 25)]),
+                             ("δ (Δ = 1, ε = 0.1)", [(1, 0.1, dl) for dl in (1e-3, 1e-4, 1e-5, 3e-6, 1e-6)]),
+                             ("δ (Δ = 5, ε = 0.1)", [(5, 0.1, dl) for dl in (1e-3, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5)])):
             for D, e, dl in sweep:
                 r = run_isolated(row_case, dict(cost="abs", sensitivity=D, epsilon=e, delta=dl), 120)
                 scaling.append({"series": label, "sensitivity": D, "epsilon": e, "delta": dl, **r})

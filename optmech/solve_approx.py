@@ -28,20 +28,13 @@ from optmech.audit import hockey_stick_array
 from optmech.certify import LatticeMechanism, dual_lower_bound
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
+from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue, Result
 
 _U = 2.0**-53
 #: Bytes per LP nonzero / column HiGHS needs (conservative, as in optmech.api).
 BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
-
-
-def window_periods(epsilon: float, delta: float) -> float:
-    """n = ln(1 + (e^ε − 1)/(2δ))/ε (→ 1/(2δ) as ε → 0): the optimum's support is ≈ Δ(n + 1)
-    [reference/approx-dp.md §3, §5.2]."""
-    if epsilon == 0.0:
-        return 1.0 / (2.0 * delta)
-    return math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon
 
 
 def _check_size(dim: int, D: int, N: int, budget: float) -> None:
@@ -188,7 +181,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     eps, delta, d = problem.epsilon, problem.delta, problem.dim
     D = int(problem.sensitivity)
     cost = problem.cost
-    n = window_periods(eps, delta)
+    n = thm8_n(eps, delta)  # the optimum's support is ≈ Δ(n + 1) [reference/approx-dp.md §3, §5.2]
     N = int(2 * D * (math.ceil(n) + 2))  # closes the gap in one LP in the digest's tests (approx-dp.md §3)
     budget = memory_budget()
     _check_size(d, D, N, budget)
