@@ -19,7 +19,8 @@ from optmech.certify import UpperCertificate, dual_lower_bound, upper_bound
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.lattice import Grid1D
 from optmech.problems.pure import PureLP, build_general, build_periodic
-from optmech.result import ReferenceValue, Result
+from optmech.result import ReferenceValue, Result, solver_info
+from optmech.result import relative_gap as _gap
 from optmech.spec import Continuous, IntegerLattice, Problem
 
 #: Default memory budget for one LP (bytes); override with OPTMECH_MAX_MEMORY_GB.
@@ -361,16 +362,7 @@ def solve(
         seconds=seconds,
         references=refs,
         lp=last_lp.lp.size() | {"solver": raw.backend, "builder": last_lp.variant},
-        solver={
-            "backend": raw.backend,
-            "method": raw.method,
-            "version": raw.version,
-            "status": str(raw.status.value if hasattr(raw.status, "value") else raw.status),
-            "objective": raw.objective,
-            "profile": profile.name,
-            "options": {k: v for k, v in raw.options.items() if k != "failed_attempts"},
-            "failed_attempts": raw.options.get("failed_attempts", []),
-        },
+        solver=solver_info(raw, profile),
         mechanism=mech,
         audit={
             "realised_epsilon": best_up.audit.realised_epsilon,
@@ -395,11 +387,6 @@ def solve(
         claims=claims,
     )
 
-
-def _gap(lo: float, up: float) -> float:
-    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
-        return math.inf if up != lo else 0.0
-    return max(0.0, (up - lo) / abs(up))
 
 
 def _references(problem: Problem, lo: float, up: float) -> list[ReferenceValue]:

@@ -32,6 +32,27 @@ def _parse_float(x: Any) -> float:
     return float(x)
 
 
+def relative_gap(lo: float, up: float) -> float:
+    """(up − lo)/|up| clipped at 0; inf when either end is missing (0 when both agree)."""
+    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
+        return math.inf if up != lo else 0.0
+    return max(0.0, (up - lo) / abs(up))
+
+
+def solver_info(raw, profile) -> dict:
+    """The ``solver`` field of a Result: the backend's answer to the last LP."""
+    return {
+        "backend": raw.backend,
+        "method": raw.method,
+        "version": raw.version,
+        "status": str(raw.status.value if hasattr(raw.status, "value") else raw.status),
+        "objective": raw.objective,
+        "profile": profile.name,
+        "options": {k: v for k, v in raw.options.items() if k != "failed_attempts"},
+        "failed_attempts": raw.options.get("failed_attempts", []),
+    }
+
+
 @dataclass(frozen=True)
 class ReferenceValue:
     """A closed-form reference compared with the bracket."""
@@ -94,10 +115,7 @@ class Result:
 
     @property
     def relative_gap(self) -> float:
-        lo, up = self.lower_bound, self.upper_bound
-        if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
-            return math.inf if up != lo else 0.0
-        return max(0.0, (up - lo) / abs(up))
+        return relative_gap(self.lower_bound, self.upper_bound)
 
     def __repr__(self) -> str:
         tag = "certified" if self.certified else "UNCERTIFIED"

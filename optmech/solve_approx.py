@@ -30,7 +30,8 @@ from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.lattice import Grid1D
-from optmech.result import ReferenceValue, Result
+from optmech.result import ReferenceValue, Result, solver_info
+from optmech.result import relative_gap as _gap
 
 _U = 2.0**-53
 #: Bytes per LP nonzero / column HiGHS needs (conservative, as in optmech.api).
@@ -271,13 +272,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         seconds=time.perf_counter() - t0,
         references=refs,
         lp=alp.lp.size() | {"solver": raw.backend, "builder": alp.variant},
-        solver={
-            "backend": raw.backend, "method": raw.method, "version": raw.version,
-            "status": str(raw.status.value if hasattr(raw.status, "value") else raw.status),
-            "objective": raw.objective, "profile": profile.name,
-            "options": {k: v for k, v in raw.options.items() if k != "failed_attempts"},
-            "failed_attempts": raw.options.get("failed_attempts", []),
-        },
+        solver=solver_info(raw, profile),
         mechanism=mech,
         audit={
             "realised_delta": best_up.realised_delta if best_up else None,
@@ -299,8 +294,3 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         claims=claims,
     )
 
-
-def _gap(lo: float, up: float) -> float:
-    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
-        return math.inf if up != lo else 0.0
-    return max(0.0, (up - lo) / abs(up))
