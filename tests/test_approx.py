@@ -112,6 +112,12 @@ def test_d2_delta1_is_twice_the_1d_optimum():
         assert r2.relative_gap < 1e-8
 
 
+def test_d3_delta1_is_three_times_the_1d_optimum():
+    r1, r3 = solve(1.0, 0.1, 1, "abs"), solve(1.0, 0.1, 1, "l1", dim=3)
+    assert r3.certified
+    assert 3 * r1.lower_bound <= r3.upper_bound * (1 + 1e-9) and r3.lower_bound <= 3 * r1.upper_bound * (1 + 1e-9)
+
+
 def test_d2_pmf_is_private_for_every_shift():
     r = solve(0.5, 0.05, 2, "l2sq", dim=2)
     assert r.certified
