@@ -223,10 +223,15 @@ def test_staircase_upper_bound():
     cost = parse_cost("abs")
     assert b.valid and b.value == pytest.approx(min(discrete_staircase_cost(cost, 0.3, 4, r) for r in range(1, 5)), rel=1e-14)
     assert b.value <= laplace_upper_bound("abs", 0.3, 4).value
-    # d-D: product of geometrics for Δ = 1 only
+    # d-D: product of geometrics for Δ = 1; the ℓ1 lattice staircase for Δ > 1 (l1 and l2sq only)
     g = staircase_upper_bound("l1", 0.3, 1, dim=2)
     assert g.valid and g.value == pytest.approx(2 * staircase_upper_bound("abs", 0.3, 1).value, rel=1e-12)
-    assert not staircase_upper_bound("l1", 0.3, 2, dim=2).valid
+    s2 = staircase_upper_bound("l1", 0.3, 2, dim=2)
+    x = np.arange(-300, 301)
+    n1 = np.abs(x)[:, None] + np.abs(x)[None, :]  # brute force on a box: P ∝ b^(floor((|x|₁ − r)/Δ) + 1)
+    w = np.exp(-0.3 * (np.floor((n1 - s2.parameters["r"]) / 2) + 1))
+    assert s2.valid and s2.value == pytest.approx(float((n1 * w).sum() / w.sum()), rel=1e-10)
+    assert not staircase_upper_bound("linf", 0.3, 2, dim=2).valid
 
 
 @pytest.mark.parametrize("name", ["l1", "l2sq"])

@@ -273,7 +273,7 @@ def test_every_registered_mechanism_round_trips():
         assert back == m and type(back) is type(m)
         assert back.to_dict() == m.to_dict()
     covered = {m.name for m in examples} | {"lattice_pmf", "piecewise_constant_density"}
-    nd = {"staircase_nd", "laplace_nd", "discrete_laplace_nd", "l2_laplace"}
+    nd = {"staircase_nd", "laplace_nd", "discrete_laplace_nd", "l2_laplace", "discrete_staircase_nd"}
     assert set(REGISTRY) - covered <= nd
     with pytest.raises(SpecError):
         Mechanism.from_dict({"name": "nope"})
@@ -296,7 +296,7 @@ def test_factory_chooses_optimal_shapes():
     for kwargs in [dict(family="laplace", epsilon=1.0, gamma=0.3), dict(family="staircase", epsilon=1.0, r=2),
                    dict(family="geometric", epsilon=1.0, sensitivity=2), dict(family="uniform", epsilon=1.0),
                    dict(family="staircase", epsilon=0.0), dict(family="nope", epsilon=1.0),
-                   dict(family="discrete_staircase", epsilon=1.0, dim=2),
+                   dict(family="discrete_staircase", epsilon=1.0, sensitivity=2, dim=2, cost="linf"),
                    dict(family="laplace", epsilon=1.0, domain="integer")]:
         with pytest.raises(SpecError):
             make_mechanism(kwargs.pop("family"), **kwargs)

@@ -58,6 +58,7 @@ from optmech.mechanisms.multidim import (
     staircase_nd_normaliser,
     staircase_nd_optimal_cost,
 )
+from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discrete_staircase_nd_costs
 from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, Tabulated
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
@@ -71,6 +72,8 @@ __all__ = [
     "Uniform",
     "UniformContinuous",
     "StaircaseND",
+    "DiscreteStaircaseND",
+    "discrete_staircase_nd_costs",
     "LaplaceND",
     "DiscreteLaplaceND",
     "L2Laplace",

@@ -643,8 +643,9 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
     r"""Cost of the (ε, 0)-optimal discrete staircase min_r Σ L P_r [000 (2.17), Thm 2.13]: an upper bound.
 
     Each P_r is ε-DP, hence (ε, δ)-DP, so min_r P_r is a valid upper bound for ε > 0 and any cost.
-    d > 1: only Δ = 1, where the product of geometric laws (= discrete Laplace with λ = e^{−ε}) is
-    ε-DP for the shifts ±e_m; otherwise no d-D staircase is available (nan, ``valid=False``).
+    d > 1: Δ = 1 is the product of geometric laws (= discrete Laplace with λ = e^{−ε}); Δ > 1 the best
+    ℓ1 discrete staircase on ℤ^d (:mod:`optmech.mechanisms.discrete_staircase_nd`), priced for
+    ``l1`` and ``l2sq`` (other costs: nan, ``valid=False``).
     """
     eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
     marg, name_nd = _resolve_cost(cost, d)
@@ -662,16 +663,24 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
         r, v = optimal_r(marg, eps, D)
         return _bound("discrete_staircase", v, "upper", conds, {"r": r}, False,
                       "upper bound: min_r of the discrete staircase P_r costs, each (ε,0)-DP [000 (2.17)]; numeric")
-    conds["sensitivity_one"] = D == 1
-    if D != 1:
-        return _bound("discrete_staircase", math.nan, "upper", conds, {"dim": d}, True,
-                      "no d-dimensional discrete staircase for Δ > 1 in the seeds: NOT a bound")
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost
+    if D == 1:
+        from optmech.mechanisms.multidim import discrete_laplace_nd_cost
 
-    value = discrete_laplace_nd_cost(name_nd, eps, 1, d)
-    exact = name_nd in _SEPARABLE
-    return _bound("discrete_staircase", value, "upper", conds, {"dim": d, "lambda": math.exp(-eps)}, exact,
-                  "upper bound: product of geometric laws (the Δ = 1 staircase, 000 Thm 2.12), ε-DP for the shifts ±e_m")
+        value = discrete_laplace_nd_cost(name_nd, eps, 1, d)
+        exact = name_nd in _SEPARABLE
+        return _bound("discrete_staircase", value, "upper", conds, {"dim": d, "lambda": math.exp(-eps)}, exact,
+                      "upper bound: product of geometric laws (the Δ = 1 staircase, 000 Thm 2.12), ε-DP for the shifts ±e_m")
+    conds["sphere_sum_cost"] = name_nd in ("l1", "l2sq")
+    if name_nd not in ("l1", "l2sq"):
+        return _bound("discrete_staircase", math.nan, "upper", conds, {"dim": d}, True,
+                      f"the d-D discrete staircase is priced for l1 and l2sq only, not {name_nd}: NOT a bound")
+    from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
+
+    values = discrete_staircase_nd_costs(name_nd, eps, D, d)
+    r = int(np.argmin(values)) + 1
+    return _bound("discrete_staircase", float(values[r - 1]), "upper", conds, {"dim": d, "r": r}, False,
+                  "upper bound: the best ℓ1 discrete staircase on ℤ^d (reference/multidim.md §8), (ε,0)-DP for ℓ1 "
+                  "sensitivity Δ; series over lattice spheres (tail < 1e-17)")
 
 
 # ------------------------------------------------------------------------------------------------

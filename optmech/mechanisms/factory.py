@@ -9,8 +9,8 @@ Python::
 
 Families (``--mechanism``): staircase, discrete_staircase, geometric, laplace, discrete_laplace,
 uniform, l2_laplace.  With ``dim > 1`` they map to the d-D laws: the ℓ1 staircase
-(:class:`StaircaseND`), i.i.d. Laplace / discrete Laplace / geometric products, the product
-uniform [000 (4.28)] and the ℓ2-Laplace.  The discrete staircase is 1-D only.
+(:class:`StaircaseND`), the ℓ1 discrete staircase on ℤ^d (:class:`DiscreteStaircaseND`), i.i.d.
+Laplace / discrete Laplace / geometric products, the product uniform [000 (4.28)] and the ℓ2-Laplace.
 """
 
 from __future__ import annotations
@@ -114,7 +114,14 @@ def make_mechanism(
         from optmech.mechanisms.discrete_staircase import DiscreteStaircase, optimal_r
 
         if dim != 1:
-            raise SpecError("the discrete staircase is 1-dimensional (use discrete_laplace or geometric with --dim)")
+            from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND
+
+            if costobj not in ("l1", "l2sq") and r is None:
+                raise SpecError("the d-D discrete staircase optimises r for the l1 or l2sq cost; give --r or one of those costs")
+            if r is None:
+                m = DiscreteStaircaseND.optimal(costobj, epsilon=epsilon, sensitivity=sensitivity, dim=dim)
+                return m, MechanismChoice("optimal", cost_text)
+            return DiscreteStaircaseND(epsilon=epsilon, sensitivity=sensitivity, r=r, dim=dim), MechanismChoice("given", cost_text)
         if r is None:
             rr = optimal_r(costobj, epsilon, sensitivity)[0]
             return DiscreteStaircase(epsilon=epsilon, sensitivity=sensitivity, r=rr), MechanismChoice("optimal", cost_text)
