@@ -223,6 +223,10 @@ def solve(
         import dataclasses
 
         problem = dataclasses.replace(problem, privacy=PureDP(problem.epsilon))
+    if problem.dim > 1:
+        from optmech.solve_pure_nd import solve_pure_nd
+
+        return solve_pure_nd(problem, solver=solver, time_limit=time_limit)
     t0 = time.perf_counter()
     if time_limit is None:
         time_limit = DEFAULT_TIME_LIMIT

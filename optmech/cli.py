@@ -34,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--privacy", default="pure", choices=["pure", "approx"], help="privacy notion: pure ε-DP or approx (ε,δ)-DP (default: pure)")
     s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
     s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
-    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: --privacy approx, costs l1|l2|l2sq|linf)")
+    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: integer domain, costs l1|l2|l2sq|linf)")
+    s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default) or linf (pure DP)")
     s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
     s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic)")
@@ -105,11 +106,14 @@ def _problem(args: argparse.Namespace):
             raise SpecError("--privacy approx is solved on the integer domain: add --domain integer")
         cost = args.cost if dim > 1 else parse_cost(args.cost)
         return Problem(privacy=privacy, cost=cost, sensitivity=delta, domain=IntegerLattice(), target_gap=gap,
-                       symmetry="off" if args.no_symmetry else "auto", dim=dim)
+                       symmetry="off" if args.no_symmetry else "auto", dim=dim, norm=args.norm)
     if args.delta is not None:
         raise SpecError("--delta applies only to --privacy approx")
     if dim != 1:
-        raise SpecError("--dim > 1 needs --privacy approx (pure DP in d dimensions is not supported yet)")
+        if args.domain != "integer":
+            raise SpecError("pure DP in d > 1 dimensions is solved on the integer domain: add --domain integer")
+        return Problem(privacy=PureDP(eps), cost=args.cost, sensitivity=delta, domain=IntegerLattice(), target_gap=gap,
+                       symmetry="off" if args.no_symmetry else "auto", dim=dim, norm=args.norm)
     if args.domain == "integer":
         if args.resolution is not None:
             from optmech.errors import SpecError
@@ -140,6 +144,8 @@ def format_result(result) -> str:
     tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
     if pr.get("privacy") == "approx":
         return _format_approx(result, tag)
+    if pr.get("dim", 1) > 1:
+        return _format_nd(result, tag)
     head = (
         f"optmech {__version__} — 1-D pure ε-DP, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g}, "
         f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
@@ -165,6 +171,25 @@ def format_result(result) -> str:
             rows.append(f"    {r.name:<20}{_fmt(r.value):<22}{'yes' if r.inside_bracket else 'no':<16}{params}")
     for c in result.claims:
         rows.append(f"  note: {c}")
+    return "\n".join(rows)
+
+
+def _format_nd(result, tag: str) -> str:
+    pr, a = result.problem, result.audit
+    rows = [
+        f"optmech {__version__} — pure ε-DP on Z^{pr['dim']}, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
+        f"({pr['norm']}), cost {pr['cost']}",
+        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
+        f"  relative gap      {result.relative_gap:.3g}",
+        f"  status            {result.status}: {result.message}",
+        f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a['passed'] else 'FAILED'})",
+        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
+        f"{result.lp['orbits']} orbits ({result.lp['builder']} builder)",
+        f"  time              {result.seconds:.3f} s",
+    ]
+    for r in result.references:
+        rows.append(f"  {r.name:<20}{_fmt(r.value):<22}{'inside bracket' if r.inside_bracket else 'outside bracket'}")
+    rows += [f"  note: {c}" for c in result.claims]
     return "\n".join(rows)
 
 

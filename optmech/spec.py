@@ -137,7 +137,9 @@ class Problem:
         ``"auto"`` uses the symmetric fast path when the cost is checked to qualify (pure DP:
         symmetric and nondecreasing in |x|; (ε, δ): even); ``"off"`` always uses the general builder.
     dim : int
-        Dimension d of the query (d > 1: (ε, δ)-DP on ℤ^d with ℓ1 sensitivity; issue 5 adds pure DP).
+        Dimension d of the query (d > 1: noise on ℤ^d, integer domain).
+    norm : {"l1", "l2", "linf"}
+        The norm in which the sensitivity is measured when d > 1 (default ℓ1; (ε, δ) uses ℓ1).
     """
 
     privacy: PureDP | ApproxDP
@@ -147,6 +149,7 @@ class Problem:
     target_gap: float | None = None
     symmetry: str = "auto"
     dim: int = 1
+    norm: str = "l1"
 
     def __post_init__(self) -> None:
         if not isinstance(self.privacy, (PureDP, ApproxDP)):
@@ -162,8 +165,12 @@ class Problem:
                 raise SpecError("(epsilon, delta)-DP is solved on the integer domain (--domain integer)")
             if self.privacy.delta == 0.0 and self.dim > 1:
                 raise SpecError("delta = 0 in d > 1 dimensions is pure DP on a lattice, not supported yet")
-        elif self.dim > 1:
-            raise SpecError("pure DP in d > 1 dimensions is not supported yet (use --privacy approx with delta > 0)")
+        elif self.dim > 1 and not isinstance(self.domain, IntegerLattice):
+            raise SpecError("pure DP in d > 1 dimensions is solved on the integer domain (--domain integer)")
+        if self.norm not in ("l1", "l2", "linf"):
+            raise SpecError(f"norm must be one of l1, l2, linf, got {self.norm!r}")
+        if isinstance(self.privacy, ApproxDP) and self.norm != "l1":
+            raise SpecError("(epsilon, delta)-DP is solved for l1 sensitivity (--norm l1)")
         if self.dim > 1:
             from optmech.problems.approx import COSTS_ND
 
@@ -184,6 +191,8 @@ class Problem:
         gap = self.target_gap
         if gap is None:
             gap = 1e-9 if isinstance(self.domain, IntegerLattice) else 1e-4
+            if self.dim > 1 and isinstance(self.privacy, PureDP):
+                gap = 1e-6  # the d-D lattice LP's truncation costs a cube of half-width ~ log(1/gap)
         gap = _finite_positive("target_gap", gap)
         if gap >= 1:
             raise SpecError(f"target_gap must be below 1, got {gap:g}")
@@ -213,6 +222,9 @@ class Problem:
         if isinstance(self.privacy, ApproxDP):
             d["delta"] = self.delta
             d["dim"] = self.dim
+        elif self.dim > 1:
+            d["dim"] = self.dim
+            d["norm"] = self.norm
         if isinstance(self.domain, Continuous):
             d["resolution"] = self.domain.resolution
         return d
