@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
     s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
     s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: integer domain, costs l1|l2|l2sq|linf)")
+    s.add_argument("--candidate", default=None, metavar="staircase|laplace|FILE.json",
+                   help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
     s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default) or linf (pure DP)")
     s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
     s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
@@ -171,7 +173,7 @@ def format_result(result) -> str:
             rows.append(f"    {r.name:<20}{_fmt(r.value):<22}{'yes' if r.inside_bracket else 'no':<16}{params}")
     for c in result.claims:
         rows.append(f"  note: {c}")
-    return "\n".join(rows)
+    return "\n".join(rows + _candidate_rows(result))
 
 
 def _format_nd(result, tag: str) -> str:
@@ -190,7 +192,7 @@ def _format_nd(result, tag: str) -> str:
     for r in result.references:
         rows.append(f"  {r.name:<20}{_fmt(r.value):<22}{'inside bracket' if r.inside_bracket else 'outside bracket'}")
     rows += [f"  note: {c}" for c in result.claims]
-    return "\n".join(rows)
+    return "\n".join(rows + _candidate_rows(result))
 
 
 def _format_approx(result, tag: str) -> str:
@@ -217,6 +219,16 @@ def _format_approx(result, tag: str) -> str:
     return "\n".join(rows)
 
 
+def _candidate_rows(result) -> list[str]:
+    c = result.candidate
+    if not c:
+        return []
+    verdict = "optimal within the certificate" if c["optimal_within_certificate"] else "NOT shown optimal"
+    gap = c["gap_to_lower_bound"]
+    return [f"  candidate         {c['name']}: {_fmt(c['value'])}, gap to the lower bound "
+            f"{'n/a' if gap is None else f'{gap:.3g}'} ({verdict})"]
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     import optmech
 
@@ -233,7 +245,21 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             from optmech.errors import SpecError
 
             raise SpecError("--plot needs matplotlib (pip install matplotlib)")
+    candidate = None
+    if args.candidate is not None:
+        from optmech.candidate import prepare_candidate
+        from optmech.errors import SpecError
+
+        if args.privacy != "pure":
+            raise SpecError("--candidate applies to pure DP")
+        candidate = prepare_candidate(problem, args.candidate)  # bad candidates fail before the solve
     result = optmech.solve(problem, solver=args.solver, time_limit=tl)
+    if candidate is not None:
+        import dataclasses
+
+        from optmech.candidate import evaluate_candidate
+
+        result = dataclasses.replace(result, candidate=evaluate_candidate(problem, result, args.candidate, candidate))
     if args.json:
         sys.stdout.write(result.to_json() + "\n")
     else:

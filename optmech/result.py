@@ -112,6 +112,8 @@ class Result:
     truncation: dict
     history: list[dict] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
+    #: Conjecture mode (``--candidate``): the candidate's exact cost against the lower bound.
+    candidate: dict | None = None
 
     @property
     def relative_gap(self) -> float:
@@ -149,6 +151,8 @@ class Result:
             "history": self.history,
             "claims": self.claims,
         }
+        if self.candidate is not None:
+            d["candidate"] = {k: _json_float(v) if isinstance(v, float) else v for k, v in self.candidate.items()}
         if include_mechanism:
             d["mechanism"] = self.mechanism_dict()
         return d

@@ -83,3 +83,33 @@ def test_cli_dim2_json_and_errors():
         args = ["solve", "--dim", "2", "--epsilon", "1", "--sensitivity", "2", "--domain", "integer", "--cost", "l1", *bad]
         p = run_cli(*args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, (bad, p.stderr)
+
+
+def test_conjecture_mode(tmp_path):
+    """--candidate: the ℓ1 lattice staircase is optimal within the certificate at d = 2 (where the
+    continuous analogue is proven, 000 Thm 3.1); the product Laplace is not; infeasible candidates
+    are refused before solving."""
+    base = ["solve", "--dim", "2", "--epsilon", "1", "--sensitivity", "2", "--domain", "integer", "--cost", "l1", "--json"]
+    d = json.loads(run_cli(*base, "--candidate", "staircase").stdout)
+    c = d["candidate"]
+    assert set(c) >= {"name", "value", "gap_to_lower_bound"}
+    assert c["optimal_within_certificate"] and c["gap_to_lower_bound"] <= 1e-6
+    assert c["value"] == pytest.approx(float(discrete_staircase_nd_costs("l1", 1.0, 2, 2).min()), rel=1e-13)
+    lap = json.loads(run_cli(*base, "--candidate", "laplace").stdout)["candidate"]
+    b = math.exp(-0.5)  # i.i.d. discrete Laplace, λ = e^{-ε/Δ}: E‖X‖₁ = 2·2λ/(1−λ²) [002 (122)]
+    assert lap["value"] == pytest.approx(2 * 2 * b / (1 - b * b), rel=1e-13)
+    assert not lap["optimal_within_certificate"] and lap["gap_to_lower_bound"] > 1e-3
+    # a saved mechanism as the candidate; one made for a larger ε is refused (exit 2, one line)
+    f = tmp_path / "m.json"
+    for eps, code in (("1", 0), ("2", 2)):
+        p = run_cli("mechanism", "--mechanism", "discrete_staircase", "--dim", "2", "--epsilon", eps, "--sensitivity", "2", "--json")
+        f.write_text(json.dumps(json.loads(p.stdout)["definition"]))
+        p = run_cli(*base, "--candidate", str(f))
+        assert p.returncode == code, p.stderr
+        if code == 0:
+            assert json.loads(p.stdout)["candidate"]["optimal_within_certificate"]
+        else:
+            assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1
+    for bad in ("layered", "nope", str(tmp_path / "missing.json")):
+        p = run_cli(*base, "--candidate", bad)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
