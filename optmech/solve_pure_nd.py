@@ -141,7 +141,7 @@ def _cube_radius(cost: str, epsilon: float, D: int, d: int, norm: str, v_ub: flo
     # far below the target gap (|S_R| <= 2^d (R+1)^(d−1)/(d−1)!)
     lgam = math.lgamma(d)
     while (d * math.log(2) + (d - 1) * math.log(R + 1) - lgam - epsilon * R / (c * D)
-           - math.log(-math.expm1(-epsilon / (c * D)))) > math.log(gap * 1e-1):
+           - math.log(-math.expm1(-epsilon / (c * D)))) > math.log(gap):
         R += D
     return R
 
