@@ -501,7 +501,7 @@ class _DeltaEvaluator:
 
     def __init__(self, lat: _Lattice, eps_pure: float | None) -> None:
         self.lat = lat
-        D, t0, nt = lat.D, lat.t0, lat.nt
+        D, nt = lat.D, lat.nt
         self.shifts = np.arange(1, D + 1) if lat.symmetric else np.concatenate([np.arange(-D, 0), np.arange(1, D + 1)])
         S = len(self.shifts)
         with np.errstate(divide="ignore"):

@@ -379,3 +379,37 @@ def upper_bound(grid: Grid1D, k_lo: int, weights: np.ndarray, epsilon: float, co
         certified=certified,
         note=note,
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# the best bracket over refinements
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class BestBracket:
+    """The best certified lower bound and the best certified upper bound seen over a solve loop.
+
+    Each bound is valid on its own, so the bracket keeps the largest lower bound and the smallest
+    certified upper bound of any refinement.  ``upper`` objects need ``value`` and ``certified``.
+    """
+
+    lower: float = -math.inf
+    lower_certificate: LowerCertificate | None = None
+    upper: object | None = None
+
+    def update(self, lo: LowerCertificate, up) -> float:
+        """Record one refinement's bounds; return the relative gap of the best bracket."""
+        from optmech.result import relative_gap
+
+        if lo.value > self.lower:
+            self.lower, self.lower_certificate = lo.value, lo
+        if up.certified and (self.upper is None or up.value < self.upper.value):
+            self.upper = up
+        return relative_gap(self.lower, self.upper_value)
+
+    @property
+    def upper_value(self) -> float:
+        return self.upper.value if self.upper is not None else math.inf
+
+    @property
+    def certified(self) -> bool:
+        return math.isfinite(self.lower) and self.upper is not None and bool(self.upper.certified)

@@ -7,8 +7,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from optmech.certify import LatticeMechanism
 
 

@@ -25,13 +25,12 @@ import time
 import numpy as np
 
 from optmech.audit import hockey_stick_array
-from optmech.certify import LatticeMechanism, dual_lower_bound
-from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.certify import BestBracket, LatticeMechanism, dual_lower_bound
+from optmech.errors import ProblemTooLarge, SolveFailed
 from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue, Result, solver_info
-from optmech.result import relative_gap as _gap
 
 _U = 2.0**-53
 #: Bytes per LP nonzero / column HiGHS needs (conservative, as in optmech.api).
@@ -187,7 +186,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     budget = memory_budget()
     _check_size(d, D, N, budget)
 
-    best_lo, lo_cert, best_up = -math.inf, None, None
+    best = BestBracket()
     history: list[dict] = []
     last: tuple[ApproxLP, object] | None = None
     status, message = "gap_not_reached", ""
@@ -204,11 +203,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         last = (alp, raw)
         lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
         up = upper_from_pmf(cost, alp.box_masses(raw.x), alp.R, eps, delta, D)
-        if lo.value > best_lo:
-            best_lo, lo_cert = lo.value, lo
-        if up.certified and (best_up is None or up.value < best_up.value):
-            best_up = up
-        gap = _gap(best_lo, best_up.value if best_up else math.inf)
+        gap = best.update(lo, up)
         spill = alp.far_mass(raw.x) + alp.layer_mass(raw.x)
         history.append({
             "iteration": it, "half_width": N, "lp": alp.lp.size(), "solver_objective": raw.objective,
@@ -240,7 +235,8 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
 
     assert last is not None
     alp, raw = last
-    certified = math.isfinite(best_lo) and best_up is not None and best_up.certified
+    certified = best.certified
+    best_lo, lo_cert, best_up = best.lower, best.lower_certificate, best.upper
     if not certified:
         status = "uncertified"
         message = message or "a certificate could not be established"

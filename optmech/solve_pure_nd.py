@@ -19,12 +19,11 @@ import time
 
 import numpy as np
 
-from optmech.certify import PRIVACY_MARGIN, dual_lower_bound
+from optmech.certify import PRIVACY_MARGIN, BestBracket, dual_lower_bound
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
-from optmech.problems.approx import outside_min, point_costs
-from optmech.problems.pure_nd import PureNDLP, build_pure_nd, orbit_points
+from optmech.problems.approx import point_costs
+from optmech.problems.pure_nd import PureNDLP, build_pure_nd
 from optmech.result import Result, ReferenceValue, solver_info
-from optmech.result import relative_gap as _gap
 
 _U = 2.0**-53
 BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
@@ -175,7 +174,7 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
     R = _cube_radius(cost, eps, D, d, norm, v0, problem.target_gap)
     budget = memory_budget()
     _check_size(d, R, layers, len(steps), budget)
-    best_lo, lo_cert, best_up = -math.inf, None, None
+    best = BestBracket()
     history: list[dict] = []
     last = None
     status, message = "gap_not_reached", ""
@@ -191,11 +190,7 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
         last = (alp, raw)
         lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
         up = upper_from_lp(alp, raw.x, cost, eps)
-        if lo.value > best_lo:
-            best_lo, lo_cert = lo.value, lo
-        if up.certified and (best_up is None or up.value < best_up.value):
-            best_up = up
-        gap = _gap(best_lo, best_up.value if best_up else math.inf)
+        gap = best.update(lo, up)
         history.append({"iteration": it, "half_width": R, "lp": alp.lp.size(), "solver_objective": raw.objective,
                         "lower_bound": lo.value, "upper_bound": up.value, "upper_certified": up.certified,
                         "far_mass": alp.far_mass(raw.x), "relative_gap": gap, "seconds": time.perf_counter() - t0})
@@ -220,7 +215,8 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
         message = f"no convergence within {max_refinements} refinements"
     assert last is not None
     alp, raw = last
-    certified = math.isfinite(best_lo) and best_up is not None and best_up.certified
+    certified = best.certified
+    best_lo, lo_cert, best_up = best.lower, best.lower_certificate, best.upper
     if not certified:
         status, message = "uncertified", message or "a certificate could not be established"
     up_value = best_up.value if best_up else math.inf

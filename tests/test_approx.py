@@ -88,7 +88,7 @@ def test_all_shifts_matter():
     keep = np.abs(alp.shifts[:, 0]) == D
     # drop the rows of shifts < Δ by relaxing their budgets to 1 (t <= δ bounds: set t free up to 1)
     lp = alp.lp
-    rl, ru = lp.row_lower.copy(), lp.row_upper.copy()
+    ru = lp.row_upper.copy()
     budget = lp.row_blocks["budget"]
     ru[budget.start:budget.stop][~keep] = 1e9
     cu = lp.col_upper.copy()

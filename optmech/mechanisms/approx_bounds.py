@@ -635,7 +635,7 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
     value = discrete_laplace_nd_cost(name_nd, eps, D, d)
     exact = name_nd in _SEPARABLE
     return _bound("discrete_laplace", value, "upper", conds, params, exact,
-                  f"upper bound: product discrete Laplace, ε-DP for ℓ1 sensitivity Δ [seed 002 (120)–(128)]"
+                  "upper bound: product discrete Laplace, ε-DP for ℓ1 sensitivity Δ [seed 002 (120)–(128)]"
                   + ("" if exact else "; numeric"))
 
 

@@ -33,7 +33,7 @@ from scipy.special import comb
 
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import _numerics as nx
-from optmech.mechanisms.multidim import _check_dim, _NDMechanism, _parse_cost
+from optmech.mechanisms.multidim import _check_dim, _NDMechanism
 
 __all__ = ["DiscreteStaircaseND", "sphere_sizes", "sphere_l2sq_sums", "discrete_staircase_nd_costs"]
 

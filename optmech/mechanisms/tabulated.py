@@ -185,7 +185,7 @@ class Tabulated(Mechanism):
     # -- distribution ----------------------------------------------------------------------
     def _index_cdf(self, k: np.ndarray) -> np.ndarray:
         """P(index <= k) for integer indices k, tails in closed form."""
-        law, W, b = self.law, self._W, self.law.beta
+        law = self.law
         k = np.asarray(k, dtype=np.int64)
         out = np.empty(k.shape, dtype=float)
         cum = np.cumsum(self._mass)
