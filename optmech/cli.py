@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: integer domain, costs l1|l2|l2sq|linf)")
     s.add_argument("--candidate", default=None, metavar="staircase|laplace|FILE.json",
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
-    s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default) or linf (pure DP)")
+    s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default), l2 or linf (pure DP)")
     s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
     s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic)")

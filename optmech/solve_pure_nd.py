@@ -5,9 +5,11 @@ Lower bound: the repaired dual of the relaxation of :mod:`optmech.problems.pure_
 Upper bound (reference/numerics.md §5 in d dimensions).  The LP's masses on the cube are repaired
 to their smallest β-majorant for the norm's unit steps, φ = max(φ, β·dilate_Δ(φ)) iterated to its
 fixed point (β = e^{−ε + 1e-11}), computed on orbit representatives.  Extended to ℤ^d by
-P(x) = max_y φ(y) β^{⌈‖x − y‖/Δ⌉}, it is a β-majorant everywhere (for ℓ1 and ℓ∞ the in-cube path
-metric equals ⌈‖x − y‖/Δ⌉, so the extension agrees with φ on the cube), hence ε-DP.  Outside the
-cube P(x) <= max φ · β^{dist₁(x, cube)/(cΔ)} (c = 1 for ℓ1, d for ℓ∞), a product over coordinates,
+P(x) = max_y w(y) β^{ρ(x, y)} (ρ the lattice path metric of steps in the ball), it is a β-majorant
+everywhere, hence ε-DP.  For ℓ1 and ℓ∞ the in-domain path metric is the global one, so the
+extension agrees with φ on the domain; for ℓ2 the majorant is computed on the cube enlarged by a
+Steinitz margin 2dΔ and used on the inner cube only.  Outside the LP's domain
+P(x) <= A q^{‖x‖₁} with q = β^{1/(cΔ)} (c = 1, √d, d for ℓ1, ℓ2, ℓ∞) and A = max_y w(y) q^{−‖y‖₁},
 so the tail's mass and cost have closed-form bounds.  The upper bound is (Σ_cube L⁺ φ + tail) /
 Σ_cube φ, outward-rounded.
 """
@@ -20,7 +22,7 @@ import time
 import numpy as np
 
 from optmech.certify import PRIVACY_MARGIN, BestBracket, dual_lower_bound
-from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.errors import ProblemTooLarge, SolveFailed
 from optmech.problems.approx import point_costs
 from optmech.problems.pure_nd import PureNDLP, build_pure_nd
 from optmech.result import Result, ReferenceValue, solver_info
@@ -85,33 +87,63 @@ def _ball_tail_sums(R: int, d: int, q: float) -> tuple[float, float, float]:
     return T0 + rem, T1 + rem, T2 + rem
 
 
+def _norm_factor(norm: str, d: int) -> float:
+    """c with ‖v‖ >= ‖v‖₁/c (ℓ1: 1, ℓ2: √d, ℓ∞: d)."""
+    return {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
+
+
+def _enlarged(alp: PureNDLP, w: np.ndarray):
+    """ℓ2: the LP's masses on the cube enlarged by the Steinitz margin 2dΔ, with its neighbour table.
+
+    A shortest lattice path of ℓ2 steps <= Δ between two points of the cube can be reordered so that
+    it stays within 2dΔ of the segment joining them (Steinitz lemma with the Grinberg–Sevastyanov
+    constant d, applied to the steps minus their mean), so on the inner cube the majorant computed
+    on the enlarged cube is the global one.
+    """
+    from optmech.problems.pure_nd import norm_steps, orbit_points
+
+    d, D, R = alp.dim, alp.sensitivity, alp.orbits.R
+    big = orbit_points(d, R + 2 * d * D, reduced=alp.orbits.reduced, shape="cube")
+    wb = np.zeros(len(big.reps))
+    wb[big.index(alp.orbits.reps)] = w
+    steps, _ = norm_steps("l2", d, D)
+    nb = big.index(big.reps[:, None, :] + steps[None, :, :])
+    inner = np.all(np.abs(big.reps) <= R, axis=1)
+    return big, wb, nb, inner
+
+
 def upper_from_lp(alp: PureNDLP, x: np.ndarray, cost: str, epsilon: float) -> _Upper:
     """Majorant repair, audit and pricing (module docstring)."""
-    orb = alp.orbits
     w = alp.masses(x)
     if not np.any(w > 0):
         w = np.zeros_like(w)
         w[0] = 1.0  # the origin
+    if alp.norm == "l2":
+        orb, w_dom, nb, inner = _enlarged(alp, w)
+        layers = 1
+    else:
+        orb, w_dom, nb, layers = alp.orbits, w, alp.neighbours, alp.layers
+        inner = np.ones(len(w), dtype=bool)
     beta = math.exp(-epsilon + min(PRIVACY_MARGIN, epsilon * 1e-3))
-    phi = w.copy()
+    phi = w_dom.copy()
     for _ in range(100_000):
-        new = np.maximum(phi, beta * _dilate(phi, alp.neighbours, alp.layers))
+        new = np.maximum(phi, beta * _dilate(phi, nb, layers))
         if np.array_equal(new, phi):
             break
         phi = new
-    # audit on the cube: phi(x) >= β_true · phi(y) for every in-cube pair within the ball
-    worst = float(np.max(_dilate(phi, alp.neighbours, alp.layers) / np.maximum(phi, np.finfo(float).tiny)))
+    # audit: phi(x) >= β_true · phi(y) for every in-domain pair within the ball
+    worst = float(np.max(_dilate(phi, nb, layers) / np.maximum(phi, np.finfo(float).tiny)))
     realised = float(np.nextafter(math.log(worst) * (1 + 4 * _U) + 4 * _U, np.inf)) if worst > 0 else 0.0
-    # outside the cube: P(x) <= A q^{‖x‖₁} with q = β^{1/(cΔ)} and A = max_y φ(y) q^{−‖y‖₁}
-    # (‖x − y‖ >= ‖x − y‖₁/c and the triangle inequality)
-    c = 1 if alp.norm == "l1" else alp.dim
-    q = beta ** (1.0 / (c * alp.sensitivity))
+    # outside the LP's domain: P(x) = max_y w(y) β^{ρ(x,y)} <= A q^{‖x‖₁}, q = β^{1/(cΔ)},
+    # A = max_y w(y) q^{−‖y‖₁} (ρ(x, y) >= ‖x − y‖/Δ >= ‖x − y‖₁/(cΔ), triangle inequality)
+    q = beta ** (1.0 / (_norm_factor(alp.norm, alp.dim) * alp.sensitivity))
     n1 = np.abs(orb.reps).sum(axis=1).astype(float)
-    top = float(np.max(phi * np.exp(-n1 * math.log(q)))) * (1 + 1e-12)
-    T0, T1, T2 = _tail_sums(orb.R, alp.dim, q) if orb.shape == "cube" else _ball_tail_sums(orb.R, alp.dim, q)
-    _, hi = point_costs(cost, orb.reps)
-    mass = math.fsum(orb.size * phi)
-    num = math.fsum(orb.size * hi * phi)
+    top = float(np.max(w_dom * np.exp(-n1 * math.log(q)))) * (1 + 1e-12)
+    dom = alp.orbits
+    T0, T1, T2 = _tail_sums(dom.R, alp.dim, q) if dom.shape == "cube" else _ball_tail_sums(dom.R, alp.dim, q)
+    _, hi = point_costs(cost, orb.reps[inner])
+    mass = math.fsum(orb.size[inner] * phi[inner])
+    num = math.fsum(orb.size[inner] * hi * phi[inner])
     tail_cost = top * (T2 if cost == "l2sq" else T1)  # l2, linf <= l1
     value = (num + tail_cost) * (1 + 1e-12) / (mass * (1 - 1e-12))
     ok = realised <= epsilon and math.isfinite(value)
@@ -124,12 +156,11 @@ def _candidate_value(cost: str, epsilon: float, D: int, d: int, norm: str) -> fl
     """An easy ε-DP law's cost, to size the cube: i.i.d. discrete Laplace with λ = e^{−ε/(cΔ)}."""
     from optmech.mechanisms.multidim import discrete_laplace_nd_cost
 
-    c = 1 if norm == "l1" else d
-    return discrete_laplace_nd_cost(cost, epsilon / c, D, d)
+    return discrete_laplace_nd_cost(cost, epsilon / _norm_factor(norm, d), D, d)
 
 
 def _cube_radius(cost: str, epsilon: float, D: int, d: int, norm: str, v_ub: float, gap: float) -> int:
-    c = 1 if norm == "l1" else d
+    c = _norm_factor(norm, d)
     R = D
     from optmech.problems.pure_nd import domain_outside_min
 
@@ -167,8 +198,6 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     profile = load_profile(solver)
     eps, d, D, cost, norm = problem.epsilon, problem.dim, int(problem.sensitivity), problem.cost, problem.norm
-    if norm == "l2":
-        raise SpecError("pure DP in d dimensions with the l2 sensitivity norm is not available yet (use l1 or linf)")
     steps, layers = norm_steps(norm, d, D)
     v0 = _candidate_value(cost, eps, D, d, norm)
     R = _cube_radius(cost, eps, D, d, norm, v0, problem.target_gap)
@@ -261,7 +290,7 @@ def _references(problem, lo: float, up: float) -> list[ReferenceValue]:
         inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
         out.append(ReferenceValue(name, v, params, inside, exact, note, kind="upper"))
 
-    c = 1 if norm == "l1" else d
+    c = _norm_factor(norm, d)
     add("discrete_laplace", discrete_laplace_nd_cost(cost, eps / c, D, d), {"lambda": math.exp(-eps / (c * D))}, True,
         f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {norm} sensitivity {D}")
     if norm == "l1" and cost in ("l1", "l2sq"):

@@ -113,3 +113,20 @@ def test_conjecture_mode(tmp_path):
     for bad in ("layered", "nope", str(tmp_path / "missing.json")):
         p = run_cli(*base, "--candidate", bad)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_l2_sensitivity_against_l1_balls():
+    """ℓ2 balls of radius 1 and 2 in ℤ² are the ℓ1 balls of the same radius, and the ℓ2 ball of
+    radius 3 lies between the ℓ1 balls of radius 3 and 4 (‖v‖₁ <= √2·3 < 5): the optima must match
+    and be sandwiched.  d = 3, Δ = 1: 3 × the 1-D geometric optimum for ℓ2² [000 Thm 2.12]."""
+    for D in (1, 2):
+        a, b = solve(1.0, D, 2, "l1", norm="l2"), solve(1.0, D, 2, "l1", norm="l1")
+        assert a.certified and b.certified
+        assert a.lower_bound <= b.upper_bound * (1 + 1e-12) and b.lower_bound <= a.upper_bound * (1 + 1e-12)
+    mid = solve(1.0, 3, 2, "l1", norm="l2")
+    assert mid.certified
+    assert solve(1.0, 3, 2, "l1").upper_bound < mid.lower_bound
+    assert mid.upper_bound < solve(1.0, 4, 2, "l1").lower_bound
+    b = math.exp(-1.0)
+    r = solve(1.0, 1, 3, "l2sq", norm="l2")
+    assert r.certified and r.lower_bound <= 3 * 2 * b / (1 - b) ** 2 <= r.upper_bound
