@@ -1,4 +1,5 @@
-"""Figures: the optimal pmf or density on a log scale, beside the best closed form."""
+"""Figures: the optimal pmf or density on a log scale beside the best closed form; in d = 2 heatmaps,
+in d >= 3 the radial profile over ℓ1 shells."""
 
 from __future__ import annotations
 
@@ -36,9 +37,14 @@ def plot_result(result: Result, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if result.mechanism is None and result.mechanism_nd is not None:
+        plot_nd(result, path)
+        return
     mech = result.mechanism
     if mech is None:
-        raise ValueError("the result carries no mechanism to plot")
+        from optmech.errors import SpecError
+
+        raise SpecError("this result carries no mechanism to plot (the (epsilon, delta) d-D pmf is not kept)")
     grid = mech.grid
     k = np.arange(mech.k_lo, mech.k_hi + 1)
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -68,3 +74,104 @@ def plot_result(result: Result, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def nd_masses(mech: dict, pts: np.ndarray) -> np.ndarray:
+    """P at integer points ``pts`` (…, d) from a ``lattice_pmf_nd`` dict (0 where not listed)."""
+    reps = np.asarray(mech["representatives"], dtype=np.int64)
+    mass = np.asarray(mech["mass"], dtype=float)
+    q = np.asarray(pts, dtype=np.int64)
+    keyed = np.sort(np.abs(q), axis=-1) if mech["symmetry"] != "none" else q
+    lookup = {tuple(r): m for r, m in zip(reps.tolist(), mass.tolist())}
+    flat = keyed.reshape(-1, keyed.shape[-1])
+    return np.array([lookup.get(tuple(r), 0.0) for r in flat.tolist()]).reshape(q.shape[:-1])
+
+
+def _staircase_nd(result: Result):
+    from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND
+
+    pr = result.problem
+    ref = next((r for r in result.references if r.name == "discrete_staircase" and "r" in r.parameters), None)
+    if ref is None:
+        return None, None
+    return ref, DiscreteStaircaseND(epsilon=pr["epsilon"], sensitivity=int(pr["sensitivity"]), r=int(ref.parameters["r"]),
+                                    dim=int(pr["dim"]))
+
+
+def plot_nd(result: Result, path: str) -> None:
+    """d = 2: heatmaps (log colour scale) of the certified mechanism and the ℓ1 lattice staircase;
+    d >= 3: the radial profile over ℓ1 shells (mean, min and max mass per point) beside the staircase."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    mech, pr = result.mechanism_nd, result.problem
+    d = int(mech["dim"])
+    reps = np.asarray(mech["representatives"], dtype=np.int64)
+    mass = np.asarray(mech["mass"], dtype=float)
+    ref, stair = _staircase_nd(result)
+    tag = "certified" if result.certified else "UNCERTIFIED"
+    title = (f"d={d}, ε={pr['epsilon']:g}, Δ={pr['sensitivity']:g} ({mech['norm']}), cost {pr['cost']}: "
+             f"[{result.lower_bound:.8g}, {result.upper_bound:.8g}] ({tag})")
+    keep = mass > 1e-12 * mass.max()
+    if d == 2:
+        W = int(np.abs(reps[keep]).max()) if keep.any() else 1
+        ax_ = np.arange(-W, W + 1)
+        pts = np.stack(np.meshgrid(ax_, ax_, indexing="ij"), axis=-1)
+        panels = [("optmech (upper-bound mechanism)", nd_masses(mech, pts))]
+        if stair is not None:
+            panels.append((f"ℓ1 lattice staircase r={ref.parameters['r']}, cost {ref.value:.6g}", stair.pmf(pts)))
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+        vmax = max(float(p.max()) for _, p in panels)
+        for ax, (name, p) in zip(axes[0], panels):
+            im = ax.imshow(np.where(p > 0, p, np.nan).T, origin="lower", extent=(-W - 0.5, W + 0.5, -W - 0.5, W + 0.5),
+                           norm=LogNorm(vmin=vmax * 1e-12, vmax=vmax), cmap="viridis")
+            ax.set_title(name, fontsize=9)
+            ax.set_xlabel("x1")
+            ax.set_ylabel("x2")
+        fig.colorbar(im, ax=axes[0].tolist(), label="probability mass")
+        fig.suptitle(title, fontsize=9)
+    else:
+        from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
+
+        n1 = np.abs(reps).sum(axis=1)
+        size = orbit_sizes(reps) if mech["symmetry"] != "none" else np.ones(len(reps))
+        K = int(n1[keep].max()) if keep.any() else 1
+        k = np.arange(K + 1)
+        total = np.bincount(n1, weights=size * mass, minlength=K + 1)[: K + 1]
+        mean = total / sphere_sizes(k, d)
+        lo = np.full(K + 1, np.inf)
+        hi = np.zeros(K + 1)
+        np.minimum.at(lo, np.minimum(n1, K), np.where(n1 <= K, mass, np.inf))
+        np.maximum.at(hi, np.minimum(n1, K), np.where(n1 <= K, mass, 0.0))
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        ax.fill_between(k, lo, hi, alpha=0.3, label="optmech: min–max mass per point on the shell")
+        ax.plot(k, mean, "o", ms=3, label=f"optmech: shell mean, cost {result.upper_bound:.6g}")
+        if stair is not None:
+            pts = np.zeros((K + 1, d), dtype=np.int64)
+            pts[:, 0] = k
+            ax.plot(k, stair.pmf(pts), "-", lw=1, label=f"ℓ1 lattice staircase r={ref.parameters['r']}, cost {ref.value:.6g}")
+        ax.set_yscale("log")
+        ax.set_xlabel("‖x‖₁")
+        ax.set_ylabel("probability mass per point")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def orbit_sizes(reps: np.ndarray) -> np.ndarray:
+    """Number of points in the signed-permutation orbit of each sorted |x| representative."""
+    from math import factorial
+
+    d = reps.shape[1]
+    out = np.empty(len(reps))
+    for i, r in enumerate(reps.tolist()):
+        mult = 1
+        for v in set(r):
+            mult *= factorial(r.count(v))
+        out[i] = 2 ** sum(1 for v in r if v) * factorial(d) / mult
+    return out

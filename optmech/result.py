@@ -112,6 +112,8 @@ class Result:
     claims: list[str] = field(default_factory=list)
     #: Conjecture mode (``--candidate``): the candidate's exact cost against the lower bound.
     candidate: dict | None = None
+    #: The upper-bound mechanism on ℤ^d (d > 1), as JSON (see ``solve_pure_nd._mechanism_nd``).
+    mechanism_nd: dict | None = None
 
     @property
     def relative_gap(self) -> float:
@@ -152,7 +154,7 @@ class Result:
         if self.candidate is not None:
             d["candidate"] = {k: _json_float(v) if isinstance(v, float) else v for k, v in self.candidate.items()}
         if include_mechanism:
-            d["mechanism"] = self.mechanism_dict()
+            d["mechanism"] = self.mechanism_nd if self.mechanism_nd is not None else self.mechanism_dict()
         return d
 
     def to_json(self, **kw: Any) -> str:

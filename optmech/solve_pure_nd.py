@@ -32,8 +32,11 @@ BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
 
 
 class _Upper:
-    def __init__(self, value: float, realised: float, certified: bool, tail_mass: float, note: str = "") -> None:
+    def __init__(self, value: float, realised: float, certified: bool, tail_mass: float, note: str = "",
+                 reps: np.ndarray | None = None, masses: np.ndarray | None = None, tail_factor: float = math.nan,
+                 tail_rate: float = math.nan) -> None:
         self.value, self.realised_epsilon, self.certified, self.tail_mass, self.note = value, realised, certified, tail_mass, note
+        self.reps, self.masses, self.tail_factor, self.tail_rate = reps, masses, tail_factor, tail_rate
 
 
 def _dilate(phi: np.ndarray, nb: np.ndarray, times: int) -> np.ndarray:
@@ -149,7 +152,7 @@ def upper_from_lp(alp: PureNDLP, x: np.ndarray, cost: str, epsilon: float) -> _U
     ok = realised <= epsilon and math.isfinite(value)
     note = "" if ok else f"audit failed: realised epsilon {realised:.17g} > {epsilon:.17g}"
     return _Upper(float(np.nextafter(value, np.inf)), min(realised, epsilon) if ok else realised, ok,
-                  top * T0 / mass, note)
+                  top * T0 / mass, note, orb.reps[inner], phi[inner] / mass, top / mass, q)
 
 
 def _candidate_value(cost: str, epsilon: float, D: int, d: int, norm: str) -> float:
@@ -264,6 +267,7 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
         message=message, seconds=time.perf_counter() - t0, references=refs,
         lp=alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.orbits.reps)},
         solver=solver_info(raw, profile), mechanism=None,
+        mechanism_nd=_mechanism_nd(best_up, alp) if best_up is not None else None,
         audit={"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": eps,
                "passed": bool(best_up and best_up.certified), "method": "majorant fixed point on the cube, outward-rounded",
                "tail_mass_bound": best_up.tail_mass if best_up else None,
@@ -274,6 +278,23 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
                     "upper_bound": "beta-majorant of the cube's masses with geometric tails outside"},
         history=history, claims=claims,
     )
+
+
+def _mechanism_nd(up: _Upper, alp: PureNDLP) -> dict:
+    """The upper-bound mechanism on ℤ^d as JSON: per-point masses of the orbit representatives."""
+    return {
+        "kind": "lattice_pmf_nd",
+        "dim": alp.dim,
+        "norm": alp.norm,
+        "sensitivity": alp.sensitivity,
+        "symmetry": "signed permutations" if alp.orbits.reduced else "none",
+        "representatives": up.reps.tolist(),
+        "mass": up.masses.tolist(),
+        "tail_factor": up.tail_factor,
+        "tail_rate": up.tail_rate,
+        "rule": ("P(x) = mass[i] where representatives[i] is x itself (symmetry none) or the sorted absolute values "
+                 "of x (signed permutations); any point not listed has P(x) <= tail_factor * tail_rate**||x||_1"),
+    }
 
 
 def _references(problem, lo: float, up: float) -> list[ReferenceValue]:
