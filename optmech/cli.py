@@ -245,10 +245,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             from optmech.errors import SpecError
 
             raise SpecError("--plot needs matplotlib (pip install matplotlib)")
-        if args.privacy == "approx" and problem.dim > 1:
-            from optmech.errors import SpecError
-
-            raise SpecError("--plot is not available for (epsilon, delta) in d > 1 dimensions")
     candidate = None
     if args.candidate is not None:
         from optmech.candidate import prepare_candidate

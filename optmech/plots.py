@@ -44,7 +44,7 @@ def plot_result(result: Result, path: str) -> None:
     if mech is None:
         from optmech.errors import SpecError
 
-        raise SpecError("this result carries no mechanism to plot (the (epsilon, delta) d-D pmf is not kept)")
+        raise SpecError("this result carries no mechanism to plot")
     grid = mech.grid
     k = np.arange(mech.k_lo, mech.k_hi + 1)
     fig, ax = plt.subplots(figsize=(8, 4.5))

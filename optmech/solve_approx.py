@@ -154,6 +154,19 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
 
 
+def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
+    """The audited pmf on ℤ^d as JSON (``lattice_pmf_nd``, finite support: every listed point)."""
+    side = 2 * up.R + 1
+    flat = np.flatnonzero(up.p.ravel() > 0)
+    pts = np.stack(np.unravel_index(flat, (side,) * d), axis=-1) - up.R
+    return {
+        "kind": "lattice_pmf_nd", "dim": d, "norm": "l1", "sensitivity": D, "symmetry": "none",
+        "representatives": pts.tolist(), "mass": (up.p.ravel()[flat] / math.fsum(up.p.ravel())).tolist(),
+        "tail_factor": 0.0, "tail_rate": 0.0,
+        "rule": "P(x) = mass[i] at x = representatives[i]; 0 elsewhere (finite support)",
+    }
+
+
 # -- references ------------------------------------------------------------------------------------
 def approx_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
     """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
@@ -270,6 +283,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         lp=alp.lp.size() | {"solver": raw.backend, "builder": alp.variant},
         solver=solver_info(raw, profile),
         mechanism=mech,
+        mechanism_nd=_mechanism_nd(best_up, d, D) if best_up is not None and d > 1 else None,
         audit={
             "realised_delta": best_up.realised_delta if best_up else None,
             "target_delta": delta,
