@@ -413,3 +413,9 @@ class BestBracket:
     @property
     def certified(self) -> bool:
         return math.isfinite(self.lower) and self.upper is not None and bool(self.upper.certified)
+
+    def outcome(self, status: str, message: str) -> tuple[str, str]:
+        """The loop's final (status, message): ``uncertified`` unless both bounds are certified."""
+        if self.certified:
+            return status, message
+        return "uncertified", message or "a certificate could not be established"

@@ -157,9 +157,7 @@ def format_result(result) -> str:
     a = result.audit
     rows = [
         head,
-        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
-        f"  relative gap      {result.relative_gap:.3g}",
-        f"  status            {result.status}: {result.message}",
+        *_bracket_rows(result, tag),
         f"  realised epsilon  {a['realised_epsilon']:.15g} (audit {'passed' if a['passed'] else 'FAILED'})",
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
         f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
@@ -181,9 +179,7 @@ def _format_nd(result, tag: str) -> str:
     rows = [
         f"optmech {__version__} — pure ε-DP on Z^{pr['dim']}, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
         f"({pr['norm']}), cost {pr['cost']}",
-        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
-        f"  relative gap      {result.relative_gap:.3g}",
-        f"  status            {result.status}: {result.message}",
+        *_bracket_rows(result, tag),
         f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a['passed'] else 'FAILED'})",
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
         f"{result.lp['orbits']} orbits ({result.lp['builder']} builder)",
@@ -200,9 +196,7 @@ def _format_approx(result, tag: str) -> str:
     rows = [
         f"optmech {__version__} — (ε,δ)-DP, epsilon={pr['epsilon']:g}, delta={pr['delta']:g}, "
         f"sensitivity={pr['sensitivity']:g} (ℓ1), dim {pr['dim']}, integer domain, cost {pr['cost']}",
-        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
-        f"  relative gap      {result.relative_gap:.3g}",
-        f"  status            {result.status}: {result.message}",
+        *_bracket_rows(result, tag),
         f"  audited delta     {a['realised_delta']!s:.17} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})",
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
         f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
@@ -217,6 +211,15 @@ def _format_approx(result, tag: str) -> str:
     for c in result.claims:
         rows.append(f"  note: {c}")
     return "\n".join(rows)
+
+
+def _bracket_rows(result, tag: str) -> list[str]:
+    """The certified bracket, its relative gap and the status: the same three lines in every report."""
+    return [
+        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
+        f"  relative gap      {result.relative_gap:.3g}",
+        f"  status            {result.status}: {result.message}",
+    ]
 
 
 def _candidate_rows(result) -> list[str]:

@@ -249,10 +249,8 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     assert last is not None
     alp, raw = last
     certified = best.certified
+    status, message = best.outcome(status, message)
     best_lo, lo_cert, best_up = best.lower, best.lower_certificate, best.upper
-    if not certified:
-        status = "uncertified"
-        message = message or "a certificate could not be established"
     up_value = best_up.value if best_up is not None else math.inf
     refs = approx_reference_values(problem, best_lo, up_value)
     mech = None

@@ -248,9 +248,8 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
     assert last is not None
     alp, raw = last
     certified = best.certified
+    status, message = best.outcome(status, message)
     best_lo, lo_cert, best_up = best.lower, best.lower_certificate, best.upper
-    if not certified:
-        status, message = "uncertified", message or "a certificate could not be established"
     up_value = best_up.value if best_up else math.inf
     refs = _references(problem, best_lo, up_value)
     claims = [
