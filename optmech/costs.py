@@ -11,12 +11,18 @@ one (``Cost.__call__``) and an outward-rounded interval one (``Cost.enclose``) w
 for the exact real value and for its float64 evaluation.  Booleans are the floats 0 and 1, so
 ``&``, ``|``, ``~`` are min, max, 1 − a, and a boolean interval is [0,0], [1,1] or [0,1].
 Subexpressions free of ``x`` are folded at parse time into a value and an enclosure.
+
+The same compiler serves d-dimensional costs (:mod:`optmech.costs_nd`): compiled for a dimension
+d it accepts the variables ``x1``..``xd`` (node ``("var", i)``, i 0-based; bare ``x`` only when
+d = 1) and the evaluators then take a tuple of d arrays, one per coordinate, for ``x`` (or for
+the interval ends).  The 1-D :class:`Cost` also accepts ``x1`` as a synonym of ``x``.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
@@ -39,6 +45,7 @@ _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.
            ast.BitAnd: "and", ast.BitOr: "or"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _ALLOWED = "allowed: numbers, x, pi, e, + - * / **, comparisons, & | ~, abs sqrt exp log min max where"
+_VAR = re.compile(r"x([1-9][0-9]*)\Z")  # x1, x2, ... (x0 and x01 are not variables)
 
 #: Relative outward widening.  ``_W1`` (>= 1 ulp after its own rounding) follows correctly rounded
 #: operations (+ − × ÷ sqrt).  ``_WF`` (16 ulp) follows exp, log and pow, whose vectorised NumPy
@@ -93,6 +100,25 @@ def _mig_mag(lo, hi):
     return np.maximum(np.maximum(lo, -hi), 0.0), np.maximum(-lo, hi)
 
 
+def _exact_sq(a):
+    """(a·a in float64, whether it is exact): Dekker's product with Veltkamp's split, whose error
+    term is exact when nothing overflows or underflows (checked: 2^-900 <= a·a <= 2^1000)."""
+    p = a * a
+    c = a * 134217729.0  # 2^27 + 1
+    h = c - (c - a)
+    t = a - h
+    err = ((h * h - p) + 2.0 * h * t) + t * t
+    return p, (a == 0) | ((err == 0) & (p >= 2.0**-900) & (p <= 2.0**1000))
+
+
+def _i_sq(a):
+    """t·t over [lo, hi]: monotone in |t| (exactly and in float), so [mig², mag²], left unwidened
+    at an end where the float square is exact."""
+    mig, mag = _mig_mag(*a)
+    (p, ep), (q, eq) = _exact_sq(mig), _exact_sq(mag)
+    return np.where(ep, p, np.maximum(_dn(p), 0.0)), np.where(eq, q, _up(q))
+
+
 # -- point evaluation ----------------------------------------------------------------------------
 def _b(f):
     return lambda a, b: np.where(f(a, b), 1.0, 0.0)
@@ -104,12 +130,16 @@ _POINT = {
     "min": np.minimum, "max": np.maximum, "and": np.minimum, "or": np.maximum, "not": lambda a: 1.0 - a,
     "where": lambda c, a, b: np.where(c != 0, a, b), "lt": _b(np.less), "le": _b(np.less_equal),
     "gt": _b(np.greater), "ge": _b(np.greater_equal), "eq": _b(np.equal), "ne": _b(np.not_equal),
+    "sq": lambda a: a * a,
 }
 
 
 def _point(t: tuple, x):
+    """Float value of node t; ``x`` is the array of x, or a tuple of arrays of x1..xd."""
     if t[0] == "x":
         return x
+    if t[0] == "var":
+        return x[t[1]]
     if t[0] == "const":
         return t[1]
     return _POINT[t[0]](*(_point(c, x) for c in t[1:]))
@@ -199,7 +229,7 @@ _INTERVAL = {
     "add": lambda a, b: (_add(a[0], b[0], True), _add(a[1], b[1], False)),
     "sub": lambda a, b: (_add(a[0], -b[1], True), _add(a[1], -b[0], False)),
     "mul": lambda a, b: _corners(np.multiply, a, b), "div": _i_div, "abs": lambda a: _mig_mag(*a),
-    "sqrt": lambda a: _i_mono(np.sqrt, a, _W1, 0.0), "log": _i_log, "exp": _i_exp,
+    "sqrt": lambda a: _i_mono(np.sqrt, a, _W1, 0.0), "log": _i_log, "exp": _i_exp, "sq": _i_sq,
     "min": _MIN, "max": _MAX, "and": _MIN, "or": _MAX, "where": _i_where,
     "lt": _i_cmp(_LT, lambda a, b: _LE(b, a)), "le": _i_cmp(_LE, lambda a, b: _LT(b, a)),
     "gt": _i_cmp(lambda a, b: _LT(b, a), _LE), "ge": _i_cmp(lambda a, b: _LE(b, a), _LT),
@@ -238,10 +268,13 @@ def _enc(t: tuple, lo, hi):
     """(lo, hi, nan, inf): the ends bound every non-NaN float value; ``nan``/``inf`` flag where the
     float value may be NaN or ±inf (False when nowhere).  A comparison with a possibly NaN operand
     is left undecided, since NaN compares False; an overflow, 0·inf, inf − inf, inf/inf, 0/0 and
-    a square root, log or real power of a negative number are tracked to decide that."""
+    a square root, log or real power of a negative number are tracked to decide that.  For the
+    variables x1..xd, ``lo`` and ``hi`` are tuples of d arrays."""
     op = t[0]
     if op == "x":
         return lo, hi, False, False
+    if op == "var":
+        return lo[t[1]], hi[t[1]], False, False
     if op == "const":
         return t[2], t[3], math.isnan(t[1]), math.isinf(t[1])
     args = [_enc(c, lo, hi) for c in t[1:]]
@@ -262,15 +295,18 @@ def _enc(t: tuple, lo, hi):
     if op == "pow" and n == 0:
         return rlo, rhi, False, False
     ia, ib = args[0][3], args[-1][3]
-    if op in ("add", "sub"):
-        nan = _o(nan, _both(ia, ib))
+    if op in ("add", "sub"):  # only +inf + (−inf) is NaN; a float value ±inf lies at an infinite end
+        both = _both(ia, ib)
+        if both is not False:
+            (al, ah), (bl, bh) = a[0], (a[1] if op == "add" else (-a[1][1], -a[1][0]))
+            nan = _o(nan, _both(both, ((ah >= _CAP) & (bl <= -_CAP)) | ((al <= -_CAP) & (bh >= _CAP))))
     elif op == "mul":
         nan = _o(nan, _both(ia, ia is not False and _zero(a[1])), _both(ib, ib is not False and _zero(a[0])))
     elif op == "div":
         nan = _o(nan, _both(ia, ib), _both(_zero(a[1]), _zero(a[0])))
     elif op in ("sqrt", "log") or (op == "pow" and n is None):
         nan = _o(nan, _any(a[0][0] < 0))
-    if op in ("add", "sub", "mul", "div", "pow", "exp"):
+    if op in ("add", "sub", "mul", "div", "pow", "exp", "sq"):
         inf = _o(inf, _any((rlo <= -_CAP) | (rhi >= _CAP)))
     elif op == "log":
         inf = _o(inf, _any(a[0][0] <= 0))
@@ -278,11 +314,12 @@ def _enc(t: tuple, lo, hi):
 
 
 def _enclosure(t: tuple, lo, hi):
-    """Ends of the node, [−inf, inf] where its float value may be NaN, broadcast to lo."""
+    """Ends of the node, [−inf, inf] where its float value may be NaN, broadcast to lo (to its
+    first array when ``lo`` is a tuple of per-variable arrays)."""
     rlo, rhi, nan, _ = _enc(t, lo, hi)
     if nan is not False:
         rlo, rhi = np.where(nan, -_INF, rlo), np.where(nan, _INF, rhi)
-    return _clean(*np.broadcast_arrays(rlo, rhi, lo)[:2])
+    return _clean(*np.broadcast_arrays(rlo, rhi, lo[0] if isinstance(lo, tuple) else lo)[:2])
 
 
 # -- parsing -------------------------------------------------------------------------------------
@@ -305,10 +342,18 @@ def _describe(n: ast.AST) -> str:
 
 
 class _Compiler:
-    """Checks an :mod:`ast` tree against the whitelist and compiles it into tuples."""
+    """Checks an :mod:`ast` tree against the whitelist and compiles it into tuples.
 
-    def __init__(self, text: str):
-        self.text = text
+    ``dim`` None is the 1-D cost (``x`` and ``x1`` give the node ``("x",)``); an integer d >= 1
+    gives ``("var", i)`` for x(i+1), i < d, and bare ``x`` only when d = 1; there ``a**2`` becomes
+    ``("sq", a)``, evaluated as a·a and enclosed exactly where the float square is exact (so sums of
+    squares at lattice points are exact, whatever the order of their terms).
+    """
+
+    def __init__(self, text: str, dim: int | None = None):
+        self.text, self.dim = text, dim
+        self.names = "x" if dim is None else "x1 (or x)" if dim == 1 else f"x1..x{dim}"
+        self.allowed = _ALLOWED if dim is None else _ALLOWED.replace(" x,", f" {self.names},")
 
     def err(self, why: str) -> CostError:
         return CostError(f"invalid cost expression {' '.join(self.text.split())[:80]!r}: {why}")
@@ -333,12 +378,14 @@ class _Compiler:
         if isinstance(n, ast.BinOp):
             op = _BINOPS.get(type(n.op))
             if op is None:
-                raise self.err(f"operator {type(n.op).__name__}: not allowed; {_ALLOWED}")
+                raise self.err(f"operator {type(n.op).__name__}: not allowed; {self.allowed}")
             (a, ba, xa), (b, bb, xb) = self.compile(n.left, depth + 1), self.compile(n.right, depth + 1)
             if op in ("and", "or") and not (ba and bb):
                 raise self.err(f"'{'&' if op == 'and' else '|'}' needs comparison results on both sides")
             if op == "pow" and not xb and not abs(b[1]) <= MAX_EXPONENT:
                 raise self.err(f"constant exponent {b[1]:g} exceeds {MAX_EXPONENT:g} in absolute value")
+            if op == "pow" and self.dim is not None and b == ("const", 2.0, 2.0, 2.0):
+                return self.fold(("sq", a)), False, xa  # d-D: a*a, exact where it is (see _i_sq)
             return self.fold((op, a, b)), op in ("and", "or"), xa or xb
         if isinstance(n, ast.Compare):
             ops = [_CMPOPS.get(type(o)) for o in n.ops]
@@ -349,23 +396,34 @@ class _Compiler:
             return reduce(lambda p, q: self.fold(("and", p, q)), parts), True, any(t[2] for t in terms)
         if isinstance(n, ast.Call):
             return self.call(n, depth)
-        raise self.err(f"{_describe(n)}: not allowed; {_ALLOWED}")
+        raise self.err(f"{_describe(n)}: not allowed; {self.allowed}")
 
     def name(self, name: str) -> tuple[tuple, bool, bool]:
         if name.startswith("_"):
             raise self.err(f"names starting with '_' are not allowed ({name!r})")
-        if name == "x":
-            return ("x",), False, True
+        m = _VAR.match(name)
+        if name == "x" or m:
+            return self.variable(int(m.group(1)) if m else 0), False, True
         if name in _CONSTS:
             v = _CONSTS[name]
             return ("const", v, float(_dn(v)), float(_up(v))), False, False
         if name in _FUNCS:
             raise self.err(f"function {name!r} must be called")
-        raise self.err(f"unknown name {name!r} (allowed names: x, pi, e)")
+        raise self.err(f"unknown name {name!r} (allowed names: {self.names}, pi, e)")
+
+    def variable(self, k: int) -> tuple:
+        """Node of x (k = 0) or of xk."""
+        d = 1 if self.dim is None else self.dim
+        if k == 0 and d > 1:
+            raise CostError(f"cost expression uses bare x but the problem has dim {d} (write x1..x{d})")
+        if k > d:
+            have = "variable x or x1" if d == 1 else f"variables x1..x{d}"
+            raise CostError(f"cost expression uses x{k} but the problem has dim {d} ({have})")
+        return ("x",) if self.dim is None else ("var", max(k, 1) - 1)
 
     def call(self, n: ast.Call, depth: int) -> tuple[tuple, bool, bool]:
         if not isinstance(n.func, ast.Name):
-            raise self.err(f"{_describe(n.func)}: not allowed; {_ALLOWED}")
+            raise self.err(f"{_describe(n.func)}: not allowed; {self.allowed}")
         name = n.func.id
         if name.startswith("_"):
             raise self.err(f"names starting with '_' are not allowed ({name!r})")
@@ -407,11 +465,14 @@ class _Compiler:
             return ("const", float(_point(t, 0.0)), float(lo), float(hi))
 
 
-def _parse_expr(text: str) -> tuple:
-    comp = _Compiler(text)
+def _parse_expr(text: str, dim: int | None = None) -> tuple:
+    """Compile an expression in x (``dim`` None: the 1-D cost) or in x1..x``dim`` into a tree."""
+    comp = _Compiler(text, dim)
     if len(text) > MAX_LENGTH:
         raise comp.err(f"longer than {MAX_LENGTH} characters")
     if not text.strip():
+        if dim is not None:
+            raise CostError(f"cost is empty (use l1, l2, l2sq, linf or an expression in {comp.names})")
         raise CostError("cost is empty (use abs, square, pow:P or an expression in x)")
     try:
         root = ast.parse(text.strip(), mode="eval")
@@ -614,11 +675,12 @@ class Cost:
 
 
 def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
-    """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω."""
+    """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω (tuples of
+    per-variable arrays for x1..xd, where |t| reads ‖x‖₁)."""
     op = t[0]
     if op == "const":
         return (max(abs(t[2]), abs(t[3])), 0.0, 0.0)
-    if op == "x":
+    if op in ("x", "var"):  # |x_i| <= ‖x‖₁ <= 1 + ‖x‖₁ in d dimensions
         return (1.0, 1.0, 0.0)
 
     def rng(c):  # (inf f, inf |f|, sup |f|) of node c over Ω
@@ -639,6 +701,10 @@ def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
             return (_fup(F(ca) * F(cb)), _fup(F(pa) + F(pb)), _fup(F(ra) + F(rb)))
         return (_fup(F(ca) + F(cb)) if op in ("add", "sub") else max(ca, cb), max(pa, pb), max(ra, rb))
     base = _grow(t[1], wlo, whi)
+    if op == "sq":
+        if base is None or not all(map(math.isfinite, base)):
+            return None
+        return (_fup(Fraction(base[0]) ** 2), _fup(Fraction(base[1]) * 2), _fup(Fraction(base[2]) * 2))
     if op == "pow":
         return _grow_pow(t, base, *rng(t[1])[:2])
     if base is None or op in ("neg", "abs"):
@@ -678,7 +744,7 @@ CostLike = Cost | str
 
 
 def parse_cost(text: str) -> Cost:
-    """Parse ``abs``, ``square``, ``pow:P`` (0 < P <= 64) or an expression in x.
+    """Parse ``abs``, ``square``, ``pow:P`` (0 < P <= 64) or an expression in x (or ``x1``, the same).
 
     Raises
     ------

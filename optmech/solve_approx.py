@@ -37,8 +37,8 @@ _U = 2.0**-53
 BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
 
 
-def _check_size(dim: int, D: int, N: int, budget: float) -> None:
-    cols, nnz = estimate_size(dim, D, N)
+def _check_size(dim: int, D: int, N: int, budget: float, even: bool = True) -> None:
+    cols, nnz = estimate_size(dim, D, N, even)
     need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * cols
     if need > budget:
         raise ProblemTooLarge(
@@ -197,7 +197,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     n = thm8_n(eps, delta)  # the optimum's support is ≈ Δ(n + 1) [reference/approx-dp.md §3, §5.2]
     N = int(2 * D * (math.ceil(n) + 2))  # closes the gap in one LP in the digest's tests (approx-dp.md §3)
     budget = memory_budget()
-    _check_size(d, D, N, budget)
+    _check_size(d, D, N, budget, problem.symmetry != "off")
 
     best = BestBracket()
     history: list[dict] = []
@@ -238,7 +238,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
             message = "a wider window does not help: the remaining gap is the solver's accuracy"
             break
         try:
-            _check_size(d, D, 2 * N, budget)
+            _check_size(d, D, 2 * N, budget, problem.symmetry != "off")
         except ProblemTooLarge:
             message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
             break
@@ -266,7 +266,12 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
            if best_up is not None and best_up.mixed > 0 else ""),
     ]
-    if alp.even:
+    if alp.symmetry == "orbits":
+        claims.append("signed-permutation orbit reduction: p constant on each orbit of the box, one shift per orbit "
+                      "and one hockey-stick row per stabiliser orbit of inner points; exact, since the cost, the "
+                      "shifts and the box are invariant and each hockey-stick sum is convex (an averaged optimum); "
+                      "no monotonicity is assumed")
+    elif alp.even:
         claims.append("even reduction p(x) = p(-x): the cost is even at every point of the box (convexity of the "
                       "hockey-stick sums); no monotonicity is assumed")
     return Result(

@@ -1,93 +1,145 @@
-"""``optmech.solve`` for pure ε-DP on ℤ^d: the full lattice LP → certificates → Result.
+"""``optmech.solve`` for pure ε-DP in d dimensions: LPs of :mod:`optmech.problems.pure_nd` →
+certificates → Result.
 
-Lower bound: the repaired dual of the relaxation of :mod:`optmech.problems.pure_nd`.
+Lower bound: the repaired dual of the relaxation (lattice points, or cells priced at their
+minimum cost), as in 1-D.
 
-Upper bound (reference/numerics.md §5 in d dimensions).  The LP's masses on the cube are repaired
-to their smallest β-majorant for the norm's unit steps, φ = max(φ, β·dilate_Δ(φ)) iterated to its
-fixed point (β = e^{−ε + 1e-11}), computed on orbit representatives.  Extended to ℤ^d by
-P(x) = max_y w(y) β^{ρ(x, y)} (ρ the lattice path metric of steps in the ball), it is a β-majorant
-everywhere, hence ε-DP.  For ℓ1 and ℓ∞ the in-domain path metric is the global one, so the
-extension agrees with φ on the domain; for ℓ2 the majorant is computed on the cube enlarged by a
-Steinitz margin 2dΔ and used on the inner cube only.  Outside the LP's domain
-P(x) <= A q^{‖x‖₁} with q = β^{1/(cΔ)} (c = 1, √d, d for ℓ1, ℓ2, ℓ∞) and A = max_y w(y) q^{−‖y‖₁},
-so the tail's mass and cost have closed-form bounds.  The upper bound is (Σ_cube L⁺ φ + tail) /
-Σ_cube φ, outward-rounded.
+Upper bound (reference/numerics.md §5 in d dimensions).  The masses of an LP solution — the
+lattice LP itself, or on the continuous domain the restriction LP whose rows cover every
+connected cell pair — are repaired to their smallest β-majorant for the layers' step sets,
+φ = max(φ, β·dilate(φ)) iterated to its fixed point (β = e^{−ε + 1e-11}), on the LP's own
+domain.  Extended to ℤ^d by P(x) = max_y w(y) β^{ρ(x, y)} (ρ the number of moves, a move being
+one step per layer), it is a β-majorant everywhere, hence ε-DP.  On the domain the extension
+agrees with φ: the step sets are unconditional and down-closed, so a shortest path between two
+points of a cube (or of the ℓ1 ball for unit ℓ1 steps, or of an interval of shells) can be
+rearranged to stay inside (see :mod:`optmech.problems.pure_nd`).  Outside the domain
+P(x) <= A q^{‖x‖₁} with q = β^{1/M}, M the largest ℓ1 length of one move, and
+A = max_y w(y) q^{−‖y‖₁}, so the tail's mass and cost are bounded by series over ℓ1 spheres
+(summed, with a ratio bound on the remainder) using the cost's growth bound.  The upper bound is
+(Σ size·L⁺·φ + tail) / Σ size·φ, outward-rounded.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from optmech.certify import PRIVACY_MARGIN, BestBracket, dual_lower_bound
-from optmech.errors import ProblemTooLarge, SolveFailed
-from optmech.problems.approx import point_costs
-from optmech.problems.pure_nd import PureNDLP, build_pure_nd
+from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.problems.pure_nd import PureNDLP, build_pure_nd, layer_steps, reach, shell_sizes
 from optmech.result import Result, ReferenceValue, solver_info
 
-_U = 2.0**-53
 BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
+#: Cells per Δ on the continuous domain in d > 1 when none is given.
+DEFAULT_RESOLUTION = {2: 8, 3: 4}
+#: Truncation target on the continuous domain, where the discretisation's gap is O(1/n), percents.
+CELLS_TRUNCATION_GAP = 1e-3
+#: Shells per Δ of the layered LP that adds an upper bound on the continuous domain (ℓ1, costs l1/l2sq).
+LAYERED_SHELLS = 64
 
 
+@dataclass
 class _Upper:
-    def __init__(self, value: float, realised: float, certified: bool, tail_mass: float, note: str = "",
-                 reps: np.ndarray | None = None, masses: np.ndarray | None = None, tail_factor: float = math.nan,
-                 tail_rate: float = math.nan) -> None:
-        self.value, self.realised_epsilon, self.certified, self.tail_mass, self.note = value, realised, certified, tail_mass, note
-        self.reps, self.masses, self.tail_factor, self.tail_rate = reps, masses, tail_factor, tail_rate
+    value: float
+    realised_epsilon: float
+    certified: bool
+    tail_mass: float
+    note: str = ""
+    reps: np.ndarray | None = None
+    masses: np.ndarray | None = None
+    tail_factor: float = math.nan
+    tail_rate: float = math.nan
 
 
-def _dilate(phi: np.ndarray, nb: np.ndarray, times: int) -> np.ndarray:
-    """max of phi over `times` unit steps (neighbours outside the cube contribute nothing)."""
-    ext = np.append(phi, 0.0)  # index −1 -> 0
+@dataclass(frozen=True)
+class _Setup:
+    """The problem in the builders' terms."""
+
+    eps: float
+    d: int
+    delta: float  # Δ (real)
+    n_lat: int  # sensitivity in lattice units
+    cells: bool
+    cost: object  # CostND
+    norm: str
+    reduced: bool
+    layered: bool
+    gap: float
+    monotone: bool = False  # layered upper side restricted to nonincreasing shells (no lower bound)
+
+    @property
+    def h(self) -> float:
+        return self.delta / self.n_lat if self.cells else 1.0
+
+    def build(self, R: int, side: str = "lower") -> PureNDLP:
+        return build_pure_nd(self.cost, self.eps, int(self.delta) if not self.cells else self.delta, R, dim=self.d,
+                             norm=self.norm, reduced=self.reduced, resolution=self.n_lat if self.cells else None,
+                             side=side, layered=self.layered, monotone=self.monotone and side == "upper")
+
+
+def setup_for(problem, *, layered: bool = False) -> _Setup:
+    """Check the problem and resolve its defaults (resolution, symmetry) for the builders."""
+    from optmech.costs_nd import as_cost_nd
+    from optmech.spec import Continuous
+
+    d = problem.dim
+    cost = as_cost_nd(problem.cost, d)
+    cells = isinstance(problem.domain, Continuous)
+    if cells:
+        n = problem.domain.resolution or DEFAULT_RESOLUTION.get(d, 2)
+    else:
+        n = int(problem.sensitivity)
+    if layered and problem.norm != "l1":
+        raise SpecError(f"the layered (shell) LP is for l1 sensitivity, not {problem.norm}")
+    reduced = problem.symmetry != "off" and not layered
+    if reduced and cost.kind == "expr":
+        reduced = _invariant_on_domain(cost, d, n, problem, cells)
+    return _Setup(problem.epsilon, d, float(problem.sensitivity), int(n), cells, cost, problem.norm, reduced,
+                  layered, problem.target_gap)
+
+
+def _invariant_on_domain(cost, d: int, n: int, problem, cells: bool) -> bool:
+    """An expression cost's enclosures are invariant under signed permutations on the whole domain
+    the LP may use (points, or cells priced by their enclosures)."""
+    R = _radius(_Setup(problem.epsilon, d, float(problem.sensitivity), n, cells, cost, problem.norm, False, False,
+                       problem.target_gap))
+    R = int(math.ceil(1.5**3 * R))  # the largest domain the refinement loop may reach
+    side = 2 * R + 1
+    if side**d > 2 * 10**7:
+        return False
+    axes = [np.arange(-R, R + 1, dtype=float)] * d
+    pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
+    if not cells:
+        return bool(cost.is_invariant(pts))
+    h = float(problem.sensitivity) / n
+    return bool(_boxes_invariant(cost, h * (pts - 0.5), h * (pts + 0.5)))
+
+
+def _boxes_invariant(cost, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Box enclosures equal under the generators of the signed permutations (swap, cycle, negate)."""
+    ref = cost.enclose_box(lo, hi)
+    d = lo.shape[1]
+    perms = [np.roll(np.arange(d), 1)] + ([np.array([1, 0] + list(range(2, d)))] if d > 1 else [])
+    for p in perms:
+        got = cost.enclose_box(lo[:, p], hi[:, p])
+        if not (np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])):
+            return False
+    nlo, nhi = lo.copy(), hi.copy()
+    nlo[:, 0], nhi[:, 0] = -hi[:, 0], -lo[:, 0]
+    got = cost.enclose_box(nlo, nhi)
+    return bool(np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1]))
+
+
+# -- the upper bound ------------------------------------------------------------------------------
+def _dilate(phi: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
+    """max of phi over one move: a step of each layer (neighbours outside the domain give 0)."""
     out = phi
-    for _ in range(times):
-        out = ext[nb].max(axis=1)
-        ext = np.append(out, 0.0)
+    for nb in tables:
+        out = np.append(out, 0.0)[nb].max(axis=1)
     return out
-
-
-def _tail_sums(R: int, d: int, q: float) -> tuple[float, float, float]:
-    """Σ_{x ∉ [−R, R]^d} q^{‖x‖₁} · {1, ‖x‖₁, ‖x‖₂²}, cancellation-free.
-
-    With H_m = Σ_{t∈ℤ} |t|^m q^{|t|}, B_m its part |t| <= R and E_m = H_m − B_m (summed directly):
-    mass = E_0 Σ_j H_0^j B_0^{d−1−j}; ℓ1 = d[E_1 H_0^{d−1} + B_1 (H_0^{d−1} − B_0^{d−1})]; ℓ2² likewise.
-    """
-    u = 1.0 - q
-    qr = q ** (R + 1)
-    E0 = 2 * qr / u
-    E1 = 2 * qr * ((R + 1) - R * q) / u**2
-    E2 = 2 * qr * ((R + 1) ** 2 - (2 * R * R + 2 * R - 1) * q + R * R * q * q) / u**3
-    t = np.arange(1, R + 1, dtype=float)
-    qt = q**t
-    B0 = 1.0 + 2 * math.fsum(qt)
-    B1 = 2 * math.fsum(t * qt)
-    B2 = 2 * math.fsum(t * t * qt)
-    H0 = B0 + E0
-    diff = E0 * math.fsum(H0**j * B0 ** (d - 1 - j) for j in range(d))  # H0^d − B0^d
-    diff_1 = E0 * math.fsum(H0**j * B0 ** (d - 2 - j) for j in range(d - 1)) if d > 1 else 0.0  # H0^(d−1) − B0^(d−1)
-    T1 = d * (E1 * H0 ** (d - 1) + B1 * diff_1)
-    T2 = d * (E2 * H0 ** (d - 1) + B2 * diff_1)
-    return diff, T1, T2
-
-
-def _ball_tail_sums(R: int, d: int, q: float) -> tuple[float, float, float]:
-    """Σ_{‖x‖₁ > R} q^{‖x‖₁} · {1, ‖x‖₁, ‖x‖₂²} by lattice-sphere sums, truncated where a ratio
-    bound puts the remainder below 1e-17 of the first term (and added as that bound)."""
-    from optmech.mechanisms.discrete_staircase_nd import sphere_l2sq_sums, sphere_sizes
-
-    a = -math.log(q)
-    K = max(R + 1, int(math.ceil(2 * (d + 1) / a)))
-    K = int(K + 45.0 / a) + 2
-    k = np.arange(R + 1, K + 1)
-    w = np.exp(-a * k)
-    s0, s2 = sphere_sizes(k, d), sphere_l2sq_sums(k, d)
-    T0, T1, T2 = math.fsum(s0 * w), math.fsum(k * s0 * w), math.fsum(s2 * w)
-    # remainder: terms k^(d+1) q^k decrease by at least e^{−a/2} per step beyond K >= 2(d+1)/a
-    rem = float(K ** (d + 1) * 2.0**d * math.exp(-a * K) / -math.expm1(-a / 2.0))
-    return T0 + rem, T1 + rem, T2 + rem
 
 
 def _norm_factor(norm: str, d: int) -> float:
@@ -95,150 +147,218 @@ def _norm_factor(norm: str, d: int) -> float:
     return {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
 
 
-def _enlarged(alp: PureNDLP, w: np.ndarray):
-    """ℓ2: the LP's masses on the cube enlarged by the Steinitz margin 2dΔ, with its neighbour table.
+def _tail_cost(s: _Setup):
+    """(g, (C, P, r)): g(k) bounds the cost of every point, cell or shell of ℓ1 index k (k >= 0, real
+    units), and g(k) <= C (1+k)^P e^{rk}; None when the cost's growth is unproven.
 
-    A shortest lattice path of ℓ2 steps <= Δ between two points of the cube can be reordered so that
-    it stays within 2dΔ of the segment joining them (Steinitz lemma with the Grinberg–Sevastyanov
-    constant d, applied to the steps minus their mean), so on the inner cube the majorant computed
-    on the enlarged cube is the global one.
+    A cell z lies in ‖x‖₁ <= h(‖z‖₁ + d/2), a continuous shell k in ‖x‖₁ < h(k + 1); the named costs
+    are <= ‖x‖₁ (l2sq <= ‖x‖₁²); an expression is <= C(1 + ‖x‖₁)^P e^{r‖x‖₁} (its growth bound).
     """
-    from optmech.problems.pure_nd import norm_steps, orbit_points
+    h = s.h
+    t = (1.0 if s.layered else s.d / 2.0) if s.cells else 0.0
+    if s.cost.kind != "expr":
+        P = 2 if s.cost.kind == "l2sq" else 1
+        return (lambda k: (h * (k + t)) ** P), ((h * max(1.0, t)) ** P * (1 + 1e-12), P, 0.0)
+    g = s.cost.growth()
+    if g is None:
+        return None
+    C, P, r = g
+    # 1 + h(k + t) <= (1 + k) max(1 + ht, h)
+    bound = (float(C * max(1.0 + h * t, h) ** P * math.exp(r * h * t)) * (1 + 1e-12), P, r * h * (1 + 1e-15))
+    return (lambda k: C * (1.0 + h * (k + t)) ** P * np.exp(r * h * (k + t)) * (1 + 1e-12)), bound
 
-    d, D, R = alp.dim, alp.sensitivity, alp.orbits.R
-    big = orbit_points(d, R + 2 * d * D, reduced=alp.orbits.reduced, shape="cube")
-    wb = np.zeros(len(big.reps))
-    wb[big.index(alp.orbits.reps)] = w
-    steps, _ = norm_steps("l2", d, D)
-    nb = big.index(big.reps[:, None, :] + steps[None, :, :])
-    inner = np.all(np.abs(big.reps) <= R, axis=1)
-    return big, wb, nb, inner
+
+def _tail_series(k0: int, s: _Setup, q: float) -> tuple[float, float]:
+    """(Σ_{k>=k0} w_k q^k, Σ_{k>=k0} w_k q^k g(k)) over ℓ1 spheres or shells w_k, g from
+    :func:`_tail_cost`, summed up to K and bounded beyond (w_k <= 3^d (1+k)^{d−1}, g(k) <= C(1+k)^P e^{rk};
+    each term's ratio is <= e^{−a/2} past K >= 2m/a)."""
+    d = s.d
+    a0 = -math.log(q)
+    tc = _tail_cost(s)
+    if tc is None:
+        return math.inf, math.inf
+    g, (C, P, r) = tc
+    a = a0 - r
+    if not a > 0:
+        return math.inf, math.inf
+    m = d - 1 + P
+    K = k0 + int(math.ceil(2 * (m + 1) / a)) + int(math.ceil(45.0 / a)) + 2
+    k = np.arange(k0, K + 1)
+    w = shell_sizes(k, d, s.cells and s.layered)
+    kf = k.astype(float)
+    with np.errstate(under="ignore"):
+        qk = np.exp(-a0 * kf)
+        gk = g(kf)
+    mass = math.fsum(w * qk)
+    cost = math.fsum(w * qk * gk)
+
+    def rem(Cc: float, mm: float, aa: float) -> float:
+        return Cc * math.exp(mm * math.log(K + 2.0) - aa * (K + 1)) / -math.expm1(-aa / 2.0)
+
+    return (mass + rem(3.0**d, d - 1, a0)) * (1 + 1e-12), (cost + rem(3.0**d * C, m, a)) * (1 + 1e-12)
 
 
-def upper_from_lp(alp: PureNDLP, x: np.ndarray, cost: str, epsilon: float) -> _Upper:
+def upper_from_lp(alp: PureNDLP, x: np.ndarray, s: _Setup) -> _Upper:
     """Majorant repair, audit and pricing (module docstring)."""
+    sup = alp.support
     w = alp.masses(x)
     if not np.any(w > 0):
         w = np.zeros_like(w)
-        w[0] = 1.0  # the origin
-    if alp.norm == "l2":
-        orb, w_dom, nb, inner = _enlarged(alp, w)
-        layers = 1
-    else:
-        orb, w_dom, nb, layers = alp.orbits, w, alp.neighbours, alp.layers
-        inner = np.ones(len(w), dtype=bool)
-    beta = math.exp(-epsilon + min(PRIVACY_MARGIN, epsilon * 1e-3))
-    phi = w_dom.copy()
+        w[int(np.argmin(sup.l1))] = 1.0  # the origin
+    beta = math.exp(-s.eps + min(PRIVACY_MARGIN, s.eps * 1e-3))
+    phi = w.copy()
     for _ in range(100_000):
-        new = np.maximum(phi, beta * _dilate(phi, nb, layers))
+        new = np.maximum(phi, beta * _dilate(phi, alp.tables))
         if np.array_equal(new, phi):
             break
         phi = new
-    # audit: phi(x) >= β_true · phi(y) for every in-domain pair within the ball
-    worst = float(np.max(_dilate(phi, nb, layers) / np.maximum(phi, np.finfo(float).tiny)))
-    realised = float(np.nextafter(math.log(worst) * (1 + 4 * _U) + 4 * _U, np.inf)) if worst > 0 else 0.0
-    # outside the LP's domain: P(x) = max_y w(y) β^{ρ(x,y)} <= A q^{‖x‖₁}, q = β^{1/(cΔ)},
-    # A = max_y w(y) q^{−‖y‖₁} (ρ(x, y) >= ‖x − y‖/Δ >= ‖x − y‖₁/(cΔ), triangle inequality)
-    q = beta ** (1.0 / (_norm_factor(alp.norm, alp.dim) * alp.sensitivity))
-    n1 = np.abs(orb.reps).sum(axis=1).astype(float)
-    top = float(np.max(w_dom * np.exp(-n1 * math.log(q)))) * (1 + 1e-12)
-    dom = alp.orbits
-    T0, T1, T2 = _tail_sums(dom.R, alp.dim, q) if dom.shape == "cube" else _ball_tail_sums(dom.R, alp.dim, q)
-    _, hi = point_costs(cost, orb.reps[inner])
-    mass = math.fsum(orb.size[inner] * phi[inner])
-    num = math.fsum(orb.size[inner] * hi * phi[inner])
-    tail_cost = top * (T2 if cost == "l2sq" else T1)  # l2, linf <= l1
-    value = (num + tail_cost) * (1 + 1e-12) / (mass * (1 - 1e-12))
-    ok = realised <= epsilon and math.isfinite(value)
-    note = "" if ok else f"audit failed: realised epsilon {realised:.17g} > {epsilon:.17g}"
-    return _Upper(float(np.nextafter(value, np.inf)), min(realised, epsilon) if ok else realised, ok,
-                  top * T0 / mass, note, orb.reps[inner], phi[inner] / mass, top / mass, q)
+    # audit: phi(x) >= β_true · phi(y) for every in-domain pair one move apart
+    worst = float(np.max(_dilate(phi, alp.tables) / np.maximum(phi, np.finfo(float).tiny)))
+    u = 2.0**-53
+    realised = float(np.nextafter(math.log(worst) * (1 + 4 * u) + 4 * u, np.inf)) if worst > 0 else 0.0
+    q = beta ** (1.0 / reach(alp.steps))
+    top = float(np.max(w * np.exp(sup.l1 * -math.log(q)))) * (1 + 1e-12)
+    T0, Tc = _tail_series(sup.R + 1, s, q)
+    mass = math.fsum(sup.size * phi)
+    num = math.fsum(sup.size * alp.cost_hi * phi) * (1 + 1e-12)
+    value = (num + top * Tc) * (1 + 1e-12) / (mass * (1 - 1e-12))
+    ok = realised <= s.eps and math.isfinite(value)
+    note = "" if ok else (f"audit failed: realised epsilon {realised:.17g} > {s.eps:.17g}" if realised > s.eps
+                          else "the cost's growth could not be bounded on the tail")
+    return _Upper(float(np.nextafter(value, np.inf)), min(realised, s.eps) if ok else realised, ok,
+                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q)
 
 
-def _candidate_value(cost: str, epsilon: float, D: int, d: int, norm: str) -> float:
-    """An easy ε-DP law's cost, to size the cube: i.i.d. discrete Laplace with λ = e^{−ε/(cΔ)}."""
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost
+# -- sizing ---------------------------------------------------------------------------------------
+def _candidate_value(s: _Setup) -> float | None:
+    """An easy ε-DP law's cost (real units), to size the domain: i.i.d. (discrete) Laplace."""
+    from optmech.mechanisms.multidim import discrete_laplace_nd_cost, laplace_nd_cost
 
-    return discrete_laplace_nd_cost(cost, epsilon / _norm_factor(norm, d), D, d)
+    if s.cost.kind == "expr":
+        return None
+    e = s.eps / _norm_factor(s.norm, s.d)
+    if s.cells:
+        return laplace_nd_cost(s.cost.spec, e, s.delta, s.d)
+    return discrete_laplace_nd_cost(s.cost.spec, e, int(s.delta), s.d)
 
 
-def _cube_radius(cost: str, epsilon: float, D: int, d: int, norm: str, v_ub: float, gap: float) -> int:
-    c = _norm_factor(norm, d)
-    R = D
+def _radius(s: _Setup) -> int:
+    """Half-width (lattice units) where the far mass's cost floor exceeds 4× an easy law's cost and
+    an ℓ1-decaying law's mass beyond is far below the target gap."""
     from optmech.problems.pure_nd import domain_outside_min
 
-    shape = "ball" if norm == "l1" else "cube"
-    while domain_outside_min(cost, R, d, shape) < 4 * v_ub:
-        R += D
-    # mass criterion: the mass of an ℓ1-decaying law beyond radius R, ≈ |S_R| e^{−εR/(cΔ)}/(1 − e^{−ε/(cΔ)}),
-    # far below the target gap (|S_R| <= 2^d (R+1)^(d−1)/(d−1)!)
+    n = s.n_lat
+    c = _norm_factor(s.norm, s.d)
+    d = s.d
+    R = n
+    v0 = _candidate_value(s)
+    ball = s.norm == "l1" and s.cost.kind != "expr"
+    shape = "shells" if s.layered else ("cells_ball" if ball else "cells") if s.cells else ("ball" if ball else "cube")
+    if v0 is not None:
+        while domain_outside_min(s.cost, R, d, shape, s.h if s.cells else None) < 4 * v0:
+            R += n
+    gap = max(s.gap, CELLS_TRUNCATION_GAP) if s.cells and not s.layered else s.gap
+    # |S_R| <= 2^d (R+1)^(d−1)/(d−1)!; an ℓ1-decaying law's mass beyond R is about
+    # a |S_R| λ^R / (1 − λ), λ = e^{−ε/(cn)}, with a = ((1 − λ)/(1 + λ))^d for the discrete Laplace; the
+    # optimum's tail is heavier, so half of log a is used (calibrated on d = 3, Δ = 4: gap 8e-7 at R = 44)
+    lam = -s.eps / (c * n)
+    log_a = 0.5 * d * (math.log(-math.expm1(lam)) - math.log1p(math.exp(lam)))
     lgam = math.lgamma(d)
-    while (d * math.log(2) + (d - 1) * math.log(R + 1) - lgam - epsilon * R / (c * D)
-           - math.log(-math.expm1(-epsilon / (c * D)))) > math.log(gap):
-        R += D
+    while (log_a + d * math.log(2) + (d - 1) * math.log(R + 1) - lgam + lam * R - math.log(-math.expm1(lam))) > math.log(gap):
+        R += n
     return R
 
 
-def _check_size(d: int, R: int, layers: int, steps: int, budget: float) -> None:
-    n = math.comb(R + d, d)  # orbits of the cube (the ℓ1 ball has fewer)
-    nnz = n * (layers * steps * 2 + 3)
-    need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * n * (layers + 1)
+def _check_size(s: _Setup, R: int, budget: float) -> None:
+    steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells, shells=s.layered)
+    if s.layered:
+        n = R + 1
+    elif s.reduced:
+        n = math.comb(R + s.d, s.d)  # orbits of the cube (the ℓ1 ball has fewer)
+    else:
+        n = (2 * R + 1) ** s.d
+    per = sum(len(t) for t in steps) if len(steps) > 1 else len(steps[0])
+    nnz = n * (2 * per + 3)
+    need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * n * (len(steps) + 1)
     if need > budget:
+        what = "shell" if s.layered else "cell" if s.cells else "lattice"
         raise ProblemTooLarge(
-            f"the {d}-dimensional lattice LP needs about {need / 2**30:.1f} GiB ({n} orbits on the cube of half-width {R}); "
-            f"the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, lower the sensitivity or dimension, "
-            "or set OPTMECH_MAX_MEMORY_GB"
+            f"the {s.d}-dimensional {what} LP needs about {need / 2**30:.1f} GiB ({n} variables on the domain of half-width "
+            f"{R}); the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, lower the sensitivity, "
+            "resolution or dimension, or set OPTMECH_MAX_MEMORY_GB"
         )
 
 
-def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 6) -> Result:
-    """Certified bracket for pure ε-DP on ℤ^d (see the module docstring)."""
-    from optmech.api import DEFAULT_TIME_LIMIT, memory_budget
-    from optmech.problems.pure_nd import norm_steps
-    from optmech.solvers import load_profile, solve_lp
+# -- the solve loop -------------------------------------------------------------------------------
+@dataclass
+class _Loop:
+    best: BestBracket
+    history: list
+    last: tuple  # (lower PureNDLP, raw)
+    status: str
+    message: str
+    t0: float
 
-    t0 = time.perf_counter()
-    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    profile = load_profile(solver)
-    eps, d, D, cost, norm = problem.epsilon, problem.dim, int(problem.sensitivity), problem.cost, problem.norm
-    steps, layers = norm_steps(norm, d, D)
-    v0 = _candidate_value(cost, eps, D, d, norm)
-    R = _cube_radius(cost, eps, D, d, norm, v0, problem.target_gap)
+
+def _refine(s: _Setup, profile, time_limit: float, max_refinements: int, t0: float) -> _Loop:
+    """Solve on growing domains until the certified gap meets the target (or stops improving)."""
+    from optmech.api import memory_budget
+    from optmech.solvers import solve_lp
+
+    R = _radius(s)
     budget = memory_budget()
-    _check_size(d, R, layers, len(steps), budget)
+    _check_size(s, R, budget)
     best = BestBracket()
     history: list[dict] = []
     last = None
     status, message = "gap_not_reached", ""
+    fine = _fine_layered_upper(s, profile, time_limit, t0) if s.cells else None
+
+    def remaining() -> float:
+        return max(1.0, time_limit - (time.perf_counter() - t0))
+
     for it in range(max_refinements):
-        alp = build_pure_nd(cost, eps, D, R, dim=d, norm=norm, reduced=problem.symmetry != "off")
+        alp = s.build(R, "lower")
         try:
-            raw = solve_lp(alp.lp, profile, time_limit=max(1.0, time_limit - (time.perf_counter() - t0)))
+            raw = solve_lp(alp.lp, profile, time_limit=remaining())
+            lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
+            if s.cells and fine is not None and fine.certified:
+                up = fine
+            elif s.cells:
+                ulp = s.build(R, "upper")
+                uraw = solve_lp(ulp.lp, profile, time_limit=remaining())
+                up = upper_from_lp(ulp, uraw.x, s)
+            else:
+                up = upper_from_lp(alp, raw.x, s)
         except SolveFailed as exc:
             if last is None:
                 raise
             message = f"refinement stopped: {exc}"
             break
         last = (alp, raw)
-        lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
-        up = upper_from_lp(alp, raw.x, cost, eps)
         gap = best.update(lo, up)
+        far = alp.far_mass(raw.x)
         history.append({"iteration": it, "half_width": R, "lp": alp.lp.size(), "solver_objective": raw.objective,
                         "lower_bound": lo.value, "upper_bound": up.value, "upper_certified": up.certified,
-                        "far_mass": alp.far_mass(raw.x), "relative_gap": gap, "seconds": time.perf_counter() - t0})
-        if gap <= problem.target_gap:
-            status, message = "optimal", f"certified relative gap {gap:.3g} <= target {problem.target_gap:g}"
+                        "far_mass": far, "tail_mass_bound": up.tail_mass, "relative_gap": gap,
+                        "seconds": time.perf_counter() - t0})
+        if gap <= s.gap:
+            status, message = "optimal", f"certified relative gap {gap:.3g} <= target {s.gap:g}"
+            break
+        if s.cells and far < 1e-3 * gap and up.tail_mass < 1e-3 * gap and up.certified:
+            message = (f"the remaining gap is the discretisation at resolution {s.n_lat} (truncation is negligible): "
+                       "raise --resolution to shrink it")
             break
         elapsed = time.perf_counter() - t0
         if elapsed > 0.5 * time_limit or elapsed + 8.0 * raw.seconds > time_limit:
             message = "time limit reached before the target gap"
             break
         if len(history) >= 2 and gap > 0.5 * history[-2]["relative_gap"]:
-            message = "a larger cube does not help: the remaining gap is the solver's accuracy"
+            message = "a larger domain does not help: the remaining gap is the solver's accuracy"
             break
-        newR = int(math.ceil(1.5 * R / D)) * D
+        newR = int(math.ceil(1.5 * R / s.n_lat)) * s.n_lat
         try:
-            _check_size(d, newR, layers, len(steps), budget)
+            _check_size(s, newR, budget)
         except ProblemTooLarge:
             message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
             break
@@ -246,47 +366,127 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
     else:
         message = f"no convergence within {max_refinements} refinements"
     assert last is not None
-    alp, raw = last
-    certified = best.certified
     status, message = best.outcome(status, message)
-    best_lo, lo_cert, best_up = best.lower, best.lower_certificate, best.upper
-    up_value = best_up.value if best_up else math.inf
-    refs = _references(problem, best_lo, up_value)
-    claims = [
-        f"pure epsilon-DP on Z^{d}, sensitivity {D} in the {norm} norm: every pair inside the "
-        + ("l1 ball ||x||_1 <= R" if alp.orbits.shape == "ball" else f"cube [-R, R]^{d}")
-        + " (unit-step recursion), the mass outside priced at the cost's minimum there (a relaxation)",
-        "upper bound: smallest beta-majorant of the LP's masses, extended to Z^d with a closed-form tail bound",
-    ]
-    if alp.orbits.reduced:
-        claims.append("signed-permutation symmetry: one variable per orbit (the cost and the norm are invariant; "
-                      "averaging an optimum over the group is optimal) [reference/multidim.md §9]")
+    return _Loop(best, history, last, status, message, t0)
+
+
+def _fine_layered_upper(s: _Setup, profile, time_limit: float, t0: float) -> _Upper | None:
+    """On the continuous domain with ℓ1 sensitivity and an ℓ1-shell-priced cost (l1, l2sq): the best
+    nonincreasing density constant on thin ℓ1 shells (LAYERED_SHELLS per Δ; a restriction of the
+    layered LP with 2 rows per shell) is an exactly ε-DP, audited upper bound, far tighter than the
+    cell restriction and cheaper; None where it does not apply."""
+    import dataclasses
+
+    from optmech.solvers import solve_lp
+
+    if s.norm != "l1" or s.cost.kind not in ("l1", "l2sq") or s.layered:
+        return None
+    f = dataclasses.replace(s, layered=True, reduced=False, monotone=True, n_lat=max(LAYERED_SHELLS, 8 * s.n_lat),
+                            gap=min(s.gap, 1e-9))
+    ulp = f.build(_radius(f), "upper")
+    raw = solve_lp(ulp.lp, profile, time_limit=max(1.0, 0.25 * (time_limit - (time.perf_counter() - t0))))
+    up = upper_from_lp(ulp, raw.x, f)
+    up.note = f"best nonincreasing density constant on l1 shells of width {f.h:g} (layered LP), audited"
+    return up
+
+
+def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 6) -> Result:
+    """Certified bracket for pure ε-DP in d dimensions (see the module docstring)."""
+    from optmech.api import DEFAULT_TIME_LIMIT
+    from optmech.solvers import load_profile
+
+    t0 = time.perf_counter()
+    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    profile = load_profile(solver)
+    s = setup_for(problem)
+    loop = _refine(s, profile, time_limit, max_refinements, t0)
+    best, (alp, raw) = loop.best, loop.last
+    lo_cert, best_up = best.lower_certificate, best.upper
+    up_value = best.upper_value
+    refs = _references(problem, s, best.lower, up_value)
+    dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
+    where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")
+    if s.cells:
+        claims = [
+            f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of any "
+            f"epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at the cost's "
+            f"minimum over it, every pair inside the {where} (unit-step recursion), the mass outside priced at the cost's "
+            "minimum there (a relaxation)",
+            "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball connects "
+            "(l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest beta-majorant, "
+            "extended with a closed-form tail bound, audited",
+        ]
+    else:
+        claims = [
+            f"pure epsilon-DP on Z^{s.d}, sensitivity {int(s.delta)} in the {s.norm} norm: every pair inside the {where} "
+            "(unit-step recursion), the mass outside priced at the cost's minimum there (a relaxation)",
+            "upper bound: smallest beta-majorant of the LP's masses, extended to Z^d with a closed-form tail bound",
+        ]
+    if alp.support.reduced:
+        claims.append("signed-permutation symmetry: one variable per orbit (the cost"
+                      + (" was checked to be" if s.cost.kind == "expr" else " and the norm are")
+                      + " invariant; averaging an optimum over the group is optimal) [reference/multidim.md §9]")
+    lp_info = alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.support.reps)}
+    if s.cells:
+        lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
     return Result(
-        problem=problem.to_dict(), lower_bound=best_lo, upper_bound=up_value, certified=certified, status=status,
-        message=message, seconds=time.perf_counter() - t0, references=refs,
-        lp=alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.orbits.reps)},
-        solver=solver_info(raw, profile), mechanism=None,
-        mechanism_nd=_mechanism_nd(best_up, alp) if best_up is not None else None,
-        audit={"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": eps,
-               "passed": bool(best_up and best_up.certified), "method": "majorant fixed point on the cube, outward-rounded",
+        problem=problem.to_dict(), lower_bound=best.lower, upper_bound=up_value, certified=best.certified,
+        status=loop.status, message=loop.message, seconds=time.perf_counter() - t0, references=refs,
+        lp=lp_info, solver=solver_info(raw, load_profile(solver)), mechanism=None,
+        mechanism_nd=_mechanism_nd(best_up, alp, s) if best_up is not None else None,
+        audit={"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": s.eps,
+               "passed": bool(best_up and best_up.certified), "method": "majorant fixed point on the domain, outward-rounded",
                "tail_mass_bound": best_up.tail_mass if best_up else None,
                "lower_bound_clipped_rows": lo_cert.clipped_rows if lo_cert else None,
                "lower_bound_error_term": lo_cert.error_term if lo_cert else None},
-        truncation={"half_width": alp.orbits.R, "dim": d, "norm": norm,
-                    "lower_bound": "relaxation: in-cube pairs, far mass at the minimum cost outside",
-                    "upper_bound": "beta-majorant of the cube's masses with geometric tails outside"},
-        history=history, claims=claims,
+        truncation={"half_width": alp.support.R, "dim": s.d, "norm": s.norm,
+                    "lower_bound": "relaxation: in-domain pairs, far mass at the minimum cost outside",
+                    "upper_bound": "beta-majorant of the domain's masses with geometric tails outside"},
+        history=loop.history, claims=claims,
     )
 
 
-def _mechanism_nd(up: _Upper, alp: PureNDLP) -> dict:
-    """The upper-bound mechanism on ℤ^d as JSON: per-point masses of the orbit representatives."""
-    return {
-        "kind": "lattice_pmf_nd",
+@dataclass(frozen=True)
+class LayeredBracket:
+    """The best layered (ℓ1-shell) mechanism: its certified bracket and the audited mechanism."""
+
+    lower: float
+    upper: float
+    certified: bool
+    status: str
+    message: str
+    shells: int
+    masses: np.ndarray | None  # per point of each shell (lattice) or per unit h^d (continuous)
+    cell_width: float
+    seconds: float
+
+
+def solve_layered(problem, *, solver: str = "default", time_limit: float | None = None) -> LayeredBracket:
+    """The ℓ1-layer LP [000 §3.2; multidim.md §9 Test A]: the best layered mechanism, certified both ways.
+
+    Its upper end is the exact, audited cost of a layered ε-DP mechanism, hence an upper bound on
+    the problem's optimum; the lower end bounds every layered mechanism (not V* itself).
+    """
+    from optmech.api import DEFAULT_TIME_LIMIT
+    from optmech.solvers import load_profile
+
+    t0 = time.perf_counter()
+    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    s = setup_for(problem, layered=True)
+    loop = _refine(s, load_profile(solver), time_limit, 6, t0)
+    up = loop.best.upper
+    return LayeredBracket(loop.best.lower, loop.best.upper_value, loop.best.certified, loop.status, loop.message,
+                          loop.last[0].support.R + 1, up.masses if up is not None else None, s.h, time.perf_counter() - t0)
+
+
+def _mechanism_nd(up: _Upper, alp: PureNDLP, s: _Setup) -> dict:
+    """The upper-bound mechanism as JSON: per-point (or per-cell) masses of the representatives."""
+    out = {
+        "kind": "lattice_pmf_nd" if not s.cells else "cell_pmf_nd",
         "dim": alp.dim,
         "norm": alp.norm,
-        "sensitivity": alp.sensitivity,
-        "symmetry": "signed permutations" if alp.orbits.reduced else "none",
+        "sensitivity": int(s.delta) if not s.cells else s.delta,
+        "symmetry": "signed permutations" if alp.support.reduced else "none",
         "representatives": up.reps.tolist(),
         "mass": up.masses.tolist(),
         "tail_factor": up.tail_factor,
@@ -294,23 +494,47 @@ def _mechanism_nd(up: _Upper, alp: PureNDLP) -> dict:
         "rule": ("P(x) = mass[i] where representatives[i] is x itself (symmetry none) or the sorted absolute values "
                  "of x (signed permutations); any point not listed has P(x) <= tail_factor * tail_rate**||x||_1"),
     }
+    if s.cells:
+        out["cell_width"] = s.h
+        out["rule"] = ("cells h*(z + [-1/2, 1/2)^d) with h = cell_width carry the mass of their index z, by the rule: "
+                       + out["rule"].replace("x", "z") + "; the density is mass / h^d on the cell")
+    return out
 
 
-def _references(problem, lo: float, up: float) -> list[ReferenceValue]:
-    """Closed forms for the d-D problem: the ℓ1 lattice staircase (its best r; Δ = 1: i.i.d.
-    geometric, exactly optimal for separable costs) and the i.i.d. discrete Laplace."""
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost
+def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue]:
+    """Closed forms: the ℓ1 staircase (continuous, its best γ) or lattice staircase (its best r; Δ = 1:
+    i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace."""
+    from optmech.mechanisms.multidim import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
 
-    eps, d, D, cost, norm = problem.epsilon, problem.dim, int(problem.sensitivity), problem.cost, problem.norm
-    out = []
+    out: list[ReferenceValue] = []
+    if s.cost.kind == "expr":
+        return out
+    eps, d, cost, norm = s.eps, s.d, s.cost.spec, s.norm
 
-    def add(name, value, params, exact, note):
+    def add(name, value, params, exact, note, kind="upper"):
         v = float(value)
         tol = 1e-12 if exact else 1e-9
         inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
-        out.append(ReferenceValue(name, v, params, inside, exact, note, kind="upper"))
+        out.append(ReferenceValue(name, v, params, inside, exact, note, kind=kind))
 
     c = _norm_factor(norm, d)
+    if s.cells:
+        add("laplace", laplace_nd_cost(cost, eps / c, s.delta, d), {"scale": c * s.delta / eps}, True,
+            f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {s.delta:g}")
+        if norm == "l2":
+            add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
+                "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [004]")
+        if norm == "l1" and cost in ("l1", "l2sq"):
+            from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_optimal_cost
+
+            g = optimal_gamma_nd(cost, eps, d, s.delta)
+            proven = cost == "l1"
+            add("staircase", staircase_nd_optimal_cost(cost, eps, s.delta, d), {"gamma": g}, False,
+                "the d-D staircase at its best gamma [001; 000 (3.7) for d = 2]: "
+                + ("V* for l1 cost (000 for d = 2; multidim.md §7 for every d)" if proven
+                   else "an upper bound; its optimality for l2sq cost is open"), kind=None if proven else "upper")
+        return out
+    D = int(s.delta)
     add("discrete_laplace", discrete_laplace_nd_cost(cost, eps / c, D, d), {"lambda": math.exp(-eps / (c * D))}, True,
         f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {norm} sensitivity {D}")
     if norm == "l1" and cost in ("l1", "l2sq"):
@@ -322,3 +546,4 @@ def _references(problem, lo: float, up: float) -> list[ReferenceValue]:
             "the best l1 lattice staircase (reference/multidim.md §8): an upper bound; equal to the lattice optimum in "
             "every case the digest tested (d = 3..5)")
     return out
+

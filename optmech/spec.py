@@ -165,20 +165,20 @@ class Problem:
                 raise SpecError("(epsilon, delta)-DP is solved on the integer domain (--domain integer)")
             if self.privacy.delta == 0.0 and self.dim > 1:
                 raise SpecError("delta = 0 in d > 1 dimensions is pure DP on a lattice, not supported yet")
-        elif self.dim > 1 and not isinstance(self.domain, IntegerLattice):
-            raise SpecError("pure DP in d > 1 dimensions is solved on the integer domain (--domain integer)")
         if self.norm not in ("l1", "l2", "linf"):
             raise SpecError(f"norm must be one of l1, l2, linf, got {self.norm!r}")
         if isinstance(self.privacy, ApproxDP) and self.norm != "l1":
             raise SpecError("(epsilon, delta)-DP is solved for l1 sensitivity (--norm l1)")
         if self.dim > 1:
-            from optmech.problems.approx import COSTS_ND
+            from optmech.costs_nd import as_cost_nd
 
-            name = {"abs": "l1", "square": "l2sq"}.get(str(getattr(self.cost, "spec", self.cost)),
-                                                     str(getattr(self.cost, "spec", self.cost)))
-            if name not in COSTS_ND:
-                raise SpecError(f"costs in {self.dim} dimensions are {', '.join(COSTS_ND)}; got {self.cost!r}")
-            object.__setattr__(self, "cost", name)
+            cost = as_cost_nd(getattr(self.cost, "spec", self.cost), self.dim) if not hasattr(self.cost, "dim") \
+                else as_cost_nd(self.cost, self.dim)
+            if cost.kind == "expr" and isinstance(self.privacy, ApproxDP):
+                raise SpecError(f"(epsilon, delta)-DP in {self.dim} dimensions takes the costs l1, l2, l2sq, linf; "
+                                f"got the expression {cost.spec!r}")
+            # named costs travel as their name; expressions as the parsed CostND
+            object.__setattr__(self, "cost", cost.spec if cost.kind != "expr" else cost)
         else:
             object.__setattr__(self, "cost", as_cost(self.cost))
         delta = _finite_positive("sensitivity", self.sensitivity)

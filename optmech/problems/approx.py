@@ -18,15 +18,47 @@ its mass outside B, and t_{v,x} = (p(x) − e^ε p(x+v))_+, whose sum over the i
 its full hockey-stick sum.  The LP's primal, restricted to B and audited exactly
 (:mod:`optmech.audit`), gives the upper bound (see :mod:`optmech.solve_approx`).
 
-Symmetry.  When the cost is even (L(x) = L(−x) at every point of B; the named d-D costs and
-``abs``/``square``/``pow`` are), the optimum may be taken even (the average of P and its mirror is
-feasible, by convexity of each hockey-stick sum and since the mirror swaps v and −v), so
-p(x) = p(−x) shares one variable and only one of ±v is kept.  Monotonicity is *not* assumed: the
-(ε, δ) optimum is not monotone in |x| in general (reference/approx-dp.md §3).
+Symmetry (``symmetry="auto"``; ``"off"`` builds the unreduced LP).  Let G be a group of maps of ℤ^d
+that fix 0, map the shift set S = {0 < ‖v‖₁ <= Δ}, the box B and the inner box I onto themselves
+(hence commute with the outer layer and "outside B"), and leave the cost unchanged at every point
+of B (the far price is unchanged too).  G acts on the LP's variables by (g·p)(x) = p(g⁻¹x),
+(g·t)_{v,x} = t_{g⁻¹v, g⁻¹x}: the row (v, x) of g·(p, t) is the row (g⁻¹v, g⁻¹x) of (p, t), and the
+budget of v is the budget of g⁻¹v re-indexed, so g maps the feasible set onto itself and keeps the
+cost.  The average over G of an optimum is feasible (the set is convex) and optimal, and it is
+G-invariant: p(gx) = p(x), t_{gv,gx} = t_{v,x}.  Restricted to invariant points:
 
-Columns: p (one per point, or per pair {x, −x}), far, t (one per kept shift and inner point).
-Rows: the hockey-stick epigraph rows (3 nonzeros each), one budget row per kept shift, and the
-normalisation Σ p + far = 1.  All blocks are assembled from index arrays (no per-row loops).
+* p has one column per G-orbit O of B (per-point mass, so ``point_var`` maps every point of its
+  orbit to it); the objective and the normalisation weigh it by |O|;
+* for v' = gv the rows and budget of v' are images of those of v: one shift per G-orbit of S is kept;
+* for a kept v, x and s·x with s in Stab_G(v) have t_{v,sx} = t_{sv,sx} = t_{v,x} and identical rows
+  (p(sx) = p(x), p(sx + v) = p(s(x + v)) = p(x + v)), and I is Stab(v)-invariant: one column
+  t_{v,[x]} and one row per Stab(v)-orbit [x] ⊂ I, and the budget Σ_x t_{v,x} reads
+  Σ_[x] |[x]|·t_{v,[x]} <= δ.
+
+Conversely every feasible point of this reduced LP lifts to an invariant feasible point of the full
+LP (p(x) = p_[x]; t_{gv,y} = t_{v,[g⁻¹y]}, well defined because g is fixed up to g·Stab(v)), of the
+same cost.  So the reduced LP's optimum *equals* the full relaxation's (a relaxation of V*), and
+the repaired dual of the reduced LP (:func:`optmech.certify.dual_lower_bound`, weak duality for
+the reduced LP as stated, column bounds included) is a certified lower bound on V*.  Its column
+bounds are implied by its rows, so they do not change its optimum: |O|·p_O <= Σ p + far = 1 gives
+p_O <= 1/|O|, the budget gives t_{v,[x]} <= δ/|[x]| (both rounded up).  The objective
+coefficient |O|·L_lo(rep) is rounded down (a lower cost only lowers the relaxation).
+
+Two groups are used.  "orbits" (d > 1, the named costs, checked at every point of B): the
+hyperoctahedral group of signed coordinate permutations (it preserves ‖·‖₁ and ‖·‖∞, hence S, B,
+I and l1, l2, l2sq, linf).  Canonical forms: a point's orbit is its sorted |coordinates|; a
+shift's orbit is its sorted |coordinates| (kept shifts are nonnegative and nondecreasing); for
+such v, Stab(v) is the permutations inside each block of equal v_i, with sign flips only where
+v_i = 0, so x's Stab(v)-canonical form sorts |x_i| on the zero block and x_i on each nonzero
+block.  "even" (d = 1, or a 1-D cost that is only even: L(x) = L(−x) at every point of B, as for
+``abs``/``square``/``pow``): G = {±1}, p(x) = p(−x), one of ±v, and every inner x keeps its row
+(the stabiliser of v ≠ 0 is trivial).  Monotonicity is *not* assumed: the (ε, δ) optimum is not
+monotone in |x| in general (reference/approx-dp.md §3).
+
+Columns: p (one per point, pair {x, −x} or orbit), far, t (one per kept shift and inner point, or
+per stabiliser orbit of inner points).  Rows: the hockey-stick epigraph rows (3 nonzeros each),
+one budget row per kept shift, and the normalisation Σ |O| p_O + far = 1.  All blocks are
+assembled from index arrays (no per-row loops; one pass per kept shift orbit).
 """
 
 from __future__ import annotations
@@ -125,11 +157,17 @@ class ApproxLP:
     dim, sensitivity, N, R : int
         Dimension, Δ, inner half-width N and box half-width R = N + Δ.
     even : bool
-        Whether p(x) = p(−x) shares one variable.
+        Whether p(x) = p(−x) shares one variable (true for both reductions).
     shifts : ndarray (K, d)
-        The shifts with hockey-stick rows.
+        The shifts with hockey-stick rows (one per orbit of the reduction's group; with
+        ``symmetry == "orbits"`` nonnegative and nondecreasing).
     point_var : ndarray (M,)
-        Column of each box point (flat, C order over [−R, R]^d).
+        Column of each box point (flat, C order over [−R, R]^d); all points of an orbit share it,
+        and its value is the mass of *each* of them.
+    variant : str
+        ``"hockey_stick"`` (no reduction or ±x), ``"hockey_stick_orbits"`` (signed permutations).
+    symmetry : {"none", "even", "orbits"}
+        The reduction used (module docstring).
     """
 
     lp: LinearProgram
@@ -141,10 +179,16 @@ class ApproxLP:
     shifts: np.ndarray
     point_var: np.ndarray
     variant: str = "hockey_stick"
+    symmetry: str = "none"
 
     @property
     def box_shape(self) -> tuple[int, ...]:
         return (2 * self.R + 1,) * self.dim
+
+    @property
+    def orbit_sizes(self) -> np.ndarray:
+        """Number of box points sharing each p column (their sum is the box size)."""
+        return np.bincount(self.point_var, minlength=self.lp.col_blocks["p"].stop)
 
     def box_masses(self, x: np.ndarray) -> np.ndarray:
         """p on the box (array of ``box_shape``), negatives clipped, from LP primal values."""
@@ -161,6 +205,46 @@ class ApproxLP:
         return float(p.sum() - p[inner].sum())
 
 
+def _orbit_shifts(d: int, D: int) -> np.ndarray:
+    """One shift per signed-permutation orbit of {0 < ‖v‖₁ <= Δ}: nonnegative, nondecreasing."""
+    if d == 1:
+        return np.arange(1, D + 1, dtype=np.int64)[:, None]
+    v = np.stack(np.meshgrid(*[np.arange(D + 1)] * d, indexing="ij"), axis=-1).reshape(-1, d)
+    s = v.sum(axis=1)
+    keep = (s > 0) & (s <= D) & np.all(np.diff(v, axis=1) >= 0, axis=1)
+    return v[keep].astype(np.int64)
+
+
+def _stab_blocks(v: np.ndarray) -> list[tuple[np.ndarray, bool]]:
+    """The blocks of equal entries of a nonnegative shift v: (coordinates, is the zero block)."""
+    return [(np.flatnonzero(v == a), a == 0) for a in np.unique(v)]
+
+
+def _stab_canonical(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """x's canonical form under Stab(v) (v nonnegative): |x| sorted on the zero block of v, x
+    sorted on each block of equal nonzero entries."""
+    y = x.copy()
+    for idx, zero in _stab_blocks(v):
+        b = np.abs(x[:, idx]) if zero else x[:, idx]
+        if len(idx) > 1:
+            b = np.sort(b, axis=1)
+        y[:, idx] = b
+    return y
+
+
+def _orbit_invariant(cost, coords: np.ndarray) -> bool:
+    """The cost's enclosures agree at each box point and its canonical (sorted |.|) image."""
+    if not isinstance(cost, str):
+        return False
+    lo1, hi1 = point_costs(cost, coords)
+    lo2, hi2 = point_costs(cost, np.sort(np.abs(coords), axis=1))
+    return bool(np.array_equal(lo1, lo2) and np.array_equal(hi1, hi2))
+
+
+def _round_up(a: np.ndarray) -> np.ndarray:
+    return np.nextafter(a, np.inf)
+
+
 def build_approx(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto"
 ) -> ApproxLP:
@@ -174,54 +258,92 @@ def build_approx(
     sensitivity : int >= 1 (ℓ1 in d-D)
     N : int >= 0
     dim : int >= 1
-    symmetry : {"auto", "off"}
+    symmetry : {"auto", "off", "even"}
+        ``"auto"``: signed-permutation orbits in d > 1 (named costs), ±x for an even cost
+        otherwise; ``"off"``: the unreduced LP; ``"even"``: at most the ±x reduction (for
+        comparisons).
     """
     d, D, N = int(dim), int(sensitivity), int(N)
     R = N + D
     side = 2 * R + 1
     M = side**d
     coords = np.stack(np.unravel_index(np.arange(M), (side,) * d), axis=-1) - R  # (M, d), C order
-    even = symmetry != "off" and is_even(cost, coords)
-    # point -> column: pairs {x, -x} share a column (the negation reverses the C-order flat index)
-    flat = np.arange(M)
-    point_var = np.minimum(flat, M - 1 - flat) if even else flat
-    n_p = (M + 1) // 2 if even else M
-    shifts = shift_vectors(d, D, half=even)
-    K = len(shifts)
-    inner_mask = np.all(np.abs(coords) <= N, axis=1)
-    inner = np.flatnonzero(inner_mask)
-    n_in = len(inner)
-    col_far = n_p
-    col_t0 = n_p + 1
-    n_cols = col_t0 + K * n_in
+    strides = side ** np.arange(d - 1, -1, -1)
+    mode = "none"
+    if symmetry not in ("auto", "off", "even"):
+        raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
+    if symmetry != "off":
+        if symmetry == "auto" and d > 1 and _orbit_invariant(cost, coords):
+            mode = "orbits"
+        elif is_even(cost, coords):
+            mode = "even"
 
-    # objective: cost lower bounds, summed over each orbit
+    # objective: cost lower bounds (checked before anything is summed)
     if not isinstance(cost, str):
         cost.check_values(coords[:, 0].astype(float))  # one-line SpecError if negative, NaN or infinite
     c_lo, _ = point_costs(cost, coords)
     if not np.all(np.isfinite(c_lo)):
         raise SpecError("the cost must be finite at every lattice point of the window")
     c_lo = np.maximum(c_lo, 0.0)  # costs are nonnegative (checked above): the enclosure's sign slack is moot
+
+    # point -> column
+    flat = np.arange(M)
+    if mode == "orbits":
+        canon = (np.sort(np.abs(coords), axis=1) + R) @ strides
+        _, point_var = np.unique(canon, return_inverse=True)
+        point_var = point_var.reshape(-1)
+    elif mode == "even":  # pairs {x, -x} share a column (the negation reverses the C-order flat index)
+        point_var = np.minimum(flat, M - 1 - flat)
+    else:
+        point_var = flat
+    n_p = int(point_var.max()) + 1 if mode == "orbits" else ((M + 1) // 2 if mode == "even" else M)
+    orbit = np.bincount(point_var, minlength=n_p).astype(float)
+    col_far = n_p
+    col_t0 = n_p + 1
+
+    # hockey-stick rows: p(x) − e^ε p(x+v) − t_{v,[x]} <= 0 for one x per row class and kept v;
+    # ``xs`` are the flat box indices of the row representatives, ``ws`` their class sizes
+    inner = np.flatnonzero(np.all(np.abs(coords) <= N, axis=1))
+    if mode == "orbits":
+        shifts = _orbit_shifts(d, D)
+        x_in = coords[inner]
+        xs, ws = [], []
+        for v in shifts:
+            key = (_stab_canonical(x_in, v) + R) @ strides
+            rep, w = np.unique(key, return_counts=True)
+            xs.append(rep)
+            ws.append(w.astype(float))
+    else:
+        shifts = shift_vectors(d, D, half=mode == "even")
+        xs = [inner] * len(shifts)
+        ws = [np.ones(len(inner))] * len(shifts)
+    K = len(shifts)
+    n_t = np.array([len(a) for a in xs], dtype=np.int64)
+    T = int(n_t.sum())
+    n_cols = col_t0 + T
+
     c = np.zeros(n_cols)
-    np.add.at(c, point_var, c_lo)
+    if mode == "orbits":
+        # the cost is the same at every point of an orbit (checked): |O|·L_lo(rep), rounded down
+        lo_min = np.full(n_p, np.inf)
+        np.minimum.at(lo_min, point_var, c_lo)
+        c[:n_p] = np.maximum(np.nextafter(lo_min * orbit, -np.inf), 0.0)
+    else:
+        np.add.at(c, point_var, c_lo)
     c[col_far] = max(0.0, outside_min(cost, R, d))
 
-    # hockey-stick rows: p(x) − e^ε p(x+v) − t_{v,x} <= 0, x inner, v kept
-    strides = side ** np.arange(d - 1, -1, -1)
-    step = shifts @ strides  # flat offset of each shift
     e = math.exp(epsilon)
-    xi = np.repeat(inner[None, :], K, axis=0)  # (K, n_in)
-    yi = xi + step[:, None]
-    rows = np.arange(K * n_in).reshape(K, n_in)
+    step = shifts @ strides  # flat offset of each shift
+    x_all = np.concatenate(xs)
+    y_all = x_all + np.repeat(step, n_t)
+    rows = np.arange(T)
     t_cols = col_t0 + rows
-    r = np.concatenate([rows.ravel()] * 3)
-    cc = np.concatenate([point_var[xi].ravel(), point_var[yi].ravel(), t_cols.ravel()])
-    vals = np.concatenate([np.ones(K * n_in), np.full(K * n_in, -e), np.full(K * n_in, -1.0)])
-    hs = sp.coo_array((vals, (r, cc)), shape=(K * n_in, n_cols))  # duplicates (x+v = −x) are summed
-    budget = sp.coo_array(
-        (np.ones(K * n_in), (np.repeat(np.arange(K), n_in), t_cols.ravel())), shape=(K, n_cols)
-    )
-    orbit = np.bincount(point_var, minlength=n_p).astype(float)
+    r = np.concatenate([rows] * 3)
+    cc = np.concatenate([point_var[x_all], point_var[y_all], t_cols])
+    vals = np.concatenate([np.ones(T), np.full(T, -e), np.full(T, -1.0)])
+    hs = sp.coo_array((vals, (r, cc)), shape=(T, n_cols))  # duplicates (x+v in x's orbit) are summed
+    w_all = np.concatenate(ws)
+    budget = sp.coo_array((w_all, (np.repeat(np.arange(K), n_t), t_cols)), shape=(K, n_cols))
     norm = sp.coo_array(
         (np.append(orbit, 1.0), (np.zeros(n_p + 1, dtype=np.int64), np.append(np.arange(n_p), col_far))),
         shape=(1, n_cols),
@@ -230,7 +352,8 @@ def build_approx(
         [("normalisation", norm, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0), ("budget", budget, -np.inf, delta)],
         n_cols,
     )
-    col_upper = np.concatenate([1.0 / orbit, [1.0], np.full(K * n_in, delta)])  # all valid: masses <= 1, t <= δ
+    # implied by the rows (module docstring): |O| p_O <= 1, |[x]| t <= δ; rounded up
+    col_upper = np.concatenate([_round_up(1.0 / orbit), [1.0], _round_up(delta / w_all)])
     lp = LinearProgram(
         c=c,
         A=A,
@@ -241,16 +364,40 @@ def build_approx(
         row_blocks=row_blocks,
         col_blocks={"p": slice(0, n_p), "far": slice(col_far, col_far + 1), "t": slice(col_t0, n_cols)},
         meta={"normalisation_row": row_blocks["normalisation"].start, "epsilon": epsilon, "delta": delta,
-              "exp_epsilon": e},
+              "exp_epsilon": e, "symmetry": mode, "t_per_shift": n_t.tolist()},
     )
-    return ApproxLP(lp, d, D, N, R, bool(even), shifts, point_var)
+    variant = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
+    return ApproxLP(lp, d, D, N, R, mode != "none", shifts, point_var, variant, mode)
 
 
-def estimate_size(dim: int, sensitivity: int, N: int, even: bool = True) -> tuple[int, int]:
-    """(columns, nonzeros) of :func:`build_approx` without building it."""
-    D = int(sensitivity)
+def _multisets(n: int, k: int) -> int:
+    """Number of multisets of size k from n values."""
+    return math.comb(n + k - 1, k)
+
+
+def estimate_size(dim: int, sensitivity: int, N: int, even: bool = True, *, orbits: bool | None = None) -> tuple[int, int]:
+    """(columns, nonzeros) of :func:`build_approx` without building it.
+
+    ``even`` as with ``symmetry="auto"`` (False: ``"off"``); ``orbits`` (default: ``even`` and
+    d > 1) counts the signed-permutation reduction exactly (multisets of sorted coordinates).
+    """
+    d, D, N = int(dim), int(sensitivity), int(N)
+    R = N + D
+    if orbits is None:
+        orbits = bool(even) and d > 1
+    if orbits:
+        n_p = _multisets(R + 1, d)  # sorted |x_i| in [0, R]
+        if (D + 1) ** d > 10**6:  # too many shift orbits to list: D of them at least, each with >= n_in/|G| rows
+            T = D * -(-(2 * N + 1) ** d // (2**d * math.factorial(d)))
+        else:
+            T = 0
+            for v in _orbit_shifts(d, D):
+                m = 1
+                for idx, zero in _stab_blocks(v):
+                    m *= _multisets(N + 1 if zero else 2 * N + 1, len(idx))
+                T += m
+        return n_p + 1 + T, 4 * T + n_p + 1
     K = len(shift_vectors(dim, D, half=even)) if D ** dim < 10**6 else (2 * D + 1) ** dim
     n_in = (2 * N + 1) ** dim
     M = (2 * (N + D) + 1) ** dim
     return M + 1 + K * n_in, 4 * K * n_in + M + 1
-

@@ -1,32 +1,58 @@
-r"""Builder for pure ε-DP additive noise on ℤ^d: the full lattice LP, no radial assumption.
+r"""Builders for pure ε-DP additive noise in d dimensions: the full lattice LP, the continuous
+cell LPs and the ℓ1-layer (shell) LP.
 
-Constraint: p(x) <= e^ε p(y) whenever ‖x − y‖ <= Δ (sensitivity ball of the ℓ1, ℓ∞ or ℓ2 norm),
-for integer Δ on the integer lattice [000 §3.1 in lattice form; reference/multidim.md §9, Test C].
+Constraint: p(x) <= e^ε p(y) whenever ‖x − y‖ <= Δ (sensitivity ball of the ℓ1, ℓ∞ or ℓ2 norm)
+[000 §3.1 in lattice form; reference/multidim.md §9, Tests A and C].
 
-Truncation semantics (a relaxation): variables on a domain C — the ℓ1 ball ‖x‖₁ <= R for the ℓ1
-norm (where the mass of an ℓ1-decaying law sits; d! times fewer points than the cube), the cube
-[−R, R]^d otherwise — the constraints of every pair inside C, and one far-mass variable priced at
-the cost's minimum outside C.  Any ε-DP law
-maps to a feasible point of no larger cost, so the repaired dual is a certified lower bound.
+Supports (what one LP variable stands for)
+------------------------------------------
+* **Lattice points** of ℤ^d (integer domain, integer Δ), or their orbits under signed permutations.
+* **Cells** h(z + [−½, ½)^d), h = Δ/n, of the continuous domain with ``resolution`` n: the
+  variable is the cell's mass, the sensitivity is n cells.  Cells are centred on the lattice, so
+  signed permutations map cells onto cells and the orbit machinery applies unchanged.
+  - *Lower side* (a relaxation): a shift hk with ‖k‖ <= n maps cells onto cells, so the cell
+    masses of any ε-DP density satisfy the lattice rows with sensitivity n; the objective prices a
+    cell at the cost's minimum over it [000 App. A, Lemma A.6 in d-D].
+  - *Upper side* (a restriction): a density constant on cells is ε-DP iff the rows hold for every
+    pair of cells that some shift in the ball connects: k with inf_{u ∈ (−1,1)^d} ‖k + u‖ < n.
+    For ℓ1 that is Σ_i max(|k_i| − 1, 0) <= n − 1, i.e. the ℓ1 ball of radius n − 1 plus the unit
+    cube {−1, 0, 1}^d (max ‖k‖₁ = n + d − 1, not n); for ℓ∞ it is ‖k‖∞ <= n; for ℓ2 the set
+    ‖(|k| − 1)₊‖₂ < n is enumerated.  The objective prices a cell at the cost's maximum over it.
+* **ℓ1 shells** (the layered LP, Test A): one density per shell, the lattice spheres
+  S_k = {‖x‖₁ = k} with exact counts |S_k|, or the continuous shells kh <= ‖x‖₁ < (k+1)h with
+  exact volumes (2h)^d((k+1)^d − k^d)/d!.  Two points within ℓ1 distance Δ lie in shells at most
+  Δ (lattice) or n (continuous) apart, and every such pair of shells is connected by some pair of
+  points, so the rows a_k <= e^ε a_j for |k − j| <= Δ (or n) are exact: the LP's optimum is the
+  best layered mechanism, an upper bound on V* that contains the d-D staircases [000 §3.2; 001].
 
-Compact constraints (reference/multidim.md §9, numerics.md §7.5).  For the ℓ1 and ℓ∞ balls the
-pairwise rows are replaced by the unit-step recursion m_0 = p, m_r(x) <= m_{r−1}(x + e) for the
-unit steps e of the norm (ℓ1: 0, ±e_i; ℓ∞: every e ∈ {−1, 0, 1}^d) with x + e in C, and
-p(x) <= e^ε m_Δ(x).  Lattice paths of such steps between points of C can stay in C (the cube is a
-product of intervals; in the ℓ1 ball, a monotone path that first moves every coordinate toward 0
-never exceeds the larger of the two norms), so m_Δ(x) can be as large as the minimum of p over
-(x + ball) ∩ C: the rows say exactly "every in-domain pair".  O(#points·Δ·|steps|) nonzeros instead of O(#points·|ball|).
-The ℓ2 ball has no such decomposition; its shifts are enumerated (all pairs).
+Truncation (a relaxation on the lower side).  Variables live on a domain C: the ℓ1 ball
+‖x‖₁ <= R (lattice ℓ1 with a named cost: where the mass of an ℓ1-decaying law sits, d! times fewer
+points than the cube), the cube [−R, R]^d (otherwise), or the shells k <= R.  The rows of every
+pair inside C are kept, and one far-mass variable is priced at the cost's minimum outside C.  Any
+ε-DP law maps to a feasible point of no larger cost, so the repaired dual is a certified lower
+bound.  On the upper side the far variable is fixed at 0; that LP only proposes a mechanism, which
+:mod:`optmech.solve_pure_nd` extends to all of ℤ^d and audits.
 
-Symmetry.  The named costs (l1, l2, l2sq, linf) and the three norms are invariant under signed
-permutations (the hyperoctahedral group, order 2^d d!), and so is the LP with its auxiliaries, so
-averaging an optimum over the group gives an invariant optimum: one variable per orbit,
-represented by its sorted absolute values, with objective and normalisation coefficients
-multiplied by the orbit size (reference/multidim.md §9).  Rows are generated for the orbit
-representatives only; the rows of the other points of an orbit are images of those.
+Compact constraints (reference/multidim.md §9, numerics.md §7.5).  The set of shifts a row must
+cover is written as a Minkowski sum of small step sets, each containing 0 ("layers"): ℓ1 = Δ
+layers of the unit steps {0, ±e_i}; ℓ∞ = Δ layers of {−1, 0, 1}^d; the continuous ℓ1 upper side
+= n − 1 layers of ℓ1 unit steps and one of {−1, 0, 1}^d; shells: one layer {−Δ..Δ} (a chain).  Rows
+m_0 = p, m_r(x) <= m_{r−1}(x + e) for e in layer r with x + e in C, and p(x) <= e^ε m_L(x).
+Each step set is unconditional and down-closed, so a path of steps between two points of C can be
+rearranged to move every coordinate monotonically and stay in C (a cube, an interval of shells;
+for the ℓ1 ball with unit steps, move toward 0 first): the rows say exactly "every in-domain
+pair", in O(#points · L · |steps|) nonzeros instead of O(#points · |ball|).  A single layer (ℓ2,
+or Δ = 1) is written as direct pairwise rows.
 
-Scaling.  Variables are q = p / σ with σ(x) = e^{−min(ε‖x‖₁/Δ, 6)}, so the recursion's
-coefficients σ(x + e)/σ(x) stay within e^{±ε/Δ}, O(1) (reference/numerics.md §1).
+Symmetry.  When the cost is checked to be invariant (named costs are; an expression is compared
+at every point or cell of the domain), the cost, the norm, the step sets and the domain are
+invariant under signed permutations (order 2^d d!), so averaging an optimum over the group gives
+an invariant optimum: one variable per orbit, represented by its sorted absolute values, with
+objective and normalisation coefficients multiplied by the orbit size (reference/multidim.md §9).
+Rows are generated for the orbit representatives only.
+
+Scaling.  Variables are q = p / σ with σ(x) = e^{−min(ε‖x‖₁/Δ, 6)} (Δ in lattice units), so the
+recursion's coefficients σ(x + e)/σ(x) stay within e^{±ε}, O(1) (reference/numerics.md §1).
 """
 
 from __future__ import annotations
@@ -40,19 +66,21 @@ import scipy.sparse as sp
 
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
-from optmech.problems.approx import COSTS_ND, outside_min, point_costs
 
-__all__ = ["PureNDLP", "build_pure_nd", "NORMS", "orbit_points", "norm_steps"]
+__all__ = ["PureNDLP", "build_pure_nd", "NORMS", "orbit_points", "layer_steps", "Orbits", "Shells",
+           "shell_sizes", "domain_outside_min"]
 
 NORMS = ("l1", "l2", "linf")
 #: The scaling saturates after this many e-folds: with 12, HiGHS's duals were cleanest but the
 #: simplex took twice as long as with 6 on the d = 3, Δ = 4 case; both certify to ~1e-8.
 SCALE_EFOLDS = 6.0
+_W = 2.0**-50  # relative outward widening of rounded sums and products
 
 
+# -- supports -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Orbits:
-    """Orbit representatives of the cube [−R, R]^d (or every point when ``reduced`` is False)."""
+    """Orbit representatives of the cube [−R, R]^d or the ℓ1 ball (every point when not ``reduced``)."""
 
     reps: np.ndarray  # (n, d) int64; sorted absolute values when reduced
     size: np.ndarray  # (n,) orbit sizes
@@ -60,6 +88,10 @@ class Orbits:
     R: int
     reduced: bool
     shape: str = "cube"  # "cube" ‖x‖∞ <= R, or "ball" ‖x‖₁ <= R
+
+    @property
+    def l1(self) -> np.ndarray:
+        return np.abs(self.reps).sum(axis=1).astype(float)
 
     def index(self, pts: np.ndarray) -> np.ndarray:
         """Orbit index of integer points (−1 outside the domain)."""
@@ -71,6 +103,33 @@ class Orbits:
         pos = np.searchsorted(self.keys, k)
         pos = np.minimum(pos, len(self.keys) - 1)
         return np.where(inside & (self.keys[pos] == k), pos, -1)
+
+    def neighbours(self, steps: np.ndarray) -> np.ndarray:
+        """(n, |steps|): the orbit of rep + step, −1 outside the domain."""
+        return self.index(self.reps[:, None, :] + steps[None, :, :])
+
+
+@dataclass(frozen=True)
+class Shells:
+    """ℓ1 shells k = 0..R: lattice spheres, or continuous shells of width h (sizes in units of h^d)."""
+
+    R: int
+    size: np.ndarray
+    continuous: bool
+    reduced: bool = False
+    shape: str = "shells"
+
+    @property
+    def reps(self) -> np.ndarray:
+        return np.arange(self.R + 1, dtype=np.int64)[:, None]
+
+    @property
+    def l1(self) -> np.ndarray:
+        return np.arange(self.R + 1, dtype=float)
+
+    def neighbours(self, steps: np.ndarray) -> np.ndarray:
+        k = np.arange(self.R + 1)[:, None] + steps[None, :, 0]
+        return np.where((k >= 0) & (k <= self.R), k, -1)
 
 
 def _key(a: np.ndarray, R: int) -> np.ndarray:
@@ -88,9 +147,9 @@ def orbit_points(d: int, R: int, reduced: bool = True, shape: str = "cube") -> O
             reps = reps[reps.sum(axis=1) <= R]
         nonzero = (reps > 0).sum(axis=1)
         mult = np.ones(len(reps))
+        fact = np.array([math.factorial(int(x)) for x in range(d + 1)], dtype=float)
         for v in range(R + 1):
-            c = (reps == v).sum(axis=1)
-            mult *= np.array([math.factorial(int(x)) for x in range(d + 1)])[c]
+            mult *= fact[(reps == v).sum(axis=1)]
         size = 2.0**nonzero * math.factorial(d) / mult
         keys = _key(reps, R)
     else:
@@ -104,36 +163,164 @@ def orbit_points(d: int, R: int, reduced: bool = True, shape: str = "cube") -> O
     return Orbits(reps[order], size[order], keys[order], R, reduced, shape)
 
 
-def norm_steps(norm: str, d: int, sensitivity: int) -> tuple[np.ndarray, int]:
-    """(steps, layers): unit steps (incl. 0) repeated Δ times for ℓ1/ℓ∞; all shifts once for ℓ2."""
-    if norm == "l1":
-        e = np.vstack([np.zeros((1, d), dtype=np.int64), np.eye(d, dtype=np.int64), -np.eye(d, dtype=np.int64)])
-        return e, int(sensitivity)
-    if norm == "linf":
-        return np.array(list(itertools.product((-1, 0, 1), repeat=d)), dtype=np.int64), int(sensitivity)
+def shell_sizes(k: np.ndarray, d: int, continuous: bool) -> np.ndarray:
+    """|S_k| (lattice) or the volume of {k <= ‖x‖₁ < k+1} in units of h^d: 2^d((k+1)^d − k^d)/d!."""
+    from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
+
+    k = np.asarray(k)
+    if not continuous:
+        return sphere_sizes(k, d)
+    kf = k.astype(float)
+    j = np.arange(d)  # (k+1)^d − k^d = Σ_{j<d} C(d, j) k^j, no cancellation
+    binom = np.array([math.comb(d, int(i)) for i in j], dtype=float)
+    return (2.0**d / math.factorial(d)) * (binom * kf[..., None] ** j).sum(axis=-1)
+
+
+# -- step sets ------------------------------------------------------------------------------------
+def _unit(kind: str, d: int) -> np.ndarray:
+    if kind == "l1":
+        return np.vstack([np.zeros((1, d), dtype=np.int64), np.eye(d, dtype=np.int64), -np.eye(d, dtype=np.int64)])
+    return np.array(list(itertools.product((-1, 0, 1), repeat=d)), dtype=np.int64)
+
+
+def _l2_set(d: int, n: int, connected: bool) -> np.ndarray:
+    """Shifts k with ‖k‖₂ <= n, or (``connected``) with ‖(|k| − 1)₊‖₂ < n (0 included)."""
+    top = n + 1 if connected else n
+    v = np.array(list(itertools.product(range(-top, top + 1), repeat=d)), dtype=np.int64)
+    if connected:
+        a = np.maximum(np.abs(v) - 1, 0)
+        return v[(a * a).sum(axis=1) < n * n]
+    return v[(v * v).sum(axis=1) <= n * n]
+
+
+def layer_steps(norm: str, d: int, n: int, *, upper_cells: bool = False, shells: bool = False) -> list[np.ndarray]:
+    """Step sets, one per layer, whose Minkowski sum is the set of shifts the rows cover.
+
+    ``n`` is the sensitivity in lattice units (Δ, or the resolution on the continuous domain).
+    ``upper_cells``: the cell pairs some shift of the ball connects (continuous upper side).
+    ``shells``: shell indices, which a shift of ℓ1 length <= n moves by at most n.
+    """
+    if norm not in NORMS:
+        raise SpecError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}")
+    n = int(n)
+    if shells:  # one layer of direct pairs: the shells form a chain, O(R n) rows without auxiliaries
+        return [np.arange(-n, n + 1, dtype=np.int64)[:, None]]
     if norm == "l2":
-        D = int(sensitivity)
-        v = np.array(list(itertools.product(range(-D, D + 1), repeat=d)), dtype=np.int64)
-        return v[(v * v).sum(axis=1) <= D * D], 1
-    raise SpecError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}")
+        return [_l2_set(d, n, upper_cells)]
+    if norm == "linf":
+        return [_unit("linf", d)] * n
+    if upper_cells:
+        return [_unit("l1", d)] * (n - 1) + [_unit("linf", d)]
+    return [_unit("l1", d)] * n
 
 
+def reach(steps: list[np.ndarray]) -> int:
+    """The largest ℓ1 length of one move (a sum of one step per layer)."""
+    return int(sum(int(np.abs(s).sum(axis=1).max()) for s in steps))
+
+
+# -- costs ----------------------------------------------------------------------------------------
+def domain_outside_min(cost, R: int, d: int, shape: str, h: float | None = None) -> float:
+    """A lower bound of the cost outside the domain of radius R (lattice units; cells of width h).
+
+    cube: lattice points with ‖x‖∞ >= R + 1, or cells beyond ‖x‖∞ >= h(R + ½); ball / shells:
+    ‖x‖₁ >= R + 1 (lattice) or >= h(R + 1) (continuous shells), cells_ball: ‖x‖₁ >= h(R + 1 − d/2)
+    — named costs only.
+    """
+    from optmech.costs_nd import as_cost_nd
+
+    c = as_cost_nd(cost, d)
+    h = 1.0 if h is None else float(h)
+    if shape in ("cube", "cells"):
+        r = h * (R + 0.5) if shape == "cells" else float(R + 1)
+        return max(0.0, float(c.outside_cube_min(r * (1 - 4 * _W))))
+    if c.kind == "expr":
+        raise SpecError("an expression cost needs the cube domain")
+    # beyond the ℓ1 ball: lattice points and continuous shells have ‖x‖₁ >= (R + 1)h; cells z with
+    # ‖z‖₁ >= R + 1 have ‖x‖₁ >= h(R + 1 − d/2)
+    r1 = h * (R + 1 - (d / 2.0 if shape == "cells_ball" else 0.0)) * (1 - 4 * _W)
+    r1 = max(r1, 0.0)  # ‖x‖₁ >= r1: ‖x‖₂ >= r1/√d, ‖x‖∞ >= r1/d
+    return {"l1": r1, "l2": r1 / math.sqrt(d), "l2sq": r1 * r1 / d, "linf": r1 / d}[c.kind] * (1 - 4 * _W)
+
+
+def _support_costs(cost, support, d: int, h: float, cells: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) cost of each variable's points: at the point, over the cell, or the shell average."""
+    from optmech.costs_nd import as_cost_nd
+
+    c = as_cost_nd(cost, d)
+    if isinstance(support, Shells):
+        return _shell_costs(c, support, d, h)
+    if not cells:
+        lo, hi = c.enclose_points(support.reps.astype(float))
+        return np.maximum(lo, 0.0), hi
+    z = support.reps.astype(float)
+    blo, bhi = h * (z - 0.5), h * (z + 0.5)
+    blo = blo - np.abs(blo) * _W  # the float h is within half an ulp of Δ/n: widen the cells outward
+    bhi = bhi + np.abs(bhi) * _W
+    lo, hi = c.enclose_box(blo, bhi)
+    return np.maximum(lo, 0.0), hi
+
+
+def _shell_costs(c, sh: Shells, d: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Average cost over each shell: exact sums of point costs (lattice), closed forms (continuous)."""
+    k = np.arange(sh.R + 1, dtype=float)
+    if sh.continuous:
+        # ‖x‖₁ has density ∝ r^{d−1} on the shell, and ‖x‖₂² = (2/(d+1))‖x‖₁² on average over an ℓ1 sphere
+        def moment(m: int) -> np.ndarray:
+            j = np.arange(d + m)
+            b = np.array([math.comb(d + m, int(i)) for i in j], dtype=float)
+            num = (b * k[:, None] ** j).sum(axis=1)  # (k+1)^{d+m} − k^{d+m}
+            return d / (d + m) * num / shell_sizes(k.astype(np.int64), d, True) * (2.0**d / math.factorial(d))
+
+        if c.kind == "l1":
+            v = h * moment(1)
+        elif c.kind == "l2sq":
+            v = h * h * 2.0 / (d + 1) * moment(2)
+        else:
+            raise SpecError("the layered (shell) LP on the continuous domain supports the costs l1 and l2sq")
+        return v * (1 - 64 * _W), v * (1 + 64 * _W)
+    if c.kind == "l1":
+        return k.copy(), k.copy()
+    orb = orbit_points(d, sh.R, reduced=c.kind != "expr", shape="ball")
+    lo, hi = c.enclose_points(orb.reps.astype(float))
+    shell = np.abs(orb.reps).sum(axis=1)
+    slo = np.bincount(shell, weights=orb.size * np.maximum(lo, 0.0), minlength=sh.R + 1)
+    shi = np.bincount(shell, weights=orb.size * hi, minlength=sh.R + 1)
+    cnt = np.bincount(shell, minlength=sh.R + 1).astype(float) + 1.0
+    slack = cnt * 4 * _W  # sums of nonnegative terms: relative error below (terms) × u
+    return slo / sh.size * (1 - slack), shi / sh.size * (1 + slack)
+
+
+# -- the LP ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PureNDLP:
     """A built d-D pure-DP LP and what is needed to read its solution back."""
 
     lp: LinearProgram
-    orbits: Orbits
-    sigma: np.ndarray  # scale of each orbit variable: p = sigma * q
+    support: Orbits | Shells
+    sigma: np.ndarray  # scale of each variable: p = sigma * q
     dim: int
-    sensitivity: int
+    sensitivity: int  # in lattice units (Δ, or the resolution n)
     norm: str
-    neighbours: np.ndarray  # (n, |steps|): orbit of rep + step, −1 outside the cube
-    layers: int  # steps are applied this many times to cover the ball
+    tables: list  # per layer: (n, |steps|) neighbour indices, −1 outside the domain
+    steps: list  # per layer: the step set
+    cost_lo: np.ndarray  # cost of each variable's points (real units): lower / upper enclosure
+    cost_hi: np.ndarray
+    h: float = 1.0  # cell width (1 on the lattice)
+    cells: bool = False
+    side: str = "lower"
     variant: str = "lattice_nd"
 
+    @property
+    def orbits(self) -> Orbits | Shells:
+        return self.support
+
+    @property
+    def layers(self) -> int:
+        return len(self.tables)
+
     def masses(self, x: np.ndarray) -> np.ndarray:
-        """p per orbit representative (clipped at 0)."""
+        """p per variable (orbit representative, cell or shell point), clipped at 0."""
         q = np.asarray(x, dtype=float)[self.lp.col_blocks["p"]]
         return np.maximum(q, 0.0) * self.sigma
 
@@ -141,83 +328,146 @@ class PureNDLP:
         return float(max(0.0, x[self.lp.col_blocks["far"].start]))
 
     def cube(self, x: np.ndarray) -> np.ndarray:
-        """p on the whole cube [−R, R]^d (shape (2R+1,)*d)."""
-        R, d = self.orbits.R, self.dim
+        """p on the whole cube [−R, R]^d (shape (2R+1,)*d); point/cell supports only."""
+        R, d = self.support.R, self.dim
         axes = [np.arange(-R, R + 1)] * d
         pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
-        return self.masses(x)[self.orbits.index(pts)].reshape((2 * R + 1,) * d)
+        idx = self.support.index(pts)
+        return np.where(idx >= 0, self.masses(x)[idx], 0.0).reshape((2 * R + 1,) * d)
 
 
-def domain_outside_min(cost: str, R: int, d: int, shape: str) -> float:
-    """A lower bound of the named cost outside the cube / ℓ1 ball of radius R."""
-    if shape == "cube":
-        return outside_min(cost, R, d)
-    r1 = float(R + 1)  # ‖x‖₁ >= R + 1: ‖x‖₂ >= r1/√d, ‖x‖∞ >= r1/d
-    return {"l1": r1, "l2": r1 / math.sqrt(d), "l2sq": r1 * r1 / d, "linf": r1 / d}[cost] * (1 - 1e-15)
+def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, norm: str = "l1",
+                  reduced: bool = True, shape: str | None = None, scale_efolds: float = SCALE_EFOLDS,
+                  resolution: int | None = None, side: str = "lower", layered: bool = False,
+                  monotone: bool = False) -> PureNDLP:
+    """The LP of the module docstring on the domain of radius R (in lattice units).
+
+    Parameters
+    ----------
+    cost : str or CostND
+        A named cost (l1, l2, l2sq, linf) or an expression cost of :mod:`optmech.costs_nd`.
+    sensitivity : int
+        Δ on the integer domain; on the continuous domain (``resolution`` n given) the real Δ,
+        with cells of width h = Δ/n.
+    reduced : bool
+        One variable per signed-permutation orbit; the caller checks that the cost is invariant.
+    shape : {"ball", "cube"} or None
+        Point domain (default: the ℓ1 ball for ℓ1 with a named cost on the lattice, else the cube).
+    side : {"lower", "upper"}
+        Relaxation priced at cell minima with a far-mass variable, or the restriction priced at
+        cell maxima with every connected cell pair (continuous) and no far mass.
+    layered : bool
+        The ℓ1-shell LP (ℓ1 sensitivity only).
+    monotone : bool
+        Shells on the upper side only: restrict to nonincreasing densities, a_{k+1} <= a_k, so that
+        the window rows reduce to a_k <= e^ε a_{k+n} (2 nonzeros per shell).  A restriction: it
+        proposes a mechanism for the audit and gives no lower bound.
+    """
+    from optmech.costs_nd import as_cost_nd
+
+    d = int(dim)
+    c_nd = as_cost_nd(cost, d)
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
+    cells = resolution is not None
+    n_lat = int(resolution) if cells else int(sensitivity)
+    h = float(sensitivity) / n_lat if cells else 1.0
+    if layered:
+        if norm != "l1":
+            raise SpecError(f"the layered (shell) LP is for l1 sensitivity, not {norm}")
+        support = Shells(R, shell_sizes(np.arange(R + 1), d, cells), cells)
+        steps = layer_steps(norm, d, n_lat, shells=True)
+        far_shape = "shells"
+    else:
+        if shape is None:
+            shape = "ball" if norm == "l1" and c_nd.kind != "expr" and (not cells or side == "lower") else "cube"
+        support = orbit_points(d, R, reduced, shape)
+        steps = layer_steps(norm, d, n_lat, upper_cells=cells and side == "upper")
+        far_shape = ("cells" if shape == "cube" else "cells_ball") if cells else shape
+    cache: dict[int, np.ndarray] = {}
+    tables = [cache.setdefault(id(s), support.neighbours(s)) for s in steps]
+    lo, hi = _support_costs(c_nd, support, d, h, cells)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise SpecError(f"the cost {c_nd.spec!r} is not finite on the whole domain")
+    if side == "lower":
+        c_obj, far_cost = lo, domain_outside_min(c_nd, R, d, far_shape, h if cells else None)
+    else:
+        c_obj, far_cost = hi, 0.0
+    if monotone and not (layered and side == "upper"):
+        raise ValueError("monotone applies to the layered LP's upper side only")
+    lp, sigma = _assemble(support.size, support.l1, c_obj, far_cost, side == "lower",
+                          [_monotone_chain(R, n_lat)] if monotone else tables, epsilon, epsilon / n_lat, scale_efolds,
+                          monotone=monotone)
+    variant = ("shells_nd" if layered else "cells_nd" if cells else "lattice_nd") + (
+        "_orbits" if getattr(support, "reduced", False) else "")
+    return PureNDLP(lp, support, sigma, d, n_lat, norm, tables, steps, lo, hi, h, cells, side, variant)
 
 
-def build_pure_nd(cost: str, epsilon: float, sensitivity: int, R: int, *, dim: int, norm: str = "l1",
-                  reduced: bool = True, shape: str | None = None, scale_efolds: float = SCALE_EFOLDS) -> PureNDLP:
-    """The relaxation LP of the module docstring on the domain of radius R."""
-    if cost not in COSTS_ND:
-        raise SpecError(f"d-dimensional costs are {', '.join(COSTS_ND)}; got {cost!r}")
-    d, D = int(dim), int(sensitivity)
-    shape = shape or ("ball" if norm == "l1" else "cube")
-    orb = orbit_points(d, R, reduced, shape)
-    n = len(orb.reps)
-    n1 = np.abs(orb.reps).sum(axis=1).astype(float)
-    sigma = np.exp(-np.minimum(epsilon * n1 / D, scale_efolds))
-    steps, layers = norm_steps(norm, d, D)
-    recursive = norm in ("l1", "linf")
-    n_aux = layers * n if recursive else 0
+def _monotone_chain(R: int, n: int) -> np.ndarray:
+    """(R+1, 2) pairs for the monotone shell LP: column 0 = k + 1 (a_{k+1} <= a_k), column 1 =
+    min(k + n, R) (a_k <= e^ε a_{k+n}, or e^ε a_R at the end); −1 where absent."""
+    k = np.arange(R + 1)
+    return np.stack([np.where(k < R, k + 1, -1), np.where(k < R, np.minimum(k + n, R), -1)], axis=1)
+
+
+def _assemble(size: np.ndarray, l1: np.ndarray, c_obj: np.ndarray, far_cost: float, far_free: bool,
+              tables: list[np.ndarray], epsilon: float, rate: float, efolds: float,
+              monotone: bool = False) -> tuple[LinearProgram, np.ndarray]:
+    """Columns p (scaled), the recursion's auxiliaries m_1..m_L (L > 1), far; rows as in the docstring."""
+    n = len(size)
+    L = len(tables)
+    sigma = np.exp(-np.minimum(rate * l1, efolds))
+    recursive = L > 1
+    n_aux = L * n if recursive else 0
     col_far = n + n_aux
     n_cols = col_far + 1
+    e = math.exp(epsilon)
 
     def pcol(layer: int, idx: np.ndarray) -> np.ndarray:  # layer 0 = p, r >= 1 = m_r
         return idx if layer == 0 else n + (layer - 1) * n + idx
 
-    # neighbour table: rep index, step index -> orbit of rep + step (−1 outside the cube)
-    nb = orb.index(orb.reps[:, None, :] + steps[None, :, :])  # (n, |steps|)
-    i_rep, i_step = np.nonzero(nb >= 0)
-    j = nb[i_rep, i_step]
-    ratio = sigma[j] / sigma[i_rep]
     blocks = []
-    e = math.exp(epsilon)
     if recursive:
-        rows_per_layer = len(i_rep)
         r_idx, c_idx, vals = [], [], []
-        for layer in range(1, layers + 1):
-            base = (layer - 1) * rows_per_layer
-            rows = base + np.arange(rows_per_layer)
+        start = 0
+        for layer, nb in enumerate(tables, start=1):
+            i, s = np.nonzero(nb >= 0)
+            j = nb[i, s]
+            rows = start + np.arange(len(i))
+            start += len(i)
             r_idx += [rows, rows]
-            c_idx += [pcol(layer, i_rep), pcol(layer - 1, j)]
-            vals += [np.ones(rows_per_layer), -ratio]
-        rec = sp.coo_array((np.concatenate(vals), (np.concatenate(r_idx), np.concatenate(c_idx))),
-                           shape=(layers * rows_per_layer, n_cols))
+            c_idx += [pcol(layer, i), pcol(layer - 1, j)]
+            vals += [np.ones(len(i)), -sigma[j] / sigma[i]]
+        rec = sp.coo_array((np.concatenate(vals), (np.concatenate(r_idx), np.concatenate(c_idx))), shape=(start, n_cols))
         fin = sp.coo_array((np.concatenate([np.ones(n), np.full(n, -e)]),
-                            (np.concatenate([np.arange(n)] * 2), np.concatenate([np.arange(n), pcol(layers, np.arange(n))]))),
+                            (np.concatenate([np.arange(n)] * 2), np.concatenate([np.arange(n), pcol(L, np.arange(n))]))),
                            shape=(n, n_cols))
         blocks += [("recursion", rec, -np.inf, 0.0), ("ratio", fin, -np.inf, 0.0)]
     else:
-        keep = i_rep != j
-        m = int(keep.sum())
-        rows = np.arange(m)
-        pair = sp.coo_array((np.concatenate([np.ones(m), -e * ratio[keep]]),
-                             (np.concatenate([rows, rows]), np.concatenate([i_rep[keep], j[keep]]))), shape=(m, n_cols))
+        nb = tables[0]
+        i, s = np.nonzero(nb >= 0)
+        j = nb[i, s]
+        keep = i != j
+        i, j, s = i[keep], j[keep], s[keep]
+        rows = np.arange(len(i))
+        factor = np.where(s == 0, 1.0, e) if monotone else e  # monotone: a_{k+1} <= a_k, a_k <= e^ε a_{k+n}
+        if monotone:
+            i, j = np.where(s == 0, j, i), np.where(s == 0, i, j)
+        pair = sp.coo_array((np.concatenate([np.ones(len(i)), -factor * sigma[j] / sigma[i]]),
+                             (np.concatenate([rows, rows]), np.concatenate([i, j]))), shape=(len(i), n_cols))
         blocks.append(("ratio", pair, -np.inf, 0.0))
-    norm_row = sp.coo_array((np.append(orb.size * sigma, 1.0), (np.zeros(n + 1, dtype=np.int64),
-                                                                np.append(np.arange(n), col_far))), shape=(1, n_cols))
+    norm_row = sp.coo_array((np.append(size * sigma, 1.0), (np.zeros(n + 1, dtype=np.int64), np.append(np.arange(n), col_far))),
+                            shape=(1, n_cols))
     A, rl, ru, row_blocks = stack_rows([("normalisation", norm_row, 1.0, 1.0)] + blocks, n_cols)
-    c_lo, _ = point_costs(cost, orb.reps)
     c = np.zeros(n_cols)
-    c[:n] = orb.size * np.maximum(c_lo, 0.0) * sigma
-    c[col_far] = domain_outside_min(cost, R, d, shape)
-    qmax = 1.0 / (orb.size * sigma)  # p <= 1 / orbit size
-    col_upper = np.concatenate([qmax, np.tile(qmax, layers) if recursive else [], [1.0]])
+    c[:n] = size * c_obj * sigma
+    c[col_far] = far_cost
+    qmax = 1.0 / (size * sigma)  # p <= 1 / size; an auxiliary m_r(x) can be taken <= p(x)
+    col_upper = np.concatenate([qmax, np.tile(qmax, L) if recursive else [], [1.0 if far_free else 0.0]])
     lp = LinearProgram(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n_cols), col_upper=col_upper,
         row_blocks=row_blocks,
         col_blocks={"p": slice(0, n), "aux": slice(n, n + n_aux), "far": slice(col_far, col_far + 1)},
         meta={"normalisation_row": row_blocks["normalisation"].start, "epsilon": epsilon},
     )
-    return PureNDLP(lp, orb, sigma, d, D, norm, nb, layers, "lattice_nd" + ("_orbits" if reduced else ""))
+    return lp, sigma
