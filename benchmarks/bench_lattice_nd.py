@@ -8,21 +8,44 @@
    unit-step recursion) — solved by HiGHS on the same ball, against optmech's LP on that ball, at
    sizes where the baseline finishes within ``--baseline-budget`` seconds.  Reported as a time ratio
    and the two LP values (which must agree).
+3. Continuous d = 2, ℓ1: gap against resolution.  ``optmech.solve`` on ℝ² (ℓ1 sensitivity 1, ℓ1
+   cost) at fixed resolutions n ∈ {2, 4, 8} (cells of width 1/n) for ε ∈ {0.5, 1, 2}, each case in
+   its own process under ``--continuous-deadline``; the certified bracket is set against the
+   closed-form optimum V* = ``staircase_nd_optimal_cost("l1", ε, 1, 2)`` (seed 000 (3.7)).  The
+   upper bound comes from a fine ℓ1-shell (layered) mechanism and sits within ~1e-5 of V*; the gap
+   is the lower bound's cell-minimum pricing, whose distance (V* − lower)/V* should about halve
+   when n doubles (the ratio between consecutive n is printed).
 
-Run ``python benchmarks/bench_lattice_nd.py`` (``--quick`` skips d = 4); writes
-``benchmarks/results/lattice_nd.json``.
+Run ``python benchmarks/bench_lattice_nd.py`` (``--quick`` skips d = 4 and n = 8;
+``--skip-lattice`` / ``--skip-continuous`` run one part alone); writes
+``benchmarks/results/lattice_nd.json`` (``targets``, ``baseline``, ``continuous``).  A part that is
+skipped keeps what the file already held for it, under its key, with the metadata of the run that
+produced it under ``carried_over[key]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS_DIR, fmt, markdown_table, run_isolated, short_error, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    RESULTS_DIR,
+    fmt,
+    markdown_table,
+    rel_distance_to_bracket,
+    run_isolated,
+    short_error,
+    write_json,
+)
+
+#: ε values and resolutions (cells per unit of sensitivity) of the continuous d = 2 section.
+CONT_EPS = (0.5, 1.0, 2.0)
+CONT_RES = (2, 4, 8)
 
 
 def solve_case(d: int, D: int, eps: float) -> dict:
@@ -76,12 +99,103 @@ def baseline_case(d: int, D: int, eps: float, R: int) -> dict:
             "baseline_rows": m, "optmech_rows": alp.lp.rows, "points": n, "orbits": len(alp.orbits.reps)}
 
 
+def continuous_case(eps: float, n: int) -> dict:
+    """One continuous d = 2, ℓ1 solve at the fixed resolution ``n`` (Δ = 1), against V*."""
+    import optmech
+    from optmech.mechanisms.multidim import staircase_nd_optimal_cost
+    from optmech.spec import Continuous, Problem, PureDP
+
+    optmech.solve(Problem(privacy=PureDP(1.0), cost="l1", sensitivity=1.0, domain=Continuous(1), dim=2))  # warm-up
+    t0 = time.perf_counter()
+    r = optmech.solve(Problem(privacy=PureDP(eps), cost="l1", sensitivity=1.0, domain=Continuous(n), dim=2))
+    wall = time.perf_counter() - t0
+    v = float(staircase_nd_optimal_cost("l1", eps, 1.0, 2))
+    lo, up = float(r.lower_bound), float(r.upper_bound)
+    dist, side = rel_distance_to_bracket(v, lo, up)
+    return {"wall_s": wall, "seconds": float(r.seconds), "lower_bound": lo, "upper_bound": up,
+            "relative_gap": float(r.relative_gap), "certified": bool(r.certified), "status": r.status,
+            "message": r.message, "lp": dict(r.lp), "half_width": r.truncation["half_width"],
+            "closed_form": v, "inside": side == "inside", "side": side, "distance_to_bracket": dist,
+            "lower_rel_to_closed_form": (v - lo) / v, "upper_rel_to_closed_form": (up - v) / v}
+
+
+def run_continuous(eps_values: tuple[float, ...], resolutions: tuple[int, ...], deadline: float) -> tuple[list, str]:
+    """The continuous d = 2 section: results for the JSON and the printed table.
+
+    Within one ε the resolutions run in increasing order; after a case that fails (deadline
+    included) the larger ones are skipped, since they can only take longer.
+    """
+    results, rows = [], []
+    for eps in eps_values:
+        prev = None
+        failed = False
+        for n in resolutions:
+            if failed:
+                results.append({"eps": eps, "n": n, "ok": False, "error_type": "Skipped",
+                                "error": "a smaller resolution at this ε already failed"})
+                rows.append([eps, n, "skipped (smaller n failed)"] + [""] * 10)
+                continue
+            r = run_isolated(continuous_case, dict(eps=eps, n=n), deadline)
+            results.append({"eps": eps, "n": n, "deadline_s": deadline, **r})
+            if not r.get("ok"):
+                failed = True
+                rows.append([eps, n, short_error(r)] + [""] * 10)
+                continue
+            d = r["lower_rel_to_closed_form"]
+            ratio = prev / d if prev is not None and d > 0 else None
+            r["ratio_to_previous_n"] = ratio
+            prev = d
+            rows.append([eps, n, fmt(r["wall_s"], ".1f"), f"{r['lp']['rows']} × {r['lp']['cols']}", r["half_width"],
+                         fmt(r["lower_bound"], ".6f"), fmt(r["upper_bound"], ".6f"),
+                         fmt(r["closed_form"], ".6f"), "yes" if r["inside"] else f"NO ({r['side']})",
+                         fmt(r["relative_gap"], ".3e"), fmt(d, ".4f"), "—" if ratio is None else f"{ratio:.2f}",
+                         fmt(r["upper_rel_to_closed_form"], ".1e")])
+    table = markdown_table(["ε", "n", "seconds", "LP rows × cols", "R", "lower", "upper", "closed form V*", "inside", "gap", "(V−lower)/V",
+                            "÷ (prev n)", "(upper−V)/V"], rows)
+    return results, table
+
+
+def _previous(path: Path) -> dict:
+    """What ``path`` already holds (empty when absent or unreadable)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="skip d = 4")
+    ap.add_argument("--quick", action="store_true", help="skip d = 4 (lattice) and n = 8 (continuous)")
+    ap.add_argument("--skip-lattice", action="store_true", help="skip the lattice targets and the all-pairs baseline")
+    ap.add_argument("--skip-continuous", action="store_true", help="skip the continuous d = 2 section")
     ap.add_argument("--baseline-budget", type=float, default=300.0)
+    ap.add_argument("--continuous-deadline", type=float, default=300.0, help="hard deadline per continuous case, s")
     ap.add_argument("--json", type=Path, default=RESULTS_DIR / "lattice_nd.json")
     args = ap.parse_args(argv)
+    out: dict = {"sections_run": [k for k, skip in (("lattice", args.skip_lattice), ("continuous", args.skip_continuous))
+                                  if not skip]}
+    if not args.skip_lattice:
+        out.update(run_lattice(args))
+    if not args.skip_continuous:
+        res = CONT_RES[:-1] if args.quick else CONT_RES
+        print(f"\nContinuous d = 2, ℓ1 (Δ = 1): gap against resolution (deadline {args.continuous_deadline:g} s a case)\n")
+        out["continuous"], table = run_continuous(CONT_EPS, res, args.continuous_deadline)
+        print(table)
+    prev = _previous(args.json)
+    carried = [k for k in ("targets", "baseline", "continuous") if k not in out and k in prev]
+    if carried:
+        # per key, the metadata of the run that produced it (itself carried over, perhaps)
+        before = prev.get("carried_over") if isinstance(prev.get("carried_over"), dict) else {}
+        out["carried_over"] = {k: before.get(k, prev.get("metadata")) for k in carried}
+        for k in carried:
+            out[k] = prev[k]
+    write_json(args.json, out)
+    print(f"\nwrote {args.json}" + (f" (kept {', '.join(carried)} from the previous run)" if carried else ""))
+    return 0
+
+
+def run_lattice(args: argparse.Namespace) -> dict:
+    """Sections 1 and 2: the lattice targets and the all-pairs baseline (printed; returned for the JSON)."""
     cases = [(3, 4, 2.0, 30.0)] + ([] if args.quick else [(4, 3, 2.0, 120.0)])
     out = {"targets": [], "baseline": []}
     rows = []
@@ -109,9 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(markdown_table(["d", "Δ", "R", "points", "orbits", "all-pairs rows", "optmech rows", "all-pairs s", "optmech s",
                           "ratio", "value rel. diff"], brows))
-    write_json(args.json, out)
-    print(f"\nwrote {args.json}")
-    return 0
+    return out
 
 
 if __name__ == "__main__":

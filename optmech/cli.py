@@ -34,15 +34,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--privacy", default="pure", choices=["pure", "approx"], help="privacy notion: pure ε-DP or approx (ε,δ)-DP (default: pure)")
     s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
     s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
-    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: integer domain, costs l1|l2|l2sq|linf)")
-    s.add_argument("--candidate", default=None, metavar="staircase|laplace|FILE.json",
+    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
+    s.add_argument("--candidate", default=None, metavar="staircase|layered|laplace|FILE.json",
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
     s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default), l2 or linf (pure DP)")
     s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
     s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
-    s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic)")
+    s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
     s.add_argument("--target-gap", default=None, help="relative gap at which to stop (default 1e-9 integer, 1e-4 continuous)")
-    s.add_argument("--cost", default="abs", help="abs | square | pow:P | an expression in x (default: abs)")
+    s.add_argument("--cost", default="abs", help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression in x1..xd (default: abs = l1)")
     s.add_argument("--solver", default="default", help="solver profile name or TOML file (default: default)")
     s.add_argument("--time-limit", default=None, help="wall-clock budget in seconds")
     s.add_argument("--no-symmetry", action="store_true", help="never use the symmetric monotone fast path")
@@ -112,9 +112,13 @@ def _problem(args: argparse.Namespace):
     if args.delta is not None:
         raise SpecError("--delta applies only to --privacy approx")
     if dim != 1:
-        if args.domain != "integer":
-            raise SpecError("pure DP in d > 1 dimensions is solved on the integer domain: add --domain integer")
-        return Problem(privacy=PureDP(eps), cost=args.cost, sensitivity=delta, domain=IntegerLattice(), target_gap=gap,
+        if args.domain == "integer":
+            if args.resolution is not None:
+                raise SpecError("--resolution applies only to --domain continuous")
+            domain = IntegerLattice()
+        else:
+            domain = Continuous(_number("resolution", args.resolution, integer=True) if args.resolution is not None else None)
+        return Problem(privacy=PureDP(eps), cost=args.cost, sensitivity=delta, domain=domain, target_gap=gap,
                        symmetry="off" if args.no_symmetry else "auto", dim=dim, norm=args.norm)
     if args.domain == "integer":
         if args.resolution is not None:
@@ -257,7 +261,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             raise SpecError("--candidate applies to pure DP")
         candidate = prepare_candidate(problem, args.candidate)  # bad candidates fail before the solve
     result = optmech.solve(problem, solver=args.solver, time_limit=tl)
-    if candidate is not None:
+    if args.candidate is not None:
         import dataclasses
 
         from optmech.candidate import evaluate_candidate

@@ -72,6 +72,7 @@ def _sensitivity(text, lattice_hint: bool):
 def load_mechanism_file(path: str):
     """A mechanism from JSON: the output of ``optmech solve --save`` or a ``to_dict()``."""
     from optmech.mechanisms import Mechanism, Tabulated
+    from optmech.mechanisms.tabulated import ND_KINDS, SavedND
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -80,6 +81,8 @@ def load_mechanism_file(path: str):
         raise SpecError(f"no such file: {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"cannot read {path} as JSON: {exc}") from None
+    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and d["mechanism"].get("kind") in ND_KINDS:
+        return SavedND(d, path)
     if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
         eps = (d.get("problem") or {}).get("epsilon")
         law = Tabulated.from_dict(d["mechanism"])
@@ -98,6 +101,9 @@ def _build(args: argparse.Namespace):
             if value is not None:
                 raise SpecError(f"{flag} does not apply with --from (the file defines the mechanism)")
         mech = load_mechanism_file(args.from_file)
+        if not hasattr(mech, "sample"):
+            raise SpecError(f"{args.from_file} holds a saved d-dimensional solver mechanism: it serves as "
+                            "optmech solve --candidate FILE.json, and has no sampler or description here")
         if args.dim not in ("1", str(mech.dim)):
             raise SpecError(f"--dim {args.dim} does not match the mechanism in the file (dim {mech.dim})")
         return mech, MechanismChoice("given", str(parse_cost_for(args.cost, mech.dim)))

@@ -29,12 +29,12 @@ import numpy as np
 
 from optmech.certify import PRIVACY_MARGIN, BestBracket, dual_lower_bound
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
-from optmech.problems.pure_nd import PureNDLP, build_pure_nd, layer_steps, reach, shell_sizes
+from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
 from optmech.result import Result, ReferenceValue, solver_info
 
 BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
 #: Cells per Δ on the continuous domain in d > 1 when none is given.
-DEFAULT_RESOLUTION = {2: 8, 3: 4}
+DEFAULT_RESOLUTION = {2: 4}
 #: Truncation target on the continuous domain, where the discretisation's gap is O(1/n), percents.
 CELLS_TRUNCATION_GAP = 1e-3
 #: Shells per Δ of the layered LP that adds an upper bound on the continuous domain (ℓ1, costs l1/l2sq).
@@ -52,6 +52,9 @@ class _Upper:
     masses: np.ndarray | None = None
     tail_factor: float = math.nan
     tail_rate: float = math.nan
+    layout: str = "points"  # what reps index: "points" (ℤ^d), "cells" (width `width`) or "shells" (ℓ1 shells)
+    width: float = 1.0
+    reduced: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,8 +228,9 @@ def upper_from_lp(alp: PureNDLP, x: np.ndarray, s: _Setup) -> _Upper:
     ok = realised <= s.eps and math.isfinite(value)
     note = "" if ok else (f"audit failed: realised epsilon {realised:.17g} > {s.eps:.17g}" if realised > s.eps
                           else "the cost's growth could not be bounded on the tail")
+    layout = "shells" if isinstance(sup, Shells) else "cells" if s.cells else "points"
     return _Upper(float(np.nextafter(value, np.inf)), min(realised, s.eps) if ok else realised, ok,
-                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q)
+                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q, layout, s.h, bool(sup.reduced))
 
 
 # -- sizing ---------------------------------------------------------------------------------------
@@ -412,9 +416,11 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
             f"epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at the cost's "
             f"minimum over it, every pair inside the {where} (unit-step recursion), the mass outside priced at the cost's "
             "minimum there (a relaxation)",
-            "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball connects "
-            "(l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest beta-majorant, "
-            "extended with a closed-form tail bound, audited",
+            (f"upper bound: the {best_up.note}, extended with a closed-form tail bound" if best_up is not None and
+             "shells" in best_up.note else
+             "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball connects "
+             "(l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest beta-majorant, "
+             "extended with a closed-form tail bound, audited"),
         ]
     else:
         claims = [
@@ -480,22 +486,30 @@ def solve_layered(problem, *, solver: str = "default", time_limit: float | None 
 
 
 def _mechanism_nd(up: _Upper, alp: PureNDLP, s: _Setup) -> dict:
-    """The upper-bound mechanism as JSON: per-point (or per-cell) masses of the representatives."""
+    """The upper-bound mechanism as JSON: per-point (or per-cell) masses of the representatives, or
+    the density per ℓ1 shell."""
+    tail = {"tail_factor": up.tail_factor, "tail_rate": up.tail_rate}
+    head = {"dim": alp.dim, "norm": alp.norm, "sensitivity": int(s.delta) if not s.cells else s.delta}
+    if up.layout == "shells":
+        w = up.width
+        dens = up.masses / w**s.d if s.cells else up.masses
+        return {"kind": "l1_shell_density_nd", **head, "shell_width": w, "continuous": bool(s.cells),
+                "density": dens.tolist(), **tail,
+                "rule": ("density (continuous: per unit volume; lattice: mass per point) on the shell "
+                         "k*shell_width <= ||x||_1 < (k+1)*shell_width is density[k]; beyond the listed shells the mass "
+                         "per shell-point is <= tail_factor * tail_rate**k")}
     out = {
-        "kind": "lattice_pmf_nd" if not s.cells else "cell_pmf_nd",
-        "dim": alp.dim,
-        "norm": alp.norm,
-        "sensitivity": int(s.delta) if not s.cells else s.delta,
-        "symmetry": "signed permutations" if alp.support.reduced else "none",
+        "kind": "lattice_pmf_nd" if up.layout == "points" else "cell_pmf_nd",
+        **head,
+        "symmetry": "signed permutations" if up.reduced else "none",
         "representatives": up.reps.tolist(),
         "mass": up.masses.tolist(),
-        "tail_factor": up.tail_factor,
-        "tail_rate": up.tail_rate,
+        **tail,
         "rule": ("P(x) = mass[i] where representatives[i] is x itself (symmetry none) or the sorted absolute values "
                  "of x (signed permutations); any point not listed has P(x) <= tail_factor * tail_rate**||x||_1"),
     }
-    if s.cells:
-        out["cell_width"] = s.h
+    if up.layout == "cells":
+        out["cell_width"] = up.width
         out["rule"] = ("cells h*(z + [-1/2, 1/2)^d) with h = cell_width carry the mass of their index z, by the rule: "
                        + out["rule"].replace("x", "z") + "; the density is mass / h^d on the cell")
     return out

@@ -80,7 +80,8 @@ def test_cli_dim2_json_and_errors():
     assert d["certified"] and d["problem"]["dim"] == 2 and d["problem"]["norm"] == "l1"
     for key in ("lower_bound", "upper_bound", "relative_gap", "seconds", "references", "lp"):
         assert key in d
-    for bad in (["--norm", "l3"], ["--cost", "x1+x3"], ["--domain", "continuous"], ["--dim", "0"], ["--sensitivity", "1.5"]):
+    for bad in (["--norm", "l3"], ["--cost", "x1+x3"], ["--cost", "x"], ["--resolution", "4"], ["--dim", "0"],
+                ["--sensitivity", "1.5"], ["--dim", "8", "--sensitivity", "6"], ["--cost", "abs(x1).real"]):
         args = ["solve", "--dim", "2", "--epsilon", "1", "--sensitivity", "2", "--domain", "integer", "--cost", "l1", *bad]
         p = run_cli(*args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, (bad, p.stderr)

@@ -28,7 +28,8 @@ from optmech.certify import LatticeMechanism, audit_mechanism
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
 
-__all__ = ["Tabulated", "LatticePMF", "PiecewiseConstantDensity", "lattice_mechanism_to_dict", "lattice_mechanism_from_dict"]
+__all__ = ["Tabulated", "LatticePMF", "PiecewiseConstantDensity", "SavedND", "ND_KINDS", "lattice_mechanism_to_dict",
+           "lattice_mechanism_from_dict"]
 
 TAIL_RULE = (
     "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
@@ -343,3 +344,57 @@ class PiecewiseConstantDensity(Tabulated):
 
     name = "piecewise_constant_density"
     lattice = False
+
+
+#: ``kind`` values of the d-D solver mechanisms (``solve_pure_nd._mechanism_nd``, ``solve_approx``).
+ND_KINDS = ("lattice_pmf_nd", "cell_pmf_nd", "l1_shell_density_nd")
+
+
+class SavedND:
+    """A d-D mechanism saved by ``optmech solve --dim d --save``: a candidate for conjecture mode.
+
+    The file holds the mechanism (``mechanism``, one of :data:`ND_KINDS`), the problem it was
+    solved for, its certified upper bound and the audit done when it was solved.  What it offers
+    is exactly that record: ``privacy()`` is the saved audit's realised ε (re-checked for
+    consistency: pure DP, masses nonnegative and summing to at most 1), and ``expected_cost`` is
+    the saved certified upper bound of its cost, for the cost it was solved for only.  It has no
+    sampler; sample from a mechanism-library law instead.
+    """
+
+    def __init__(self, record: dict, path: str = "") -> None:
+        mech, prob, audit = record.get("mechanism"), record.get("problem") or {}, record.get("audit") or {}
+        where = f" in {path}" if path else ""
+        if not isinstance(mech, dict) or mech.get("kind") not in ND_KINDS:
+            raise SpecError(f"no d-dimensional solver mechanism{where}")
+        if prob.get("privacy") != "pure" or not audit.get("passed"):
+            raise SpecError(f"the mechanism{where} is not an audited pure-DP solver output")
+        vals = np.asarray(mech.get("mass", mech.get("density", [])), dtype=float)
+        if vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals < 0):
+            raise SpecError(f"malformed mechanism{where}: masses must be finite and nonnegative")
+        try:
+            self.dim = int(mech["dim"])
+            self.epsilon = float(audit["realised_epsilon"])
+            self.sensitivity = float(mech["sensitivity"])
+            self.norm = str(mech["norm"])
+            self.upper_bound = float(record["upper_bound"])
+            self.cost = str(prob["cost"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpecError(f"malformed mechanism{where}: {type(exc).__name__} {exc}") from None
+        self.kind = mech["kind"]
+        self.lattice = self.kind == "lattice_pmf_nd" or (self.kind == "l1_shell_density_nd" and not mech.get("continuous"))
+        self.name = f"saved {self.kind}"
+        self.record = record
+
+    def privacy(self) -> Privacy:
+        return Privacy("pure", self.epsilon, 0.0, self.sensitivity, self.norm,
+                       "the realised epsilon of the exact audit done when the mechanism was solved (saved record)")
+
+    def expected_cost(self, cost) -> float:
+        spec = getattr(cost, "spec", cost)
+        if str(spec) != self.cost:
+            raise SpecError(f"the saved mechanism's cost is recorded for the cost {self.cost!r} only, not {spec!r}")
+        return self.upper_bound
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "dim": self.dim, "epsilon": self.epsilon,
+                "sensitivity": self.sensitivity, "norm": self.norm, "cost": self.cost}
