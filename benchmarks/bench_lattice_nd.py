@@ -136,22 +136,23 @@ def run_continuous(eps_values: tuple[float, ...], resolutions: tuple[int, ...], 
                 rows.append([eps, n, "skipped (smaller n failed)"] + [""] * 10)
                 continue
             r = run_isolated(continuous_case, dict(eps=eps, n=n), deadline)
-            results.append({"eps": eps, "n": n, "deadline_s": deadline, **r})
             if not r.get("ok"):
+                results.append({"eps": eps, "n": n, "deadline_s": deadline, **r})
                 failed = True
                 rows.append([eps, n, short_error(r)] + [""] * 10)
                 continue
             d = r["lower_rel_to_closed_form"]
+            # (V − lower)/V at the previous (half) resolution over this one: ≈ 2 for an O(1/n) error
             ratio = prev / d if prev is not None and d > 0 else None
-            r["ratio_to_previous_n"] = ratio
+            results.append({"eps": eps, "n": n, "deadline_s": deadline, **r, "ratio_to_previous_n": ratio})
             prev = d
             rows.append([eps, n, fmt(r["wall_s"], ".1f"), f"{r['lp']['rows']} × {r['lp']['cols']}", r["half_width"],
                          fmt(r["lower_bound"], ".6f"), fmt(r["upper_bound"], ".6f"),
                          fmt(r["closed_form"], ".6f"), "yes" if r["inside"] else f"NO ({r['side']})",
                          fmt(r["relative_gap"], ".3e"), fmt(d, ".4f"), "—" if ratio is None else f"{ratio:.2f}",
                          fmt(r["upper_rel_to_closed_form"], ".1e")])
-    table = markdown_table(["ε", "n", "seconds", "LP rows × cols", "R", "lower", "upper", "closed form V*", "inside", "gap", "(V−lower)/V",
-                            "÷ (prev n)", "(upper−V)/V"], rows)
+    table = markdown_table(["ε", "n", "seconds", "LP rows × cols", "R", "lower", "upper", "closed form V*", "inside",
+                            "gap", "(V−lower)/V", "÷ (prev n)", "(upper−V)/V"], rows)
     return results, table
 
 
@@ -178,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         out.update(run_lattice(args))
     if not args.skip_continuous:
         res = CONT_RES[:-1] if args.quick else CONT_RES
-        print(f"\nContinuous d = 2, ℓ1 (Δ = 1): gap against resolution (deadline {args.continuous_deadline:g} s a case)\n")
+        print(f"\nContinuous d = 2, ℓ1 (Δ = 1): gap against resolution (deadline {args.continuous_deadline:g} s a case)\n",
+              flush=True)
         out["continuous"], table = run_continuous(CONT_EPS, res, args.continuous_deadline)
         print(table)
     prev = _previous(args.json)
