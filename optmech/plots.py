@@ -81,7 +81,8 @@ def nd_masses(mech: dict, pts: np.ndarray) -> np.ndarray:
     reps = np.asarray(mech["representatives"], dtype=np.int64)
     mass = np.asarray(mech["mass"], dtype=float)
     q = np.asarray(pts, dtype=np.int64)
-    keyed = np.sort(np.abs(q), axis=-1) if mech["symmetry"] != "none" else q
+    sym = mech["symmetry"]
+    keyed = np.sort(np.abs(q), axis=-1) if sym == "signed permutations" else np.abs(q) if sym == "coordinate signs" else q
     lookup = {tuple(r): m for r, m in zip(reps.tolist(), mass.tolist())}
     flat = keyed.reshape(-1, keyed.shape[-1])
     return np.array([lookup.get(tuple(r), 0.0) for r in flat.tolist()]).reshape(q.shape[:-1])
@@ -193,7 +194,9 @@ def plot_nd(result: Result, path: str) -> None:
             from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
 
             n1 = np.abs(reps).sum(axis=1)
-            size = orbit_sizes(reps) if mech["symmetry"] != "none" else np.ones(len(reps))
+            sym = mech["symmetry"]
+            size = orbit_sizes(reps) if sym == "signed permutations" else 2.0 ** (reps != 0).sum(axis=1) \
+                if sym == "coordinate signs" else np.ones(len(reps))
             K = int(n1[keep].max()) if keep.any() else 1
             k = np.arange(K + 1)
             total = np.bincount(n1, weights=size * mass, minlength=K + 1)[: K + 1]

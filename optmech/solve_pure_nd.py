@@ -21,6 +21,7 @@ A = max_y w(y) q^{−‖y‖₁}, so the tail's mass and cost are bounded by ser
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ class _Upper:
     tail_rate: float = math.nan
     layout: str = "points"  # what reps index: "points" (ℤ^d), "cells" (width `width`) or "shells" (ℓ1 shells)
     width: float = 1.0
-    reduced: bool = False
+    group: str = "none"  # the symmetry group of reps (see problems.pure_nd.Orbits)
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,10 @@ class _Setup:
         return self.delta / self.n_lat if self.cells else 1.0
 
     def build(self, R: int, side: str = "lower") -> PureNDLP:
+        reduced = self.reduced and (True if self.cost.kind != "expr"
+                                    else symmetry_on_cube(self.cost, self.d, R, self.h if self.cells else None))
         return build_pure_nd(self.cost, self.eps, int(self.delta) if not self.cells else self.delta, R, dim=self.d,
-                             norm=self.norm, reduced=self.reduced, resolution=self.n_lat if self.cells else None,
+                             norm=self.norm, reduced=reduced, resolution=self.n_lat if self.cells else None,
                              side=side, layered=self.layered, monotone=self.monotone and side == "upper")
 
 
@@ -97,43 +100,56 @@ def setup_for(problem, *, layered: bool = False) -> _Setup:
         n = int(problem.sensitivity)
     if layered and problem.norm != "l1":
         raise SpecError(f"the layered (shell) LP is for l1 sensitivity, not {problem.norm}")
-    reduced = problem.symmetry != "off" and not layered
-    if reduced and cost.kind == "expr":
-        reduced = _invariant_on_domain(cost, d, n, problem, cells)
+    reduced = problem.symmetry != "off" and not layered  # expressions: checked on each domain (_Setup.build)
     return _Setup(problem.epsilon, d, float(problem.sensitivity), int(n), cells, cost, problem.norm, reduced,
                   layered, problem.target_gap)
 
 
-def _invariant_on_domain(cost, d: int, n: int, problem, cells: bool) -> bool:
-    """An expression cost's enclosures are invariant under signed permutations on the whole domain
-    the LP may use (points, or cells priced by their enclosures)."""
-    R = _radius(_Setup(problem.epsilon, d, float(problem.sensitivity), n, cells, cost, problem.norm, False, False,
-                       problem.target_gap))
-    R = int(math.ceil(1.5**3 * R))  # the largest domain the refinement loop may reach
+@functools.lru_cache(maxsize=32)
+def symmetry_on_cube(cost, d: int, R: int, h: float | None) -> str:
+    """The largest of the groups "signed_permutations" ⊃ "signs" (each coordinate's sign) ⊃ "none"
+    under which an expression cost's enclosures are invariant at every point (h None) or cell of
+    width h of the cube [−R, R]^d, checked for generators in blocks of points (memory stays bounded)."""
     side = 2 * R + 1
-    if side**d > 2 * 10**7:
-        return False
-    axes = [np.arange(-R, R + 1, dtype=float)] * d
-    pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
-    if not cells:
-        return bool(cost.is_invariant(pts))
-    h = float(problem.sensitivity) / n
-    return bool(_boxes_invariant(cost, h * (pts - 0.5), h * (pts + 0.5)))
+    total = side**d
+    block = 1 << 20
+    for group, gens in (("signed_permutations", _generators(d, True)), ("signs", _generators(d, False))):
+        ok = True
+        for start in range(0, total, block):
+            flat = np.arange(start, min(total, start + block))
+            pts = (np.stack(np.unravel_index(flat, (side,) * d), axis=-1) - R).astype(float)
+            lo, hi = (pts, pts) if h is None else (h * (pts - 0.5), h * (pts + 0.5))
+            if not _boxes_invariant(cost, lo, hi, gens):
+                ok = False
+                break
+        if ok:
+            return group
+    return "none"
 
 
-def _boxes_invariant(cost, lo: np.ndarray, hi: np.ndarray) -> bool:
-    """Box enclosures equal under the generators of the signed permutations (swap, cycle, negate)."""
+def _generators(d: int, permutations: bool) -> list[tuple[np.ndarray, int | None]]:
+    """(coordinate permutation, coordinate to negate or None): a cyclic shift, a swap and the negation
+    of coordinate 0 generate the signed permutations; the negations of each coordinate the signs."""
+    ident = np.arange(d)
+    if permutations:
+        gens = [(np.roll(ident, 1), None), (ident, 0)]
+        if d > 2:
+            gens.append((np.array([1, 0] + list(range(2, d))), None))
+        return gens
+    return [(ident, i) for i in range(d)]
+
+
+def _boxes_invariant(cost, lo: np.ndarray, hi: np.ndarray, gens) -> bool:
+    """The cost's box enclosures are unchanged by each generator (points: lo = hi)."""
     ref = cost.enclose_box(lo, hi)
-    d = lo.shape[1]
-    perms = [np.roll(np.arange(d), 1)] + ([np.array([1, 0] + list(range(2, d)))] if d > 1 else [])
-    for p in perms:
-        got = cost.enclose_box(lo[:, p], hi[:, p])
+    for perm, neg in gens:
+        glo, ghi = lo[:, perm].copy(), hi[:, perm].copy()
+        if neg is not None:
+            glo[:, neg], ghi[:, neg] = -hi[:, perm][:, neg], -lo[:, perm][:, neg]
+        got = cost.enclose_box(glo, ghi)
         if not (np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])):
             return False
-    nlo, nhi = lo.copy(), hi.copy()
-    nlo[:, 0], nhi[:, 0] = -hi[:, 0], -lo[:, 0]
-    got = cost.enclose_box(nlo, nhi)
-    return bool(np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1]))
+    return True
 
 
 # -- the upper bound ------------------------------------------------------------------------------
@@ -230,7 +246,7 @@ def upper_from_lp(alp: PureNDLP, x: np.ndarray, s: _Setup) -> _Upper:
                           else "the cost's growth could not be bounded on the tail")
     layout = "shells" if isinstance(sup, Shells) else "cells" if s.cells else "points"
     return _Upper(float(np.nextafter(value, np.inf)), min(realised, s.eps) if ok else realised, ok,
-                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q, layout, s.h, bool(sup.reduced))
+                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q, layout, s.h, getattr(sup, "group", "none"))
 
 
 # -- sizing ---------------------------------------------------------------------------------------
@@ -277,10 +293,13 @@ def _check_size(s: _Setup, R: int, budget: float) -> None:
     steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells, shells=s.layered)
     if s.layered:
         n = R + 1
-    elif s.reduced:
+    elif s.reduced and s.cost.kind != "expr":
         n = math.comb(R + s.d, s.d)  # orbits of the cube (the ℓ1 ball has fewer)
     else:
         n = (2 * R + 1) ** s.d
+        if s.reduced and n <= 10**8:
+            group = symmetry_on_cube(s.cost, s.d, R, s.h if s.cells else None)
+            n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
     per = sum(len(t) for t in steps) if len(steps) > 1 else len(steps[0])
     nnz = n * (2 * per + 3)
     need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * n * (len(steps) + 1)
@@ -428,8 +447,10 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
             "(unit-step recursion), the mass outside priced at the cost's minimum there (a relaxation)",
             "upper bound: smallest beta-majorant of the LP's masses, extended to Z^d with a closed-form tail bound",
         ]
-    if alp.support.reduced:
-        claims.append("signed-permutation symmetry: one variable per orbit (the cost"
+    group = getattr(alp.support, "group", "none")
+    if group != "none":
+        name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
+        claims.append(f"{name} symmetry: one variable per orbit (the cost"
                       + (" was checked to be" if s.cost.kind == "expr" else " and the norm are")
                       + " invariant; averaging an optimum over the group is optimal) [reference/multidim.md §9]")
     lp_info = alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.support.reps)}
@@ -501,12 +522,13 @@ def _mechanism_nd(up: _Upper, alp: PureNDLP, s: _Setup) -> dict:
     out = {
         "kind": "lattice_pmf_nd" if up.layout == "points" else "cell_pmf_nd",
         **head,
-        "symmetry": "signed permutations" if up.reduced else "none",
+        "symmetry": {"signed_permutations": "signed permutations", "signs": "coordinate signs"}.get(up.group, "none"),
         "representatives": up.reps.tolist(),
         "mass": up.masses.tolist(),
         **tail,
-        "rule": ("P(x) = mass[i] where representatives[i] is x itself (symmetry none) or the sorted absolute values "
-                 "of x (signed permutations); any point not listed has P(x) <= tail_factor * tail_rate**||x||_1"),
+        "rule": ("P(x) = mass[i] where representatives[i] is x itself (symmetry none), its absolute values (coordinate "
+                 "signs) or its sorted absolute values (signed permutations); any point not listed has "
+                 "P(x) <= tail_factor * tail_rate**||x||_1"),
     }
     if up.layout == "cells":
         out["cell_width"] = up.width

@@ -112,9 +112,15 @@ def test_conjecture_mode(tmp_path):
             assert json.loads(p.stdout)["candidate"]["optimal_within_certificate"]
         else:
             assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1
-    for bad in ("layered", "nope", str(tmp_path / "missing.json")):
+    for bad in ("nope", str(tmp_path / "missing.json")):
         p = run_cli(*base, "--candidate", bad)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    # the layered candidate (the ℓ1-shell LP) is the lattice staircase here: optimal within the certificate
+    lay = json.loads(run_cli(*base, "--candidate", "layered").stdout)["candidate"]
+    assert lay["name"] == "layered" and lay["optimal_within_certificate"]
+    assert lay["parameters"]["layered_lower_bound"] <= lay["value"]
+    p = run_cli(*base, "--candidate", "layered", "--norm", "linf")
+    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_l2_sensitivity_against_l1_balls():

@@ -49,7 +49,9 @@ at every point or cell of the domain), the cost, the norm, the step sets and the
 invariant under signed permutations (order 2^d d!), so averaging an optimum over the group gives
 an invariant optimum: one variable per orbit, represented by its sorted absolute values, with
 objective and normalisation coefficients multiplied by the orbit size (reference/multidim.md §9).
-Rows are generated for the orbit representatives only.
+A cost that is only invariant under each coordinate's sign change (e.g. a weighted ℓ1 cost) uses
+that subgroup (order 2^d; representatives are the absolute values).  Rows are generated for the
+orbit representatives only.
 
 Scaling.  Variables are q = p / σ with σ(x) = e^{−min(ε‖x‖₁/Δ, 6)} (Δ in lattice units), so the
 recursion's coefficients σ(x + e)/σ(x) stay within e^{±ε}, O(1) (reference/numerics.md §1).
@@ -82,16 +84,26 @@ _W = 2.0**-50  # relative outward widening of rounded sums and products
 class Orbits:
     """Orbit representatives of the cube [−R, R]^d or the ℓ1 ball (every point when not ``reduced``)."""
 
-    reps: np.ndarray  # (n, d) int64; sorted absolute values when reduced
+    reps: np.ndarray  # (n, d) int64: sorted absolute values (signed permutations), absolute values (signs)
     size: np.ndarray  # (n,) orbit sizes
     keys: np.ndarray  # (n,) sorted lookup keys
     R: int
-    reduced: bool
+    group: str  # "signed_permutations", "signs" (each coordinate's sign) or "none"
     shape: str = "cube"  # "cube" ‖x‖∞ <= R, or "ball" ‖x‖₁ <= R
+
+    @property
+    def reduced(self) -> bool:
+        return self.group != "none"
 
     @property
     def l1(self) -> np.ndarray:
         return np.abs(self.reps).sum(axis=1).astype(float)
+
+    def canonical(self, pts: np.ndarray) -> np.ndarray:
+        """The orbit representative of each point."""
+        if self.group == "signed_permutations":
+            return np.sort(np.abs(pts), axis=-1)
+        return np.abs(pts) if self.group == "signs" else pts
 
     def index(self, pts: np.ndarray) -> np.ndarray:
         """Orbit index of integer points (−1 outside the domain)."""
@@ -99,7 +111,7 @@ class Orbits:
         inside = np.all(np.abs(pts) <= self.R, axis=-1)
         if self.shape == "ball":
             inside &= np.abs(pts).sum(axis=-1) <= self.R
-        k = _key(np.sort(np.abs(pts), axis=-1) if self.reduced else pts + self.R, self.R)
+        k = _key(self.canonical(pts) + (self.R if self.group == "none" else 0), self.R)
         pos = np.searchsorted(self.keys, k)
         pos = np.minimum(pos, len(self.keys) - 1)
         return np.where(inside & (self.keys[pos] == k), pos, -1)
@@ -138,10 +150,23 @@ def _key(a: np.ndarray, R: int) -> np.ndarray:
     return (a.astype(np.int64) * w).sum(axis=-1)
 
 
-def orbit_points(d: int, R: int, reduced: bool = True, shape: str = "cube") -> Orbits:
-    """Representatives and orbit sizes of the cube [−R, R]^d or the ℓ1 ball ‖x‖₁ <= R
-    (hyperoctahedral group when ``reduced``)."""
-    if reduced:
+GROUPS = {True: "signed_permutations", False: "none", "signed_permutations": "signed_permutations",
+          "signs": "signs", "none": "none"}
+
+
+def orbit_points(d: int, R: int, reduced: bool | str = True, shape: str = "cube") -> Orbits:
+    """Representatives and orbit sizes of the cube [−R, R]^d or the ℓ1 ball ‖x‖₁ <= R under the
+    signed permutations (``reduced`` True), the sign changes of each coordinate (``"signs"``) or
+    nothing (False)."""
+    group = GROUPS[reduced]
+    if group == "signs":
+        axes = [np.arange(0, R + 1)] * d
+        reps = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d).astype(np.int64)
+        if shape == "ball":
+            reps = reps[reps.sum(axis=1) <= R]
+        size = 2.0 ** (reps > 0).sum(axis=1)
+        keys = _key(reps, R)
+    elif group == "signed_permutations":
         reps = np.array(list(itertools.combinations_with_replacement(range(R + 1), d)), dtype=np.int64)
         if shape == "ball":
             reps = reps[reps.sum(axis=1) <= R]
@@ -160,7 +185,7 @@ def orbit_points(d: int, R: int, reduced: bool = True, shape: str = "cube") -> O
         size = np.ones(len(reps))
         keys = _key(reps + R, R)
     order = np.argsort(keys)
-    return Orbits(reps[order], size[order], keys[order], R, reduced, shape)
+    return Orbits(reps[order], size[order], keys[order], R, group, shape)
 
 
 def shell_sizes(k: np.ndarray, d: int, continuous: bool) -> np.ndarray:
@@ -349,8 +374,9 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
     sensitivity : int
         Δ on the integer domain; on the continuous domain (``resolution`` n given) the real Δ,
         with cells of width h = Δ/n.
-    reduced : bool
-        One variable per signed-permutation orbit; the caller checks that the cost is invariant.
+    reduced : bool or {"signs"}
+        One variable per signed-permutation orbit (True) or per orbit of the coordinates' sign
+        changes ("signs"); the caller checks that the cost is invariant.
     shape : {"ball", "cube"} or None
         Point domain (default: the ℓ1 ball for ℓ1 with a named cost on the lattice, else the cube).
     side : {"lower", "upper"}
@@ -399,7 +425,7 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
                           [_monotone_chain(R, n_lat)] if monotone else tables, epsilon, epsilon / n_lat, scale_efolds,
                           monotone=monotone)
     variant = ("shells_nd" if layered else "cells_nd" if cells else "lattice_nd") + (
-        "_orbits" if getattr(support, "reduced", False) else "")
+        {"signed_permutations": "_orbits", "signs": "_sign_orbits"}.get(getattr(support, "group", "none"), ""))
     return PureNDLP(lp, support, sigma, d, n_lat, norm, tables, steps, lo, hi, h, cells, side, variant)
 
 
