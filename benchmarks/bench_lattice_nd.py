@@ -139,7 +139,8 @@ def run_continuous(eps_values: tuple[float, ...], resolutions: tuple[int, ...], 
             if not r.get("ok"):
                 results.append({"eps": eps, "n": n, "deadline_s": deadline, **r})
                 failed = True
-                rows.append([eps, n, short_error(r)] + [""] * 10)
+                killed = r.get("error_type") == "HardTimeout"
+                rows.append([eps, n, f"> {deadline:g} s (killed)" if killed else short_error(r)] + [""] * 10)
                 continue
             d = r["lower_rel_to_closed_form"]
             # (V − lower)/V at the previous (half) resolution over this one: ≈ 2 for an O(1/n) error
