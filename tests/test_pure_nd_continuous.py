@@ -1,0 +1,418 @@
+"""Pure ε-DP in d dimensions on the continuous domain (cells of width Δ/n), the ℓ1-shell (layered)
+LP, expression costs and the d-D command line.
+
+Expected values come from outside the LPs:
+
+* the d = 2 ℓ1 staircase at its best γ, ``staircase_nd_optimal_cost("l1", ε, Δ, 2)``, which is V*
+  of the continuous problem for ℓ1 cost and ℓ1 sensitivity [000 (3.7)], linear in Δ;
+* the best ℓ1 lattice staircase, min of ``discrete_staircase_nd_costs`` (reference/multidim.md §8);
+* Δ = 1 on ℤ^d with a separable cost a|x1| + b|x2|: a shift of ℓ1 length 1 moves one coordinate by
+  one, so the product of 1-D geometric laws (parameter λ = e^{−ε}) is ε-DP, and every ε-DP law's
+  marginals are 1-D ε-DP, whose optimum is the geometric law [000 Thm 2.12]: V* = (a + b)·2λ/(1 − λ²);
+* the rotation y = ((x1 + x2)/2, (x1 − x2)/2) maps ℓ∞ sensitivity onto ℓ1 sensitivity in ℝ²
+  (‖v‖∞ = ‖Av‖₁) with ‖x‖₁ = 2‖y‖∞ and ‖x‖₂² = 2‖y‖₂², so V*_ℓ∞(l1) = 2 V*_ℓ1(linf) and
+  V*_ℓ∞(l2sq) = 2 V*_ℓ1(l2sq): certified brackets computed on the two (different) cell grids must
+  overlap after the factor 2, and 2 × the ℓ1 staircase is an upper bound of the ℓ∞ problem.
+
+The mechanisms written by the solver are audited here independently: their masses are expanded to
+the whole domain and every pair of cells (or shells) that a shift of the sensitivity ball connects
+is checked against e^ε.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+import optmech
+from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
+from optmech.mechanisms.multidim import laplace_nd_cost, staircase_nd_optimal_cost
+from optmech.problems.pure_nd import build_pure_nd, shell_sizes
+from optmech.solve_pure_nd import setup_for, solve_layered, upper_from_lp
+from optmech.solvers import solve_lp
+from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
+from test_cli import run_cli
+
+REL = 1e-9  # slack for closed forms evaluated in floating point against certified ends
+
+
+def problem(eps, D, d=2, cost="l1", norm="l1", resolution=None, integer=False, **kw) -> Problem:
+    dom = IntegerLattice() if integer else Continuous(resolution)
+    return Problem(privacy=PureDP(eps), cost=cost, sensitivity=D, domain=dom, dim=d, norm=norm, **kw)
+
+
+@functools.lru_cache(maxsize=None)
+def solve(eps, D, d=2, cost="l1", norm="l1", resolution=None, integer=False, symmetry="auto"):
+    """Cached: several tests look at the same instance."""
+    return optmech.solve(problem(eps, D, d, cost, norm, resolution, integer, symmetry=symmetry))
+
+
+@functools.lru_cache(maxsize=None)
+def layered(eps, D, d=2, cost="l1", resolution=None, integer=False):
+    return solve_layered(problem(eps, D, d, cost, "l1", resolution, integer))
+
+
+def contains(lo, up, v, rel=REL) -> bool:
+    return lo - rel * abs(v) <= v <= up + rel * abs(v)
+
+
+def geometric_abs(eps: float) -> float:
+    """E|G| of the two-sided geometric law P(k) ∝ e^{−ε|k|} on ℤ [000 Thm 2.12]."""
+    lam = math.exp(-eps)
+    return 2 * lam / (1 - lam * lam)
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. d = 2, ℓ1 sensitivity, l1 cost: the bracket contains the staircase and tightens with n
+# ------------------------------------------------------------------------------------------------
+# ε = 0.5 at n = 4 takes ~15 s (the domain grows like 1/ε): n = 1, 2 there
+@pytest.mark.parametrize("eps,resolutions", [(0.5, (1, 2)), (1.0, (2, 4)), (2.0, (2, 4))])
+def test_continuous_l1_bracket_contains_the_staircase(eps, resolutions):
+    v = staircase_nd_optimal_cost("l1", eps, 1.0, 2)
+    rs = [solve(eps, 1.0, resolution=n) for n in resolutions]
+    for n, r in zip(resolutions, rs):
+        assert r.certified, (n, r.message)
+        assert r.lp["builder"] == "cells_nd_orbits" and r.lp["resolution"] == n
+        assert contains(r.lower_bound, r.upper_bound, v), (n, r.lower_bound, v, r.upper_bound)
+        stair = [x for x in r.references if x.name == "staircase"]
+        assert stair and stair[0].value == pytest.approx(v, rel=1e-13) and stair[0].inside_bracket
+        assert r.problem["resolution"] == n
+    coarse, fine = rs
+    assert fine.lower_bound > coarse.lower_bound
+    assert fine.relative_gap < coarse.relative_gap
+
+
+def test_continuous_l1_bracket_scales_with_the_sensitivity():
+    """Δ = 2.5: V* = 2.5 × V*(Δ = 1); the cell LPs are the same up to the factor h = Δ/n, so the
+    lower bounds scale too."""
+    eps, D = 1.0, 2.5
+    v = staircase_nd_optimal_cost("l1", eps, D, 2)
+    assert v == pytest.approx(D * staircase_nd_optimal_cost("l1", eps, 1.0, 2), rel=1e-12)
+    for n in (2, 4):
+        r = solve(eps, D, resolution=n)
+        assert r.certified
+        assert r.lp["cell_width"] == pytest.approx(D / n, rel=1e-15)
+        assert contains(r.lower_bound, r.upper_bound, v)
+        assert r.lower_bound == pytest.approx(D * solve(eps, 1.0, resolution=n).lower_bound, rel=1e-7)
+    assert solve(eps, D, resolution=4).lower_bound > solve(eps, D, resolution=2).lower_bound
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. the orbit-reduced cell LPs equal the unreduced ones
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("side", ["lower", "upper"])
+@pytest.mark.parametrize("norm", ["l1", "linf", "l2"])
+def test_cell_lp_orbit_reduction_is_exact(norm, side):
+    for cost, group in (("l1", True), ("l2sq", True), ("abs(x1)+2*abs(x2)", "signs")):
+        if norm != "l1" and cost != "l1":
+            continue
+        a = build_pure_nd(cost, 1.0, 1.0, 10, dim=2, norm=norm, reduced=group, resolution=2, side=side)
+        b = build_pure_nd(cost, 1.0, 1.0, 10, dim=2, norm=norm, reduced=False, resolution=2, side=side)
+        assert a.cells and b.cells and a.side == b.side == side
+        assert b.variant == "cells_nd" and a.variant == ("cells_nd_orbits" if group is True else "cells_nd_sign_orbits")
+        assert a.lp.cols < b.lp.cols
+        ra, rb = solve_lp(a.lp), solve_lp(b.lp)
+        assert ra.objective == pytest.approx(rb.objective, rel=1e-8), (cost, norm, side)
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. the continuous upper side
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("eps,n", [(1.0, 2), (2.0, 3)])
+def test_cell_upper_lp_and_its_audit(eps, n):
+    """The restriction LP (side upper, cell maxima) lies above the relaxation (cell minima) on the
+    same domain, and the audited mechanism repaired from it costs at least V*."""
+    s = setup_for(problem(eps, 1.0, resolution=n))
+    assert s.cells and s.n_lat == n and s.h == pytest.approx(1.0 / n)
+    v = staircase_nd_optimal_cost("l1", eps, 1.0, 2)
+    R = 12 * n
+    lo, up = s.build(R, "lower"), s.build(R, "upper")
+    assert (lo.side, up.side) == ("lower", "upper") and up.variant == "cells_nd_orbits"
+    assert np.all(up.cost_hi >= up.cost_lo)
+    rl, ru = solve_lp(lo.lp), solve_lp(up.lp)
+    assert ru.objective >= rl.objective
+    assert rl.objective <= v
+    u = upper_from_lp(up, ru.x, s)
+    assert u.certified, u.note
+    assert u.realised_epsilon <= eps
+    assert u.value >= v and u.value >= ru.objective * (1 - 1e-9)
+    assert 0 <= u.tail_mass < 1
+    # the repaired masses sum to 1 over the domain (orbit sizes) and are nonnegative
+    assert np.all(u.masses >= 0)
+    assert math.fsum(up.support.size * u.masses) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("norm", ["linf", "l2"])
+def test_continuous_linf_l2_are_certified_below_laplace(norm):
+    """No closed form: the bracket is certified, its lower end is below the i.i.d. Laplace law that
+    is ε-DP for that norm (ε/d per coordinate for ℓ∞, ε/√d for ℓ2), and above the ℓ1 problem's
+    optimum (the ℓ1 ball lies inside the ℓ2 and ℓ∞ balls: more rows, higher V*)."""
+    eps = 2.0
+    r = solve(eps, 1.0, norm=norm, resolution=2)
+    assert r.certified and r.upper_bound >= r.lower_bound > 0
+    assert r.lp["builder"] == "cells_nd_orbits"
+    c = 2.0 if norm == "linf" else math.sqrt(2.0)
+    lap = laplace_nd_cost("l1", eps / c, 1.0, 2)
+    assert lap == pytest.approx(2 * c / eps, rel=1e-13)
+    assert r.lower_bound <= lap
+    ref = {x.name: x for x in r.references}
+    assert ref["laplace"].value == pytest.approx(lap, rel=1e-13)
+    if norm == "l2":  # density ∝ exp(−ε‖x‖₂/Δ) [004]
+        assert r.lower_bound <= ref["l2_laplace"].value
+    # V*_norm >= V*_l1 = the staircase, so the upper end is above it
+    assert r.upper_bound >= staircase_nd_optimal_cost("l1", eps, 1.0, 2)
+    assert r.mechanism_nd["kind"] == "cell_pmf_nd" and r.mechanism_nd["norm"] == norm
+
+
+@pytest.mark.parametrize("cost", ["l1", "l2sq"])
+def test_linf_sensitivity_is_a_rotated_l1_problem(cost):
+    """In ℝ², V*_ℓ∞(l1) = 2 V*_ℓ1(linf) and V*_ℓ∞(l2sq) = 2 V*_ℓ1(l2sq) (module docstring): the two
+    certified brackets overlap after the factor 2, and 2 × the ℓ1 staircase bounds the ℓ∞ problem."""
+    eps = 2.0
+    a = solve(eps, 1.0, cost=cost, norm="linf", resolution=2)
+    b = solve(eps, 1.0, cost="linf" if cost == "l1" else "l2sq", norm="l1", resolution=2)
+    assert a.certified and b.certified
+    assert a.lower_bound <= 2 * b.upper_bound * (1 + 1e-12)
+    assert 2 * b.lower_bound <= a.upper_bound * (1 + 1e-12)
+    stair = 2 * staircase_nd_optimal_cost("linf" if cost == "l1" else "l2sq", eps, 1.0, 2)
+    assert a.lower_bound <= stair * (1 + REL)
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. the layered (shell) LP on the lattice against the full lattice LP and the lattice staircase
+# ------------------------------------------------------------------------------------------------
+# d = 3, Δ = 3, ε = 1 takes ~150 s for the full lattice LP: the grid is thinned to a few seconds
+@pytest.mark.parametrize("d,D,eps,cost", [
+    (2, 1, 1.0, "l1"), (2, 2, 1.0, "l1"), (2, 2, 2.0, "l2sq"), (2, 3, 2.0, "l1"), (2, 3, 2.0, "l2sq"),
+    (3, 1, 1.0, "l1"), (3, 1, 1.0, "l2sq"), (3, 2, 2.0, "l1"), (3, 2, 2.0, "l2sq"), (3, 3, 2.0, "l1"),
+])
+def test_layered_lattice_agrees_with_full_lp_and_staircase(d, D, eps, cost):
+    full = solve(eps, D, d=d, cost=cost, integer=True)
+    lay = layered(eps, D, d=d, cost=cost, integer=True)
+    v = float(discrete_staircase_nd_costs(cost, eps, D, d).min())
+    assert full.certified and lay.certified, (full.message, lay.message)
+    assert lay.lower <= lay.upper and lay.cell_width == 1.0 and lay.shells > D
+    assert contains(full.lower_bound, full.upper_bound, v), (full.lower_bound, v, full.upper_bound)
+    assert contains(lay.lower, lay.upper, v), (lay.lower, v, lay.upper)
+    assert max(full.lower_bound, lay.lower) <= min(full.upper_bound, lay.upper) * (1 + 1e-12)
+    # the layered mechanism is a real ε-DP law, so its audited cost is an upper bound of V*
+    assert lay.upper >= full.lower_bound
+    # its masses (per point of each sphere) sum to 1 over the spheres and respect the window rows
+    w = np.asarray(lay.masses)
+    sizes = shell_sizes(np.arange(len(w)), d, False)
+    assert np.all(w >= 0) and math.fsum(sizes * w) == pytest.approx(1.0, abs=1e-12)
+    _audit_window(w, D, eps)
+
+
+def _audit_window(w: np.ndarray, window: int, eps: float) -> None:
+    """w[k] <= e^ε w[j] for |k − j| <= window (spheres or shells that a shift connects)."""
+    assert np.all(w > 0)
+    lw = np.log(w)
+    worst = max(float(np.max(lw[:-s] - lw[s:])) for s in range(1, min(window, len(w) - 1) + 1))
+    worst = max(worst, max(float(np.max(lw[s:] - lw[:-s])) for s in range(1, min(window, len(w) - 1) + 1)))
+    assert worst <= eps * (1 + 1e-12), worst
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. the layered LP on the continuous domain
+# ------------------------------------------------------------------------------------------------
+def test_continuous_layered_is_the_staircase():
+    """64 shells per Δ: the best layered density is within 1e-4 of V* and, being ε-DP, above it."""
+    eps, n = 2.0, 64
+    v = staircase_nd_optimal_cost("l1", eps, 1.0, 2)
+    lb = layered(eps, 1.0, resolution=n)
+    assert lb.certified and lb.lower <= lb.upper
+    assert lb.cell_width == pytest.approx(1.0 / n, rel=1e-15)
+    assert lb.upper >= v * (1 - 1e-12)
+    assert lb.upper <= v * (1 + 1e-4)
+    w = np.asarray(lb.masses)  # per unit h^d on each shell
+    assert len(w) == lb.shells
+    assert math.fsum(shell_sizes(np.arange(len(w)), 2, True) * w) == pytest.approx(1.0, abs=1e-12)
+    _audit_window(w, n, eps)
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. expression costs
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("expr,named", [("x1**2+x2**2", "l2sq"), ("abs(x1)+abs(x2)", "l1")])
+def test_invariant_expression_equals_the_named_cost(expr, named):
+    a, b = solve(1.0, 2, cost=expr, integer=True), solve(1.0, 2, cost=named, integer=True)
+    assert a.certified and b.certified
+    assert max(a.lower_bound, b.lower_bound) <= min(a.upper_bound, b.upper_bound) * (1 + 1e-12)
+    assert a.lp["builder"] == b.lp["builder"] == "lattice_nd_orbits"
+    assert any("signed-permutation" in c and "checked to be invariant" in c for c in a.claims), a.claims
+    v = float(discrete_staircase_nd_costs(named, 1.0, 2, 2).min())
+    assert contains(a.lower_bound, a.upper_bound, v)
+
+
+@pytest.mark.parametrize("eps", [1.0, 2.0])
+def test_weighted_l1_is_the_product_of_geometrics(eps):
+    """|x1| + 2|x2|, Δ = 1 on ℤ²: not invariant under swapping the coordinates, so no signed-permutation
+    orbits; V* = 3·E|G| (module docstring)."""
+    v = 3 * geometric_abs(eps)
+    for sym in ("auto", "off"):
+        r = solve(eps, 1, cost="abs(x1)+2*abs(x2)", integer=True, symmetry=sym)
+        assert r.certified and r.relative_gap <= 1e-6
+        assert contains(r.lower_bound, r.upper_bound, v), (sym, r.lower_bound, v, r.upper_bound)
+        assert r.lp["builder"] != "lattice_nd_orbits"
+        assert not any("signed-permutation" in c for c in r.claims)
+        if sym == "off":
+            assert r.lp["builder"] == "lattice_nd"
+    # a cost without any sign symmetry: the full lattice; the product of geometrics is still ε-DP
+    r = solve(eps, 1, cost="abs(x1)+2*abs(x2)+0.5*x1", integer=True)
+    assert r.certified and r.lp["builder"] == "lattice_nd"
+    assert r.lower_bound <= v * (1 + REL)
+
+
+def test_weighted_l1_on_the_continuous_domain():
+    """|x1| + 2|x2| with ℓ1 sensitivity 1 in ℝ²: each marginal is a 1-D ε-DP law, so V* >= 3 × the
+    1-D staircase optimum, and i.i.d. Laplace(1/ε) is ε-DP: V* <= 3/ε."""
+    eps = 2.0
+    r = solve(eps, 1.0, cost="abs(x1)+2*abs(x2)", resolution=2)
+    assert r.certified
+    assert "orbits" not in r.lp["builder"] or r.lp["builder"] == "cells_nd_sign_orbits"
+    assert r.lower_bound <= 3 / eps
+    assert r.upper_bound >= 3 * staircase_nd_optimal_cost("l1", eps, 1.0, 1) * (1 - REL)
+    mech = r.mechanism_nd
+    if mech["kind"] == "cell_pmf_nd":
+        _audit_cells(mech, eps, "l1", 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# 7. the command line
+# ------------------------------------------------------------------------------------------------
+BASE = ["solve", "--epsilon", "1"]
+
+
+@pytest.mark.parametrize("bad,mention", [
+    (["--dim", "2", "--cost", "x1+x3"], "x3"),
+    (["--dim", "2", "--cost", "x"], "x"),
+    (["--dim", "0"], "dim"),
+    (["--dim", "2", "--norm", "l3"], "l3"),
+    (["--dim", "2", "--domain", "integer", "--sensitivity", "1.5"], "1.5"),
+    (["--dim", "8", "--sensitivity", "6", "--domain", "integer"], "GiB"),
+    (["--dim", "2", "--candidate", "layered", "--norm", "linf"], "l1"),
+    (["--dim", "2", "--domain", "integer", "--resolution", "4"], "resolution"),
+])
+def test_cli_rejects(bad, mention):
+    p = run_cli(*BASE, *bad)
+    assert p.returncode == 2, (bad, p.stderr)
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and mention in lines[0], (bad, p.stderr)
+    assert "Traceback" not in p.stderr
+
+
+def test_cli_continuous_layered_candidate():
+    p = run_cli(*BASE, "--dim", "2", "--domain", "continuous", "--resolution", "3", "--candidate", "layered", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["problem"]["dim"] == 2 and d["problem"]["domain"] == "continuous" and d["problem"]["resolution"] == 3
+    assert d["certified"] and d["lp"]["resolution"] == 3
+    c = d["candidate"]
+    assert c["name"] == "layered"
+    assert c["value"] >= d["lower_bound"]
+    assert c["gap_to_lower_bound"] == pytest.approx((c["value"] - d["lower_bound"]) / c["value"], rel=1e-9)
+    # the layered law is ε-DP: its cost is at least V* (the staircase), and its own bracket is ordered
+    v = staircase_nd_optimal_cost("l1", 1.0, 1.0, 2)
+    assert c["value"] >= v * (1 - 1e-12)
+    assert c["parameters"]["layered_lower_bound"] <= c["value"]
+    assert c["parameters"]["shell_width"] == pytest.approx(1 / 3, rel=1e-15)
+
+
+# ------------------------------------------------------------------------------------------------
+# 8. the saved mechanism
+# ------------------------------------------------------------------------------------------------
+def _orbit_size(reps: np.ndarray, symmetry: str) -> np.ndarray:
+    from optmech.plots import orbit_sizes
+
+    if symmetry == "signed permutations":
+        return orbit_sizes(reps)
+    if symmetry == "coordinate signs":
+        return 2.0 ** (reps != 0).sum(axis=1)
+    assert symmetry == "none", symmetry
+    return np.ones(len(reps))
+
+
+def _cube(mech: dict) -> tuple[np.ndarray, int]:
+    """The cell masses of a ``cell_pmf_nd`` mechanism on the cube [−R, R]^d of its representatives."""
+    reps = np.asarray(mech["representatives"], dtype=np.int64)
+    mass = np.asarray(mech["mass"], dtype=float)
+    d = reps.shape[1]
+    R = int(np.abs(reps).max())
+    sym = mech["symmetry"]
+    lookup = {tuple(r): m for r, m in zip(reps.tolist(), mass.tolist())}
+    out = np.zeros((2 * R + 1,) * d)
+    for z in itertools.product(range(-R, R + 1), repeat=d):
+        a = np.asarray(z)
+        key = tuple(np.sort(np.abs(a))) if sym == "signed permutations" else tuple(np.abs(a)) if sym == "coordinate signs" \
+            else tuple(a)
+        out[tuple(a + R)] = lookup.get(key, 0.0)
+    return out, R
+
+
+def _connected(norm: str, n: int, d: int) -> list[tuple[int, ...]]:
+    """Cell shifts k with inf over u in (−1, 1)^d of ‖k + u‖ < n: the pairs a density constant on
+    cells must respect (ℓ1: Σ (|k_i| − 1)₊ <= n − 1)."""
+    out = []
+    for k in itertools.product(range(-n - 1, n + 2), repeat=d):
+        a = np.maximum(np.abs(np.asarray(k)) - 1, 0)
+        val = {"l1": a.sum(), "linf": a.max(), "l2": math.sqrt((a * a).sum())}[norm]
+        if val < n and any(k):
+            out.append(k)
+    return out
+
+
+def _audit_cells(mech: dict, eps: float, norm: str, n: int) -> None:
+    """Every listed cell pair connected by a shift of the ball has mass ratio <= e^ε."""
+    P, R = _cube(mech)
+    d = P.ndim
+    assert np.all(P > 0)  # a β-majorant is positive on the whole (connected) cube
+    worst = 0.0
+    for k in _connected(norm, n, d):
+        src = tuple(slice(max(0, -s), 2 * R + 1 - max(0, s)) for s in k)
+        dst = tuple(slice(max(0, s), 2 * R + 1 - max(0, -s)) for s in k)
+        worst = max(worst, float(np.max(np.log(P[src]) - np.log(P[dst]))))
+    assert worst <= eps * (1 + 1e-12), worst
+
+
+def _check_mechanism(mech: dict, eps: float, norm: str, n: int) -> None:
+    assert isinstance(mech, dict) and "kind" in mech
+    if mech["kind"] == "cell_pmf_nd":
+        assert mech["dim"] == 2 and mech["norm"] == norm
+        assert mech["cell_width"] == pytest.approx(1.0 / n, rel=1e-15)
+        reps = np.asarray(mech["representatives"], dtype=np.int64)
+        mass = np.asarray(mech["mass"], dtype=float)
+        assert reps.shape == (len(mass), 2) and np.all(mass >= 0)
+        total = math.fsum(_orbit_size(reps, mech["symmetry"]) * mass)
+        assert total <= 1 + 1e-12 and total == pytest.approx(1.0, abs=1e-9)
+        _audit_cells(mech, eps, norm, n)
+    elif mech["kind"] == "l1_shell_density_nd":
+        assert mech["dim"] == 2 and mech["continuous"] is True
+        w, dens = mech["shell_width"], np.asarray(mech["density"], dtype=float)
+        assert np.all(dens >= 0)
+        total = math.fsum(dens * w**2 * shell_sizes(np.arange(len(dens)), 2, True))
+        assert total <= 1 + 1e-12 and total == pytest.approx(1.0, abs=1e-9)
+        _audit_window(dens, int(round(1.0 / w)), eps)
+
+
+def test_mechanism_nd_of_continuous_solves():
+    eps = 2.0
+    _check_mechanism(solve(eps, 1.0, resolution=2).mechanism_nd, eps, "l1", 2)
+    _check_mechanism(solve(eps, 1.0, norm="linf", resolution=2).mechanism_nd, eps, "linf", 2)
+    _check_mechanism(solve(eps, 1.0, norm="l2", resolution=2).mechanism_nd, eps, "l2", 2)
+
+
+def test_cli_save_continuous_mechanism(tmp_path):
+    f = tmp_path / "m.json"
+    p = run_cli("solve", "--epsilon", "2", "--dim", "2", "--domain", "continuous", "--resolution", "2", "--norm", "linf",
+                "--save", str(f))
+    assert p.returncode == 0, p.stderr
+    saved = json.loads(f.read_text())
+    assert saved["certified"] and saved["problem"]["norm"] == "linf"
+    _check_mechanism(saved["mechanism"], 2.0, "linf", 2)
