@@ -376,6 +376,11 @@ def _refine(s: _Setup, profile, time_limit: float, max_refinements: int, t0: flo
         if elapsed > 0.5 * time_limit or elapsed + 8.0 * raw.seconds > time_limit:
             message = "time limit reached before the target gap"
             break
+        if far > 0.5 and alp.lp.c[alp.lp.col_blocks["far"].start] <= 0.0:
+            message = (f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
+                       "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
+                       "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
+            break
         if len(history) >= 2 and gap > 0.5 * history[-2]["relative_gap"]:
             message = "a larger domain does not help: the remaining gap is the solver's accuracy"
             break

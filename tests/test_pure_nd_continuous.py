@@ -87,6 +87,15 @@ def test_continuous_l1_bracket_contains_the_staircase(eps, resolutions):
     assert fine.relative_gap < coarse.relative_gap
 
 
+def test_continuous_l1_d3_default_resolution():
+    """d = 3 (default resolution 2): the d-D staircase is V* for l1 cost in every d (multidim.md §7)."""
+    eps = 2.0
+    r = solve(eps, 1.0, d=3)
+    v = staircase_nd_optimal_cost("l1", eps, 1.0, 3)
+    assert r.certified and r.lp["resolution"] == 2
+    assert contains(r.lower_bound, r.upper_bound, v), (r.lower_bound, v, r.upper_bound)
+
+
 def test_continuous_l1_bracket_scales_with_the_sensitivity():
     """Δ = 2.5: V* = 2.5 × V*(Δ = 1); the cell LPs are the same up to the factor h = Δ/n, so the
     lower bounds scale too."""
@@ -267,6 +276,32 @@ def test_weighted_l1_is_the_product_of_geometrics(eps):
     r = solve(eps, 1, cost="abs(x1)+2*abs(x2)+0.5*x1", integer=True)
     assert r.certified and r.lp["builder"] == "lattice_nd"
     assert r.lower_bound <= v * (1 + REL)
+
+
+def test_non_even_expression_is_reported_and_its_sign_definite_form_is_solved():
+    """|x1| + 2|x2| + x1/2 equals where(x1 > 0, 1.5 x1, 0.5|x1|) + 2|x2|.  The first form's minimum
+    outside the domain is -inf by interval arithmetic (|x1| and x1/2 are enclosed independently on
+    x1 <= -R), so its lower bound is uninformative and the message says why and how to rewrite it;
+    the sign-definite form is bounded: every ε-DP law's marginals are 1-D ε-DP on ℤ, so
+    V* >= 2.5 E|G| (Δ = 1), and the product of geometrics gives V* <= 3 E|G|."""
+    eps = 2.0
+    weak = solve(eps, 1, cost="abs(x1)+2*abs(x2)+0.5*x1", integer=True)
+    assert weak.status != "optimal" and "sign-definite" in weak.message
+    r = solve(eps, 1, cost="where(x1 > 0, 1.5*x1, 0.5*abs(x1))+2*abs(x2)", integer=True)
+    assert r.certified and r.status == "optimal"
+    assert 2.5 * geometric_abs(eps) * (1 - REL) <= r.lower_bound <= r.upper_bound <= 3 * geometric_abs(eps) * (1 + REL)
+    assert weak.certified and weak.upper_bound >= r.lower_bound  # the same function: its upper bound is valid too
+
+
+def test_layered_with_an_expression_cost_on_the_lattice():
+    """The shell LP prices an expression by exact sums over each lattice sphere; abs(x1)+abs(x2) is l1."""
+    from optmech.candidate import prepare_candidate
+
+    p = problem(2.0, 1, cost="abs(x1)+abs(x2)", integer=True)
+    prepare_candidate(p, "layered")
+    lb = solve_layered(p)
+    v = float(discrete_staircase_nd_costs("l1", 2.0, 1, 2).min())
+    assert lb.certified and contains(lb.lower, lb.upper, v)
 
 
 def test_weighted_l1_on_the_continuous_domain():

@@ -259,8 +259,9 @@ def domain_outside_min(cost, R: int, d: int, shape: str, h: float | None = None)
     if shape in ("cube", "cells"):
         r = h * (R + 0.5) if shape == "cells" else float(R + 1)
         return max(0.0, float(c.outside_cube_min(r * (1 - 4 * _W))))
-    if c.kind == "expr":
-        raise SpecError("an expression cost needs the cube domain")
+    if c.kind == "expr":  # ‖x‖₁ >= r1 implies ‖x‖∞ >= r1/d
+        r1 = h * (R + 1 - (d / 2.0 if shape == "cells_ball" else 0.0))
+        return max(0.0, float(c.outside_cube_min(r1 / d * (1 - 4 * _W) - 4 * _W)))
     # beyond the ℓ1 ball: lattice points and continuous shells have ‖x‖₁ >= (R + 1)h; cells z with
     # ‖z‖₁ >= R + 1 have ‖x‖₁ >= h(R + 1 − d/2)
     r1 = h * (R + 1 - (d / 2.0 if shape == "cells_ball" else 0.0)) * (1 - 4 * _W)
