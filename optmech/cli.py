@@ -31,7 +31,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"optmech {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     s = sub.add_parser("solve", help="solve one problem and print the certified bracket")
-    s.add_argument("--privacy", default="pure", choices=["pure", "approx"], help="privacy notion: pure ε-DP or approx (ε,δ)-DP (default: pure)")
+    s.add_argument("--privacy", default="pure", choices=["pure", "approx", "lipschitz"],
+                   help="privacy notion: pure ε-DP, approx (ε,δ)-DP, or lipschitz (ε per unit distance) (default: pure)")
+    s.add_argument("--utility", default="cost", choices=["cost", "wasserstein", "surrogate"],
+                   help="what to minimise: the expected --cost (default), the 1-Wasserstein distance between X and X + noise "
+                        "for an input X (--input-pmf or --input), or the paper's surrogate E|noise| [003]")
+    s.add_argument("--input-pmf", default=None, metavar="FILE", help="input distribution of X for --utility: a CSV with header k,p")
+    s.add_argument("--input", default=None, metavar="SPEC",
+                   help="built-in input distribution: poisson:RATE:LO:HI, gaussian:MU:SIGMA:LO:HI or uniform:LO:HI")
     s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
     s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
     s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
@@ -50,6 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     sub.add_parser("solvers", help="list solver backends and profiles")
+    c = sub.add_parser("compare", help="the epsilon-DP optimum, the epsilon-Lipschitz optimum and Laplace side by side")
+    c.add_argument("--epsilon", required=True, help="ε > 0 (DP with sensitivity 1; Lipschitz per unit distance)")
+    c.add_argument("--cost", default="abs", help="1-D cost (abs, square, pow:P, expression), or l1|l2sq (|l2 with --norm l2) with --dim")
+    c.add_argument("--dim", default="1", help="dimension d")
+    c.add_argument("--norm", default="l1", help="l1 (default) or l2, in d > 1 dimensions")
+    c.add_argument("--resolution", default=None, help="cells per unit for the DP solve in d > 1 (default 4 in d = 2)")
+    c.add_argument("--time-limit", default=None, help="wall-clock budget per solve in seconds")
+    c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    c.add_argument("--plot", metavar="FILE", default=None, help="write a PNG: costs with brackets (and 1-D densities)")
     t = sub.add_parser("table", help="a bound table: one certified solve per (sensitivity, epsilon[, delta]) row")
     t.add_argument("--privacy", required=True, choices=["approx", "pure"])
     t.add_argument("--cost", default="abs", help="cost (1-D spec, or l1|l2|l2sq|linf with --dim > 1; default abs)")
@@ -148,6 +164,8 @@ def format_result(result) -> str:
     """Readable text table of a Result."""
     pr = result.problem
     tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
+    if pr.get("privacy") == "lipschitz" or pr.get("kind") == "wasserstein":
+        return _format_other(result, tag)
     if pr.get("privacy") == "approx":
         return _format_approx(result, tag)
     if pr.get("dim", 1) > 1:
@@ -217,6 +235,31 @@ def _format_approx(result, tag: str) -> str:
     return "\n".join(rows)
 
 
+def _format_other(result, tag: str) -> str:
+    """Lipschitz privacy and Wasserstein utility: bracket, audit, references, claims."""
+    pr, a = result.problem, result.audit or {}
+    if pr.get("kind") == "wasserstein":
+        inp = pr["input"]
+        head = (f"optmech {__version__} — {pr['utility']} utility, {pr['privacy']} DP, epsilon={pr['epsilon']:g}"
+                + (f", delta={pr['delta']:g}" if pr.get("delta") else "") + f", sensitivity m={pr['sensitivity']}, "
+                f"input {inp.get('label', 'pmf')}")
+    else:
+        head = (f"optmech {__version__} — Lipschitz privacy, epsilon={pr['epsilon']:g} per unit distance, dim {pr['dim']} "
+                f"({pr['norm']}), {pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
+                + f", cost {pr['cost']}")
+    rows = [head, *_bracket_rows(result, tag)]
+    if a.get("realised_epsilon") is not None:
+        rows.append(f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a.get('passed') else 'FAILED'})")
+    if result.lp:
+        rows.append(f"  LP                rows {result.lp.get('rows')}, cols {result.lp.get('cols')}, "
+                    f"nonzeros {result.lp.get('nonzeros')}")
+    rows.append(f"  time              {result.seconds:.3f} s")
+    for r in result.references:
+        rows.append(f"  {r.name:<34}{_fmt(r.value):<22}{'inside bracket' if r.inside_bracket else 'outside bracket'}")
+    rows += [f"  note: {c}" for c in result.claims]
+    return "\n".join(rows)
+
+
 def _bracket_rows(result, tag: str) -> list[str]:
     """The certified bracket, its relative gap and the status: the same three lines in every report."""
     return [
@@ -236,15 +279,69 @@ def _candidate_rows(result) -> list[str]:
             f"{'n/a' if gap is None else f'{gap:.3g}'} ({verdict})"]
 
 
+def _solve_other(args: argparse.Namespace, tl: float | None):
+    """--privacy lipschitz [004] and --utility wasserstein|surrogate [003]: their own solvers."""
+    from optmech.errors import SpecError
+
+    for flag, value in (("--candidate", args.candidate), ("--plot", args.plot)):
+        if value is not None:
+            raise SpecError(f"{flag} applies to --utility cost with pure or approx privacy")
+    gap = _number("target-gap", args.target_gap)
+    if args.utility != "cost":
+        from optmech.inputs import parse_input_spec, read_input_pmf
+        from optmech.solve_wasserstein import solve_wasserstein
+
+        if args.privacy == "lipschitz":
+            raise SpecError("--utility wasserstein|surrogate takes --privacy pure or approx, not lipschitz")
+        if (args.input_pmf is None) == (args.input is None):
+            raise SpecError(f"--utility {args.utility} needs exactly one of --input-pmf FILE and --input SPEC")
+        if args.domain != "integer" or args.dim != "1" or args.resolution is not None:
+            raise SpecError(f"--utility {args.utility} is solved on the 1-D integer lattice: add --domain integer")
+        inp = read_input_pmf(args.input_pmf) if args.input_pmf is not None else parse_input_spec(args.input)
+        eps = _number("epsilon", args.epsilon)
+        m = _number("sensitivity", args.sensitivity, integer=True)
+        delta = 0.0
+        if args.privacy == "approx":
+            if args.delta is None:
+                raise SpecError("--privacy approx needs --delta")
+            delta = _number("delta", args.delta)
+        elif args.delta is not None:
+            raise SpecError("--delta applies only to --privacy approx")
+        kw = {} if gap is None else {"target_gap": gap}
+        return solve_wasserstein(inp, eps, m, delta=delta, utility=args.utility, time_limit=tl, solver=args.solver, **kw)
+    from optmech.solve_lipschitz import solve_lipschitz
+
+    if args.delta is not None:
+        raise SpecError("Lipschitz privacy has no delta: drop --delta (or use --privacy approx)")
+    if args.input_pmf is not None or args.input is not None:
+        raise SpecError("--input-pmf/--input apply to --utility wasserstein|surrogate")
+    kw = {} if gap is None else {"target_gap": gap}
+    return solve_lipschitz(_number("epsilon", args.epsilon), args.cost, dim=_number("dim", args.dim, integer=True),
+                           norm=args.norm, domain=args.domain,
+                           resolution=_number("resolution", args.resolution, integer=True), time_limit=tl,
+                           solver=args.solver, **kw)
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     import optmech
 
-    problem = _problem(args)
     tl = _number("time-limit", args.time_limit)
     if tl is not None and not (tl > 0 and math.isfinite(tl)):
         from optmech.errors import SpecError
 
         raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    if args.privacy == "lipschitz" or args.utility != "cost":
+        result = _solve_other(args, tl)
+        sys.stdout.write((result.to_json() if args.json else format_result(result)) + "\n")
+        if args.save:
+            with open(args.save, "w", encoding="utf-8") as fh:
+                json.dump(result.to_dict(include_mechanism=True), fh, indent=1)
+        return EXIT_OK if result.certified else EXIT_UNCERTIFIED
+    if args.input_pmf is not None or args.input is not None:
+        from optmech.errors import SpecError
+
+        raise SpecError("--input-pmf/--input apply to --utility wasserstein|surrogate")
+    problem = _problem(args)
     if args.plot is not None:
         import importlib.util
 
@@ -340,6 +437,25 @@ def _cmd_solvers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from optmech.compare import compare, format_compare, plot_compare, to_json
+    from optmech.errors import SpecError
+
+    eps = _number("epsilon", args.epsilon)
+    dim = _number("dim", args.dim, integer=True)
+    tl = _number("time-limit", args.time_limit)
+    if tl is not None and not (tl > 0 and math.isfinite(tl)):
+        raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    if args.plot is not None and not args.plot.lower().endswith(".png"):
+        raise SpecError(f"--plot writes a PNG: the file name must end in .png, got {args.plot!r}")
+    c = compare(eps, args.cost, dim=dim, norm=args.norm, resolution=_number("resolution", args.resolution, integer=True),
+                time_limit=tl)
+    sys.stdout.write((json.dumps(to_json(c), indent=2, default=float) if args.json else format_compare(c)) + "\n")
+    if args.plot:
+        plot_compare(c, args.plot)
+    return EXIT_OK if all(r["certified"] for r in c["rows"]) else EXIT_UNCERTIFIED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from optmech.errors import OptmechError, SolveFailed, SolverUnavailable
 
@@ -353,6 +469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_solve(args)
         if args.command == "table":
             return _cmd_table(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
         if args.command in ("sample", "mechanism", "audit"):
             from optmech import cli_mechanisms
 

@@ -1,0 +1,322 @@
+"""optmech's W1 noise LP against the same problem written naively in cvxpy (dense convolution).
+
+``optmech.solve_wasserstein(X, ε, m)`` gives a certified bracket on the smallest 1-Wasserstein
+distance W1(X, X + θ) = Σ_k |F_X(k) − F_{X+θ}(k)| over ε-DP noise θ on ℤ with integer
+sensitivity m.  The naive formulation is what one writes first: a cvxpy ``Variable`` p on the
+noise window −K..K (K = the half-width optmech ended with, ``r.truncation["half_width"]``),
+``p >= 0``, ``sum(p) == 1``, for d = 1..m the ratio constraints ``p[:-d] <= e^ε p[d:]`` and
+``p[d:] <= e^ε p[:-d]``, the output cdf ``F_Y = C @ p`` with C the dense
+(len(k_out) × (2K+1)) convolution-and-cumsum matrix (C[k, j] = F_X(k − j), built with numpy
+as the cumulative sum of the convolution matrix), and the objective ``sum(abs(F_X − C @ p))``
+over the whole output range x_lo − K .. x_hi + K, solved by ``prob.solve(solver=cp.HIGHS)``
+(CLARABEL when cvxpy has no HiGHS).  Its time is build + solve, end to end (after a warm-up
+that imports cvxpy's solver interface).
+
+optmech's time is ``r.seconds`` (median of ``--repeats`` after an untimed warm-up solve), its
+LP size ``r.lp``.  The naive problem's size is the dense matrix C, cvxpy's ``size_metrics`` and
+the canonical LP cvxpy hands to the solver (``get_problem_data``, computed after the timing).
+
+The naive window forces all mass into −K..K and drops the ratio constraints that cross its
+edge, so its optimum is neither a bound nor an ε-DP law on ℤ; its objective is placed relative
+to optmech's certified bracket (relative distance to the interval, 0 inside; "below" means under
+the certified lower bound, so it is not the true optimum).
+
+Run ``python benchmarks/bench_wasserstein.py`` (``--help`` for options); writes
+``benchmarks/results/wasserstein.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    RESULTS_DIR,
+    fmt,
+    markdown_table,
+    rel_distance_to_bracket,
+    run_isolated,
+    short_error,
+    write_json,
+)
+
+#: Window half-width for the naive LP when optmech's result does not say which one it used.
+FALLBACK_HALF_WIDTH = 225
+
+#: (case name, input spec, ε, m).  The first is the issue's case.
+CASES: list[tuple[str, str, float, int]] = [
+    ("poisson5_m15", "poisson:5:0:30", 2.0, 15),
+    ("poisson5_m5", "poisson:5:0:30", 2.0, 5),
+    ("poisson20_m30", "poisson:20:0:60", 2.0, 30),
+    ("poisson20_m60", "poisson:20:0:60", 2.0, 60),
+]
+
+
+# -- child-process workers ---------------------------------------------------------------------
+
+
+def _half_width(r) -> tuple[int, str]:
+    """The window half-width optmech ended with, and where it was found."""
+    trunc = r.truncation if isinstance(r.truncation, dict) else {}
+    if trunc.get("half_width") is not None:
+        return int(trunc["half_width"]), "r.truncation['half_width']"
+    for h in reversed(r.history or []):
+        if isinstance(h, dict) and h.get("half_width") is not None:
+            return int(h["half_width"]), "r.history[-1]['half_width']"
+    return FALLBACK_HALF_WIDTH, "fallback"
+
+
+def optmech_case(spec: str, epsilon: float, m: int, target_gap: float, repeats: int) -> dict:
+    """Solve with optmech ``repeats`` times (after an untimed warm-up that loads the solver)."""
+    from optmech.inputs import parse_input_spec
+    from optmech.solve_wasserstein import solve_wasserstein
+
+    inp = parse_input_spec(spec)
+    solve_wasserstein(inp, epsilon, 2, target_gap=1e-3)  # warm-up: imports highspy, loads the profile
+    seconds, walls, r = [], [], None
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        r = solve_wasserstein(inp, epsilon, m, target_gap=target_gap)
+        walls.append(time.perf_counter() - t0)
+        seconds.append(float(r.seconds))
+    assert r is not None
+    K, K_source = _half_width(r)
+    return {
+        "lower_bound": float(r.lower_bound),
+        "upper_bound": float(r.upper_bound),
+        "relative_gap": float(r.relative_gap),
+        "certified": bool(r.certified),
+        "status": r.status,
+        "message": r.message,
+        "lp": dict(r.lp),
+        "half_width": K,
+        "half_width_source": K_source,
+        "refinements": len(r.history),
+        "history_half_widths": [h.get("half_width") for h in r.history],
+        "input_support": [int(inp.lo), int(inp.hi)],
+        "seconds_all": seconds,
+        "wall_all": walls,
+        "seconds_median": statistics.median(seconds),
+        "wall_median": statistics.median(walls),
+    }
+
+
+def naive_case(spec: str, epsilon: float, m: int, K: int, solver: str = "auto", tight: bool = False) -> dict:
+    """Build and solve the naive dense cvxpy W1 LP on the window −K..K (imports warmed up).
+
+    ``tight`` passes HiGHS feasibility tolerances of 1e-10 (its defaults are 1e-7), as optmech's
+    default profile does; the default is the plain ``prob.solve(solver=cp.HIGHS)``.
+    """
+    import warnings
+
+    import cvxpy as cp
+    import numpy as np
+    import scipy.sparse as sp
+
+    from optmech.inputs import parse_input_spec
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"cvxpy\..*")  # inf·0 in its bound propagation
+    if solver == "auto":
+        solver = "HIGHS" if "HIGHS" in cp.installed_solvers() else "CLARABEL"
+    inp = parse_input_spec(spec)
+    pX = np.asarray(inp.p, dtype=float)
+    x_lo, x_hi = int(inp.lo), int(inp.hi)
+
+    # warm-up: import cvxpy's solver interface and the canonicalisation code on a tiny LP
+    q = cp.Variable(3)
+    cp.Problem(cp.Minimize(cp.sum(cp.abs(q - 0.5))), [q >= 0, cp.sum(q) == 1, q[:-1] <= 2 * q[1:]]).solve(
+        solver=getattr(cp, solver))
+
+    t0 = time.perf_counter()
+    N = 2 * K + 1
+    k_out = np.arange(x_lo - K, x_hi + K + 1)  # every k where F_X and F_Y can differ
+    dense_x = np.zeros(x_hi - x_lo + 1)
+    dense_x[inp.k - x_lo] = pX
+    FX = np.cumsum(dense_x)
+    FX_out = np.where(k_out < x_lo, 0.0, np.where(k_out >= x_hi, 1.0, FX[np.clip(k_out - x_lo, 0, len(FX) - 1)]))
+    # convolution matrix A[y, j] = p_X(k_out[y] − (j − K)), then the cumulative sum down each column
+    A = np.zeros((len(k_out), N))
+    for jj in range(N):
+        A[jj: jj + len(dense_x), jj] = dense_x
+    C = np.cumsum(A, axis=0)
+    p = cp.Variable(N)
+    e = math.exp(epsilon)
+    cons = [p >= 0, cp.sum(p) == 1]
+    for d in range(1, min(m, N - 1) + 1):
+        cons += [p[:-d] <= e * p[d:], p[d:] <= e * p[:-d]]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.abs(FX_out - C @ p))), cons)
+    t1 = time.perf_counter()
+    opts = (dict(primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
+            if tight and solver == "HIGHS" else {})
+    value = prob.solve(solver=getattr(cp, solver), **opts)
+    t2 = time.perf_counter()
+
+    stats = prob.solver_stats
+    sm = prob.size_metrics
+    # the canonical LP cvxpy hands to the solver (untimed; recomputed after the solve)
+    canon: dict = {}
+    try:
+        data, _, _ = prob.get_problem_data(getattr(cp, solver))
+        Acan = data.get("A")
+        if Acan is not None:
+            canon = {"rows": int(Acan.shape[0]), "cols": int(Acan.shape[1]),
+                     "nonzeros": int(sp.csc_array(Acan).nnz)}
+    except Exception as exc:  # noqa: BLE001 - a size is not worth failing the case for
+        canon = {"error": f"{type(exc).__name__}: {exc}"}
+    # the naive optimum's W1 recomputed by optmech's evaluator (untimed): checks the formulation
+    recomputed = viol = realised_eps = None
+    if p.value is not None:
+        from optmech.problems.wasserstein import w1_of_pmf
+
+        pv = np.maximum(np.asarray(p.value, dtype=float), 0.0)
+        recomputed = float(w1_of_pmf(inp, -K, pv / pv.sum()))
+        viol, ratio = 0.0, 0.0
+        for d in range(1, min(m, N - 1) + 1):
+            for a, b in ((pv[:-d], pv[d:]), (pv[d:], pv[:-d])):
+                viol = max(viol, float(np.max(a - e * b)))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    rr = np.where(a > 0, a / b, 0.0)
+                ratio = max(ratio, float(np.max(rr)))
+        realised_eps = math.log(ratio) if ratio > 0 else None
+    return {
+        "status": prob.status,
+        "solver": solver,
+        "tight_tolerances": tight,
+        "objective_recomputed_w1": recomputed,
+        "max_ratio_violation": viol,
+        "realised_epsilon_in_window": realised_eps,
+        "objective": float(value) if value is not None else math.nan,
+        "half_width": K,
+        "window_points": N,
+        "output_points": int(len(k_out)),
+        "C_shape": [int(C.shape[0]), int(C.shape[1])],
+        "C_nonzeros": int(np.count_nonzero(C)),
+        "constraint_rows": int(sum(con.size for con in cons)),
+        "size_metrics": {
+            "num_scalar_variables": int(sm.num_scalar_variables),
+            "num_scalar_eq_constr": int(sm.num_scalar_eq_constr),
+            "num_scalar_leq_constr": int(sm.num_scalar_leq_constr),
+            "num_scalar_data": int(sm.num_scalar_data),
+        },
+        "canonical": canon,
+        "mass_at_window_edge": float(np.sum(np.abs(p.value[:m])) + np.sum(np.abs(p.value[-m:])))
+        if p.value is not None else None,
+        "build_s": t1 - t0,
+        "solve_s": t2 - t1,
+        "total_s": t2 - t0,
+        "solver_time_s": float(stats.solve_time) if stats and stats.solve_time is not None else None,
+    }
+
+
+# -- driver ------------------------------------------------------------------------------------
+
+
+def run_case(name: str, spec: str, epsilon: float, m: int, args: argparse.Namespace) -> dict:
+    out: dict = {"case": name, "input": spec, "epsilon": epsilon, "m": m, "target_gap": args.target_gap}
+    om = run_isolated(optmech_case, dict(spec=spec, epsilon=epsilon, m=m, target_gap=args.target_gap,
+                                         repeats=args.repeats), args.hard_timeout)
+    out["optmech"] = om
+    if not om["ok"]:
+        print(f"  [{name}] optmech failed: {short_error(om)}", flush=True)
+        K = args.half_width or FALLBACK_HALF_WIDTH
+    else:
+        print(f"  [{name}] optmech: [{om['lower_bound']:.12g}, {om['upper_bound']:.12g}] gap "
+              f"{om['relative_gap']:.3g} in {om['seconds_median']:.4g} s, LP {om['lp'].get('rows')}×"
+              f"{om['lp'].get('cols')} ({om['lp'].get('nonzeros')} nnz), K = {om['half_width']}", flush=True)
+        K = args.half_width or om["half_width"]
+    nv = run_isolated(naive_case, dict(spec=spec, epsilon=epsilon, m=m, K=K, solver=args.naive_solver,
+                                       tight=args.naive_tight),
+                      args.hard_timeout)
+    out["naive"] = nv
+    if not nv["ok"]:
+        print(f"  [{name}] naive failed: {short_error(nv)}", flush=True)
+        return out
+    if om["ok"]:
+        err, side = rel_distance_to_bracket(nv["objective"], om["lower_bound"], om["upper_bound"])
+        nv["rel_distance"], nv["side"] = err, side
+        out["ratio_seconds"] = nv["total_s"] / om["seconds_median"] if om["seconds_median"] > 0 else math.inf
+        out["ratio_wall"] = nv["total_s"] / om["wall_median"] if om["wall_median"] > 0 else math.inf
+        print(f"  [{name}] naive ({nv['solver']}): {nv['objective']:.12g} ({err:.3g} {side}) in "
+              f"{nv['total_s']:.4g} s (build {nv['build_s']:.3g} s); ratio {out['ratio_seconds']:.3g}x", flush=True)
+    return out
+
+
+def print_tables(cases: list[dict]) -> None:
+    t_rows, a_rows = [], []
+    for c in cases:
+        om, nv = c.get("optmech", {}), c.get("naive", {})
+        om_ok, nv_ok = om.get("ok", False), nv.get("ok", False)
+        lp = om.get("lp", {}) if om_ok else {}
+        can = nv.get("canonical", {}) if nv_ok else {}
+        t_rows.append([
+            c["case"], c["input"], fmt(c["epsilon"], "g"), c["m"],
+            fmt(nv.get("half_width") if nv_ok else om.get("half_width")),
+            fmt(om.get("seconds_median")) if om_ok else "FAILED: " + short_error(om),
+            f"{lp.get('rows')}×{lp.get('cols')}, {lp.get('nonzeros')}" if om_ok else "—",
+            fmt(nv.get("total_s")) if nv_ok else "FAILED: " + short_error(nv),
+            fmt(nv.get("build_s")) if nv_ok else "—",
+            (f"{nv['C_shape'][0]}×{nv['C_shape'][1]}, {nv['C_nonzeros']}") if nv_ok else "—",
+            (f"{can.get('rows')}×{can.get('cols')}, {can.get('nonzeros')}") if nv_ok and "rows" in can else "—",
+            (fmt(c.get("ratio_seconds"), ".3g") + "×") if c.get("ratio_seconds") is not None else "—",
+        ])
+        a_rows.append([
+            c["case"],
+            f"[{om['lower_bound']:.12g}, {om['upper_bound']:.12g}]" if om_ok else "—",
+            fmt(om.get("relative_gap"), ".3g") if om_ok else "—",
+            fmt(om.get("certified")) if om_ok else "—",
+            fmt(nv.get("objective"), ".12g") if nv_ok else "—",
+            fmt(nv.get("rel_distance"), ".3g") if nv_ok else "—",
+            nv.get("side", "—") if nv_ok else "—",
+        ])
+    print("\n### Timing and size\n")
+    print(markdown_table(["case", "input", "ε", "m", "K", "optmech s", "optmech LP rows×cols, nnz",
+                          "naive s", "naive build s", "naive dense C, nnz", "naive canonical LP rows×cols, nnz",
+                          "naive/optmech"], t_rows))
+    print("\n### Accuracy\n")
+    print(markdown_table(["case", "optmech certified [lower, upper]", "optmech gap", "certified",
+                          "naive objective", "naive rel. distance", "side"], a_rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--target-gap", type=float, default=1e-6, help="optmech's target relative gap")
+    ap.add_argument("--repeats", type=int, default=3, help="optmech solves per case (median reported)")
+    ap.add_argument("--cases", default=",".join(c[0] for c in CASES), help="comma-separated subset")
+    ap.add_argument("--half-width", type=int, default=0,
+                    help="naive window half-width K (0: the one optmech ended with)")
+    ap.add_argument("--naive-solver", choices=["auto", "HIGHS", "CLARABEL"], default="auto",
+                    help="cvxpy solver for the naive LP (auto: HIGHS if available, else CLARABEL)")
+    ap.add_argument("--naive-tight", action="store_true",
+                    help="give the naive HiGHS solve feasibility tolerances 1e-10 instead of its defaults")
+    ap.add_argument("--hard-timeout", type=float, default=600.0, help="kill a single case after this many s")
+    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "wasserstein.json")
+    args = ap.parse_args(argv)
+
+    wanted = {s.strip() for s in args.cases.split(",") if s.strip()}
+    results = []
+    for name, spec, epsilon, m in CASES:
+        if name not in wanted:
+            continue
+        print(f"case {name}: input {spec}, ε = {epsilon:g}, m = {m}", flush=True)
+        try:
+            results.append(run_case(name, spec, epsilon, m, args))
+        except Exception as exc:  # noqa: BLE001 - report and go on with the next case
+            results.append({"case": name, "input": spec, "epsilon": epsilon, "m": m,
+                            "optmech": {"ok": False, "error_type": type(exc).__name__, "error": str(exc)}})
+            print(f"  [{name}] driver error: {type(exc).__name__}: {exc}", flush=True)
+    print_tables(results)
+    path = write_json(args.json, {"benchmark": "wasserstein", "settings": vars(args) | {"json": str(args.json)},
+                                  "cases": results})
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
