@@ -240,7 +240,8 @@ def _format_other(result, tag: str) -> str:
     pr, a = result.problem, result.audit or {}
     if pr.get("kind") == "wasserstein":
         inp = pr["input"]
-        head = (f"optmech {__version__} — {pr['utility']} utility, {pr['privacy']} DP, epsilon={pr['epsilon']:g}"
+        what = "surrogate utility E|noise| (seed 003's P2)" if pr["utility"] == "surrogate" else "Wasserstein (W1) utility"
+        head = (f"optmech {__version__} — {what}, {pr['privacy']} DP, epsilon={pr['epsilon']:g}"
                 + (f", delta={pr['delta']:g}" if pr.get("delta") else "") + f", sensitivity m={pr['sensitivity']}, "
                 f"input {inp.get('label', 'pmf')}")
     else:
