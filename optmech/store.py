@@ -1,0 +1,341 @@
+"""A crash-safe SQLite store of solve results, keyed by a hash of the normalised problem.
+
+Used by sweeps (``optmech run SPEC.toml --store FILE.sqlite --resume``): every finished problem is
+written in its own transaction, so a process killed at any moment leaves each row either complete
+or absent (SQLite's atomic commit, WAL journal, ``synchronous=FULL``).
+
+Layout::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)          -- schema_version, optmech_version
+    results(key TEXT PRIMARY KEY, spec TEXT, problem TEXT, result TEXT, lower_bound REAL,
+            upper_bound REAL, relative_gap REAL, certified INTEGER, status TEXT, seconds REAL,
+            created TEXT)
+
+``problem`` and ``result`` hold JSON; the REAL columns repeat the bracket for queries.  A file that
+is rejected (not SQLite, not an optmech store, another schema or optmech major.minor version) is
+left untouched: it is only read before the checks pass.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import hashlib
+import json
+import math
+import os
+import sqlite3
+from typing import IO, Any, Iterable
+
+from optmech.errors import SpecError
+
+SCHEMA_VERSION = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_FIXED_HEAD = ("key", "lower_bound", "upper_bound", "relative_gap")
+_FIXED_TAIL = ("seconds",)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    spec TEXT,
+    problem TEXT,
+    result TEXT,
+    lower_bound REAL,
+    upper_bound REAL,
+    relative_gap REAL,
+    certified INTEGER,
+    status TEXT,
+    seconds REAL,
+    created TEXT
+);
+"""
+
+
+# -- canonical JSON and keys -----------------------------------------------------------------------
+def _canon(x: Any) -> Any:
+    """A JSON-ready copy of ``x``: non-finite floats as "inf"/"-inf"/"nan", numpy scalars unwrapped."""
+    if hasattr(x, "item") and callable(x.item) and not isinstance(x, (dict, list, tuple, str)):
+        try:
+            x = x.item()  # numpy scalar
+        except (TypeError, ValueError):
+            pass
+    if isinstance(x, bool) or x is None or isinstance(x, (int, str)):
+        return x
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, dict):
+        return {str(k): _canon(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_canon(v) for v in x]
+    raise SpecError(f"problem/result value {x!r} of type {type(x).__name__} cannot be stored as JSON")
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no whitespace, floats by repr, non-finite floats as strings."""
+    return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _version() -> str:
+    import optmech
+
+    return optmech.__version__
+
+
+def problem_key(problem: dict) -> str:
+    """Stable key of a normalised problem dict under this optmech version (sha256 hex, 32 chars).
+
+    The version is part of the hash, so results written by another version are never reused.
+    """
+    payload = canonical_json({"optmech_version": _version(), "problem": problem})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def _major_minor(version: str) -> tuple[str, ...]:
+    return tuple(str(version).split(".")[:2])
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    """Nested dicts as dotted names; lists as canonical JSON strings."""
+    out: dict = {}
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, name + "."))
+        elif isinstance(v, list):
+            out[name] = canonical_json(v)
+        else:
+            out[name] = v
+    return out
+
+
+def _real(x: Any) -> float | None:
+    """A result field as a float for the REAL columns ("inf" strings accepted, None stays None)."""
+    if x is None:
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _json_cell(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+# -- the store ---------------------------------------------------------------------------------------
+class ResultStore:
+    """A SQLite file of results; use as a context manager.
+
+    ``ResultStore(path)`` creates the file when it does not exist (its directory must), and opens
+    it when it is an optmech store of this schema and this optmech major.minor version.  With
+    ``force=True`` a store from another optmech version is accepted (its rows keep their old keys,
+    so they are never reused) and its recorded version is updated.  Every rejection is a one-line
+    :class:`SpecError` and leaves the file untouched.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, force: bool = False, timeout: float = 30.0):
+        self.path = os.fspath(path)
+        self.force = force
+        self._conn: sqlite3.Connection | None = None
+        self._open(timeout)
+
+    # -- opening -----------------------------------------------------------------------------------
+    def _open(self, timeout: float) -> None:
+        path = self.path
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise SpecError(f"{path}: directory {parent} does not exist")
+        exists = os.path.exists(path)
+        if exists and not os.path.isfile(path):
+            raise SpecError(f"{path} is not an optmech store (not a regular file)")
+        fresh = not exists or os.path.getsize(path) == 0
+        if not fresh:
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(len(_SQLITE_MAGIC))
+            except OSError as e:
+                raise SpecError(f"{path}: cannot read store ({e.strerror or e})") from None
+            if head != _SQLITE_MAGIC:
+                raise SpecError(f"{path} is not an optmech store (not a SQLite database); store untouched")
+        try:
+            conn = sqlite3.connect(path, timeout=timeout)
+        except sqlite3.Error as e:
+            raise SpecError(f"{path}: cannot open store ({e})") from None
+        try:
+            if not fresh:
+                self._check(conn)  # reads only: a rejected file is not modified
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            if fresh:
+                self._init(conn)
+                self._check(conn)
+            elif self.force:
+                with conn:
+                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('optmech_version', ?)",
+                                 (_version(),))
+        except SpecError:
+            conn.close()
+            raise
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise SpecError(f"{path} is not a usable optmech store ({e}); store untouched") from None
+        self._conn = conn
+
+    @staticmethod
+    def _init(conn: sqlite3.Connection) -> None:
+        with conn:
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('optmech_version', ?)", (_version(),))
+
+    def _check(self, conn: sqlite3.Connection) -> None:
+        path = self.path
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as e:
+            raise SpecError(f"{path} is not an optmech store (not a SQLite database: {e}); store untouched") from None
+        if not {"meta", "results"} <= tables:
+            raise SpecError(f"{path} is a SQLite database but not an optmech store (no meta/results tables); "
+                            "store untouched")
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        schema = meta.get("schema_version")
+        if schema != str(SCHEMA_VERSION):
+            raise SpecError(f"{path} has store schema version {schema}; this optmech reads version {SCHEMA_VERSION}: "
+                            "use a new store; store untouched")
+        theirs = meta.get("optmech_version")
+        if theirs is None:
+            raise SpecError(f"{path} is not an optmech store (no optmech_version); store untouched")
+        if _major_minor(theirs) != _major_minor(_version()) and not self.force:
+            t, o = ".".join(_major_minor(theirs)), ".".join(_major_minor(_version()))
+            raise SpecError(f"{path} was written by optmech {t}; this is optmech {o}: use a new store or --force; "
+                            "store untouched")
+
+    # -- context manager -----------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise SpecError(f"{self.path}: store is closed")
+        return self._conn
+
+    def meta(self) -> dict:
+        return dict(self.conn.execute("SELECT key, value FROM meta"))
+
+    # -- writing -------------------------------------------------------------------------------------
+    def put(self, key: str, problem: dict, result: dict, spec_name: str | None = None) -> None:
+        """Store (or replace) one result in one transaction: afterwards the row is there, complete."""
+        problem_json = canonical_json(problem)
+        result_json = json.dumps(_canon(result), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        certified = result.get("certified")
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        row = (
+            key, spec_name, problem_json, result_json,
+            _real(result.get("lower_bound")), _real(result.get("upper_bound")), _real(result.get("relative_gap")),
+            None if certified is None else int(bool(certified)), result.get("status"), _real(result.get("seconds")),
+            created,
+        )
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO results(key, spec, problem, result, lower_bound, upper_bound, relative_gap, "
+                "certified, status, seconds, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+
+    # -- reading -------------------------------------------------------------------------------------
+    def has(self, key: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM results WHERE key = ?", (key,)).fetchone() is not None
+
+    def __contains__(self, key: str) -> bool:
+        return self.has(key)
+
+    def __len__(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def keys(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT key FROM results ORDER BY rowid")]
+
+    def get(self, key: str) -> dict:
+        """The stored result dict (as ``put`` received it, after a JSON round trip); KeyError if absent."""
+        r = self.conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
+        if r is None:
+            raise KeyError(key)
+        return json.loads(r[0])
+
+    def record(self, key: str) -> dict:
+        """The whole row: key, spec, problem and result (parsed), the bracket columns, created."""
+        cur = self.conn.execute("SELECT * FROM results WHERE key = ?", (key,))
+        r = cur.fetchone()
+        if r is None:
+            raise KeyError(key)
+        d = dict(zip([c[0] for c in cur.description], r))
+        d["problem"] = json.loads(d["problem"])
+        d["result"] = json.loads(d["result"])
+        return d
+
+    def _raw_rows(self) -> Iterable[tuple]:
+        return self.conn.execute(
+            "SELECT key, lower_bound, upper_bound, relative_gap, problem, seconds FROM results ORDER BY rowid")
+
+    def columns(self) -> list[str]:
+        """``key, lower_bound, upper_bound, relative_gap``, the problem parameters (sorted), ``seconds``."""
+        return self._columns([_flatten(json.loads(r[4])) for r in self._raw_rows()])
+
+    @staticmethod
+    def _param_name(name: str) -> str:
+        return f"problem.{name}" if name in _FIXED_HEAD or name in _FIXED_TAIL else name
+
+    def _columns(self, flats: list[dict]) -> list[str]:
+        params = sorted({self._param_name(k) for f in flats for k in f})
+        return [*_FIXED_HEAD, *params, *_FIXED_TAIL]
+
+    def rows(self) -> list[dict]:
+        """One dict per stored problem with exactly the :meth:`columns` (absent parameters as None)."""
+        raw = list(self._raw_rows())
+        flats = [{self._param_name(k): v for k, v in _flatten(json.loads(r[4])).items()} for r in raw]
+        cols = self._columns(flats)
+        out = []
+        for r, flat in zip(raw, flats):
+            d = dict.fromkeys(cols)
+            d.update(key=r[0], lower_bound=r[1], upper_bound=r[2], relative_gap=r[3], seconds=r[5])
+            d.update(flat)
+            out.append(d)
+        return out
+
+    def export(self, fmt: str = "csv", out: IO[str] | None = None) -> str | None:
+        """Write the :meth:`rows` as CSV (header + one line per problem) or JSON (a list of objects).
+
+        With ``out=None`` the text is returned; otherwise it is written to ``out``.
+        """
+        if fmt not in ("csv", "json"):
+            raise SpecError(f"export format must be 'csv' or 'json', got {fmt!r}")
+        import io
+
+        buf = io.StringIO() if out is None else out
+        rows = self.rows()
+        cols = rows[0].keys() if rows else self._columns([])
+        if fmt == "csv":
+            w = csv.writer(buf, lineterminator="\n")
+            w.writerow(cols)
+            for r in rows:
+                w.writerow(["" if r[c] is None else r[c] for c in cols])
+        else:
+            json.dump([{c: _json_cell(r[c]) for c in cols} for r in rows], buf, indent=2, allow_nan=False)
+            buf.write("\n")
+        return buf.getvalue() if out is None else None
