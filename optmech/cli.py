@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     sub.add_parser("solvers", help="list solver backends and profiles")
+    st = sub.add_parser("store", help="browse a result store: ls, show KEY, export")
+    st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
+    st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
+    st.add_argument("key", nargs="?", default=None, help="the problem key (show)")
+    st.add_argument("--format", default="csv", choices=["csv", "json"], help="export format (default csv)")
+    st.add_argument("--out", default=None, help="export: write to FILE instead of stdout")
+    st.add_argument("--json", action="store_true", help="ls/show: JSON output")
     c = sub.add_parser("compare", help="the epsilon-DP optimum, the epsilon-Lipschitz optimum and Laplace side by side")
     c.add_argument("--epsilon", required=True, help="ε > 0 (DP with sensitivity 1; Lipschitz per unit distance)")
     c.add_argument("--cost", default="abs", help="1-D cost (abs, square, pow:P, expression), or l1|l2sq (|l2 with --norm l2) with --dim")
@@ -438,6 +445,50 @@ def _cmd_solvers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_store(args: argparse.Namespace) -> int:
+    """``optmech store ls|show|export STORE``: read-only browsing of a result store."""
+    import os
+
+    from optmech.errors import SpecError
+    from optmech.store import ResultStore
+
+    if not os.path.isfile(args.store):
+        raise SpecError(f"no such store: {args.store}")
+    if args.action == "show" and args.key is None:
+        raise SpecError("store show needs a KEY (see store ls)")
+    if args.action != "show" and args.key is not None:
+        raise SpecError(f"store {args.action} takes no KEY")
+    with ResultStore(args.store) as st:
+        if args.action == "export":
+            text = st.export(args.format)
+            if args.out is None:
+                sys.stdout.write(text)
+            else:
+                tmp = args.out + ".part"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                os.replace(tmp, args.out)
+            return EXIT_OK
+        if args.action == "show":
+            if not st.has(args.key):
+                raise SpecError(f"no problem with key {args.key!r} in {args.store}")
+            rec = st.record(args.key)
+            sys.stdout.write(json.dumps(rec, indent=1, default=str) + "\n")
+            return EXIT_OK
+        rows = st.rows()
+        if args.json:
+            sys.stdout.write(json.dumps(rows, default=str) + "\n")
+            return EXIT_OK
+        sys.stdout.write(f"{len(rows)} problem(s) in {args.store}\n")
+        def num(v, spec: str) -> str:
+            return format(v, spec) if isinstance(v, (int, float)) else str(v)
+
+        for r in rows:
+            sys.stdout.write(f"  {r['key']}  [{num(r['lower_bound'], '.12g')}, {num(r['upper_bound'], '.12g')}]  "
+                             f"gap {num(r['relative_gap'], '.3g')}  {num(r['seconds'], '.3g')} s\n")
+    return EXIT_OK
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from optmech.compare import compare, format_compare, plot_compare, to_json
     from optmech.errors import SpecError
@@ -472,6 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_table(args)
         if args.command == "compare":
             return _cmd_compare(args)
+        if args.command == "store":
+            return _cmd_store(args)
         if args.command in ("sample", "mechanism", "audit"):
             from optmech import cli_mechanisms
 

@@ -230,3 +230,31 @@ def test_sigkill_leaves_consistent_store(tmp_path):
             assert rec["upper_bound"] == rec["lower_bound"] + 1.0 and rec["seconds"] == 0.1
             assert rec["created"]
         assert len(st.rows()) == len(keys)
+
+
+def test_store_cli_ls_show_export(tmp_path):
+    """``optmech store ls|show|export``: read-only browsing; bad stores and keys get one line and exit 2."""
+    import optmech
+    from optmech.spec import IntegerLattice, Problem, PureDP
+    from test_cli import run_cli
+
+    path = tmp_path / "s.sqlite"
+    r = optmech.solve(Problem(PureDP(1.0), "abs", 1, IntegerLattice()))
+    d = r.to_dict()
+    key = problem_key(d["problem"])
+    with ResultStore(path) as st:
+        st.put(key, d["problem"], d, "demo")
+    p = run_cli("store", "ls", str(path), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)[0]["key"] == key
+    p = run_cli("store", "show", str(path), key)
+    assert p.returncode == 0 and json.loads(p.stdout)["result"]["lower_bound"] == d["lower_bound"]
+    p = run_cli("store", "export", str(path), "--format", "csv")
+    header = p.stdout.splitlines()[0].split(",")
+    assert header[:4] == ["key", "lower_bound", "upper_bound", "relative_gap"] and header[-1] == "seconds"
+    text = tmp_path / "t.txt"
+    text.write_text("hello\n")
+    for args in (["ls", str(tmp_path / "missing.sqlite")], ["show", str(path), "nope"], ["show", str(path)],
+                 ["ls", str(text)]):
+        p = run_cli("store", *args)
+        assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
+    assert text.read_text() == "hello\n" and not (tmp_path / "missing.sqlite").exists()
