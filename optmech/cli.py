@@ -57,6 +57,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     sub.add_parser("solvers", help="list solver backends and profiles")
+    rn = sub.add_parser("run", help="run a sweep spec (TOML) into a result store")
+    rn.add_argument("spec", metavar="SPEC.toml")
+    rn.add_argument("--workers", default=None, help="local worker processes (default: all cores; 1 runs in this process)")
+    rn.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler, tcp://host:port (optmech[dask])")
+    rn.add_argument("--store", default=None, metavar="FILE.sqlite", help="the result store (default: SPEC's name .sqlite)")
+    rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
+    rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit")
+    rn.add_argument("--json", action="store_true", help="print a summary object: computed, skipped, failed")
     st = sub.add_parser("store", help="browse a result store: ls, show KEY, export")
     st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
     st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
@@ -445,6 +453,30 @@ def _cmd_solvers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    """``optmech run SPEC.toml``: validate, then run the sweep into the store."""
+    import os
+
+    from optmech.errors import SpecError
+    from optmech.sweep import load_spec, run_sweep
+
+    spec = load_spec(args.spec, force=args.force)
+    workers = _number("workers", args.workers, integer=True)
+    if workers is not None and workers < 1:
+        raise SpecError(f"workers must be at least 1, got {workers}")
+    store = args.store or os.path.splitext(args.spec)[0] + ".sqlite"
+    progress = sys.stderr.isatty() and not os.environ.get("CI")
+    out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
+    else:
+        sys.stdout.write(f"{spec.name}: {out.computed} computed, {out.skipped} skipped, {out.failed} failed "
+                         f"({out.problems} problems) -> {store}\n")
+        for e in out.errors[:5]:
+            sys.stdout.write(f"  failed {e['key']}: {e['error']}\n")
+    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
+
+
 def _cmd_store(args: argparse.Namespace) -> int:
     """``optmech store ls|show|export STORE``: read-only browsing of a result store."""
     import os
@@ -525,6 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_compare(args)
         if args.command == "store":
             return _cmd_store(args)
+        if args.command == "run":
+            return _cmd_run(args)
         if args.command in ("sample", "mechanism", "audit"):
             from optmech import cli_mechanisms
 

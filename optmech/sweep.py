@@ -1,0 +1,255 @@
+"""Sweep specs: a TOML file naming one problem or a grid of problems, validated, expanded and run.
+
+Format (every key optional except ``name`` and ``epsilon``, which may sit in ``[problem]`` or ``[grid]``)::
+
+    name = "staircase-gain"            # the experiment's name
+    description = "free text"
+    [problem]                          # fixed parameters of every problem
+    privacy = "pure"                   # pure | approx | lipschitz
+    domain = "continuous"              # integer | continuous
+    cost = "abs"
+    sensitivity = 1
+    [grid]                             # axes: non-empty lists; the sweep is their product
+    epsilon = [0.5, 1.0, 2.0]
+    cost = ["abs", "square"]
+
+Parameters: ``privacy``, ``epsilon``, ``delta``, ``sensitivity``, ``domain``, ``resolution``,
+``cost``, ``dim``, ``norm``, ``target_gap``, ``utility`` (cost | wasserstein | surrogate) and
+``input`` (an input spec for the Wasserstein utility).  A parameter may be fixed or swept, not
+both.  Unknown keys, wrong types, empty grids and sweeps above :data:`MAX_PROBLEMS` (without
+``force``) are refused with one-line errors, before anything runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import tomllib
+from dataclasses import dataclass
+
+from optmech.errors import SpecError
+
+__all__ = ["SweepSpec", "load_spec", "parse_spec", "run_job", "MAX_PROBLEMS", "PARAMETERS"]
+
+#: Largest sweep run without ``--force``.
+MAX_PROBLEMS = 500
+#: Parameter name -> accepted Python types.
+PARAMETERS: dict[str, tuple[type, ...]] = {
+    "privacy": (str,), "epsilon": (int, float), "delta": (int, float), "sensitivity": (int, float),
+    "domain": (str,), "resolution": (int,), "cost": (str,), "dim": (int,), "norm": (str,),
+    "target_gap": (int, float), "utility": (str,), "input": (str,),
+}
+_CHOICES = {"privacy": ("pure", "approx", "lipschitz"), "domain": ("integer", "continuous"),
+            "norm": ("l1", "l2", "linf"), "utility": ("cost", "wasserstein", "surrogate")}
+_TOP = {"name", "description", "problem", "grid"}
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated spec: its name, and the problems (parameter dicts) in a fixed order."""
+
+    name: str
+    description: str
+    problems: tuple[dict, ...]
+
+
+def _check_value(where: str, key: str, v) -> None:
+    types = PARAMETERS[key]
+    if isinstance(v, bool) or not isinstance(v, types):
+        want = " or ".join("number" if t in (int, float) else t.__name__ for t in types)
+        raise SpecError(f"{where}: {key} must be a {want}, got {v!r}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise SpecError(f"{where}: {key} must be finite, got {v!r}")
+    if key in _CHOICES and v not in _CHOICES[key]:
+        raise SpecError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {v!r}")
+
+
+def parse_spec(data: dict, *, source: str = "spec", force: bool = False) -> SweepSpec:
+    """Validate a parsed TOML document and expand its grid (module docstring)."""
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: a spec is a TOML table")
+    unknown = sorted(set(data) - _TOP)
+    if unknown:
+        raise SpecError(f"{source}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_TOP))}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise SpecError(f"{source}: name must be a non-empty string")
+    desc = data.get("description", "")
+    if not isinstance(desc, str):
+        raise SpecError(f"{source}: description must be a string")
+    fixed, grid = data.get("problem", {}), data.get("grid", {})
+    for title, table in (("problem", fixed), ("grid", grid)):
+        if not isinstance(table, dict):
+            raise SpecError(f"{source}: [{title}] must be a table")
+        bad = sorted(set(table) - set(PARAMETERS))
+        if bad:
+            raise SpecError(f"{source}: unknown parameter(s) in [{title}]: {', '.join(bad)}; "
+                            f"allowed: {', '.join(sorted(PARAMETERS))}")
+    both = sorted(set(fixed) & set(grid))
+    if both:
+        raise SpecError(f"{source}: {', '.join(both)} both fixed in [problem] and swept in [grid]")
+    for k, v in fixed.items():
+        _check_value(f"{source} [problem]", k, v)
+    axes = []
+    for k, values in grid.items():
+        if not isinstance(values, list):
+            raise SpecError(f"{source} [grid]: {k} must be a list of values, got {values!r}")
+        if not values:
+            raise SpecError(f"{source} [grid]: {k} is an empty list")
+        for v in values:
+            _check_value(f"{source} [grid]", k, v)
+        axes.append((k, values))
+    if "epsilon" not in fixed and "epsilon" not in grid:
+        raise SpecError(f"{source}: epsilon is required (in [problem] or [grid])")
+    count = math.prod(len(v) for _, v in axes) if axes else 1
+    if count > MAX_PROBLEMS and not force:
+        raise SpecError(f"{source}: the sweep has {count} problems, more than {MAX_PROBLEMS}: use --force to run it")
+    problems = tuple(dict(fixed) | dict(zip([k for k, _ in axes], combo))
+                     for combo in itertools.product(*[v for _, v in axes]))
+    return SweepSpec(name.strip(), desc, problems)
+
+
+def load_spec(path: str, *, force: bool = False) -> SweepSpec:
+    """Read and validate a TOML spec file (one-line SpecError on any problem)."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"no such spec file: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read {path}: {exc}") from None
+    return parse_spec(data, source=path, force=force)
+
+
+def normalised(params: dict) -> dict:
+    """The parameters with defaults filled in and numbers as floats: what the store key hashes."""
+    out = {"privacy": "pure", "utility": "cost", "domain": "continuous", "sensitivity": 1.0, "dim": 1, "norm": "l1",
+           "cost": "abs"} | dict(params)
+    for k in ("epsilon", "delta", "sensitivity", "target_gap"):
+        if k in out:
+            out[k] = float(out[k])
+    return out
+
+
+def run_job(params: dict) -> dict:
+    """Solve one problem of a sweep; return the Result's JSON dict (raises OptmechError on bad input)."""
+    import optmech
+    from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
+
+    p = normalised(params)
+    t0 = time.perf_counter()
+    if p["utility"] != "cost":
+        from optmech.inputs import parse_input_spec
+        from optmech.solve_wasserstein import solve_wasserstein
+
+        if "input" not in p:
+            raise SpecError(f"utility {p['utility']} needs an input spec")
+        kw = {"target_gap": p["target_gap"]} if "target_gap" in p else {}
+        r = solve_wasserstein(parse_input_spec(p["input"]), p["epsilon"], int(p["sensitivity"]),
+                              delta=p.get("delta", 0.0), utility=p["utility"], **kw)
+    elif p["privacy"] == "lipschitz":
+        from optmech.solve_lipschitz import solve_lipschitz
+
+        kw = {"target_gap": p["target_gap"]} if "target_gap" in p else {}
+        r = solve_lipschitz(p["epsilon"], p["cost"], dim=p["dim"], norm=p["norm"], domain=p["domain"],
+                            resolution=p.get("resolution"), **kw)
+    else:
+        privacy = ApproxDP(p["epsilon"], p.get("delta", 0.0)) if p["privacy"] == "approx" else PureDP(p["epsilon"])
+        domain = IntegerLattice() if p["domain"] == "integer" else Continuous(p.get("resolution"))
+        r = optmech.solve(Problem(privacy=privacy, cost=p["cost"], sensitivity=p["sensitivity"], domain=domain,
+                                  dim=p["dim"], norm=p["norm"], target_gap=p.get("target_gap")))
+    d = r.to_dict()
+    d["wall_seconds"] = time.perf_counter() - t0
+    return d
+
+
+@dataclass
+class SweepOutcome:
+    computed: int
+    skipped: int
+    failed: int
+    errors: list
+    store: str
+    problems: int
+
+    def to_dict(self) -> dict:
+        return {"computed": self.computed, "skipped": self.skipped, "failed": self.failed, "problems": self.problems,
+                "store": self.store, "errors": self.errors[:20]}
+
+
+def _executor(workers: int, scheduler: str | None):
+    """(submit, as_completed, close) for local processes or a Dask cluster."""
+    if scheduler is not None:
+        try:
+            from dask.distributed import Client, as_completed
+        except ImportError:
+            raise SpecError("--scheduler needs dask.distributed: pip install 'optmech[dask]'") from None
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within 10 s: {type(exc).__name__}") from None
+        return (lambda fn, arg: client.submit(fn, arg, pure=False)), as_completed, client.close
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return pool.submit, as_completed, lambda: pool.shutdown(cancel_futures=True)
+
+
+def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, scheduler: str | None = None,
+              resume: bool = False, progress: bool = False) -> SweepOutcome:
+    """Run every problem of ``spec`` into the store; with ``resume`` skip those already stored.
+
+    Results are written by this process only, one transaction per problem, as they finish, so an
+    interrupted sweep (SIGKILL included) keeps every finished row and ``resume`` continues it.
+    """
+    import os
+
+    from optmech.store import ResultStore, problem_key
+
+    jobs = [(problem_key(normalised(p)), normalised(p)) for p in spec.problems]
+    outcome = SweepOutcome(0, 0, 0, [], str(store_path), len(jobs))
+    with ResultStore(store_path) as store:
+        todo = []
+        for key, p in jobs:
+            if resume and store.has(key):
+                outcome.skipped += 1
+            else:
+                todo.append((key, p))
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(todo), desc=spec.name, unit="problem")
+
+        def record(key: str, p: dict, fut_result) -> None:
+            try:
+                res = fut_result()
+            except Exception as exc:  # a problem that fails is counted and retried by the next --resume
+                outcome.failed += 1
+                outcome.errors.append({"key": key, "error": f"{type(exc).__name__}: {exc}"})
+            else:
+                store.put(key, p, res, spec.name)
+                outcome.computed += 1
+            if bar is not None:
+                bar.update(1)
+
+        workers = workers or os.cpu_count() or 1
+        if scheduler is None and workers == 1:
+            for key, p in todo:
+                record(key, p, lambda p=p: run_job(p))
+        elif todo:
+            submit, as_completed, close = _executor(workers, scheduler)
+            try:
+                futs = {submit(run_job, p): (key, p) for key, p in todo}
+                for f in as_completed(list(futs)):
+                    key, p = futs[f]
+                    record(key, p, f.result)
+            finally:
+                close()
+        if bar is not None:
+            bar.close()
+    return outcome
