@@ -41,6 +41,7 @@ from _common import (  # noqa: E402
     fmt,
     markdown_table,
     rel_distance_to_bracket,
+    result_summary,
     run_isolated,
     short_error,
     write_json,
@@ -87,17 +88,9 @@ def optmech_case(spec: str, epsilon: float, m: int, target_gap: float, repeats: 
         seconds.append(float(r.seconds))
     assert r is not None
     K, K_source = _half_width(r)
-    return {
-        "lower_bound": float(r.lower_bound),
-        "upper_bound": float(r.upper_bound),
-        "relative_gap": float(r.relative_gap),
-        "certified": bool(r.certified),
-        "status": r.status,
-        "message": r.message,
-        "lp": dict(r.lp),
+    return result_summary(r) | {
         "half_width": K,
         "half_width_source": K_source,
-        "refinements": len(r.history),
         "history_half_widths": [h.get("half_width") for h in r.history],
         "input_support": [int(inp.lo), int(inp.hi)],
         "seconds_all": seconds,
