@@ -65,6 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
     rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit")
     rn.add_argument("--json", action="store_true", help="print a summary object: computed, skipped, failed")
+    rn.add_argument("--quick", action="store_true", help="use the spec's [quick] grid axes")
+    rp = sub.add_parser("reproduce", help="run the catalogue of the seeds' tables and figures; write DIR/README.md and figures")
+    rp.add_argument("--out", required=True, metavar="DIR", help="the report folder (results.sqlite in it is resumed)")
+    rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
+    rp.add_argument("--workers", default=None, help="local worker processes (default: all cores; 1 runs in this process)")
+    rp.add_argument("--only", default=None, metavar="NAMES", help="comma-separated parts of catalogue names to run (e.g. 000,fig2.7)")
+    rp.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    rp.add_argument("--json", action="store_true", help="print a summary object on stdout")
     st = sub.add_parser("store", help="browse a result store: ls, show KEY, export")
     st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
     st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
@@ -460,7 +468,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from optmech.errors import SpecError
     from optmech.sweep import load_spec, run_sweep
 
-    spec = load_spec(args.spec, force=args.force)
+    spec = load_spec(args.spec, force=args.force, quick=args.quick)
     workers = _number("workers", args.workers, integer=True)
     if workers is not None and workers < 1:
         raise SpecError(f"workers must be at least 1, got {workers}")
@@ -474,6 +482,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
                          f"({out.problems} problems) -> {store}\n")
         for e in out.errors[:5]:
             sys.stdout.write(f"  failed {e['key']}: {e['error']}\n")
+    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    """``optmech reproduce [--quick] --out DIR``: the catalogue, its store, DIR/README.md and figures."""
+    import os
+
+    from optmech.errors import SpecError
+    from optmech.reproduce import load_catalogue, reproduce
+
+    only = None if args.only is None else [t.strip() for t in args.only.split(",") if t.strip()]
+    if args.only is not None and not only:
+        raise SpecError("--only needs at least one name")
+    if args.list:
+        for spec in load_catalogue(quick=args.quick, only=only):
+            rep = spec.reproduce
+            sys.stdout.write(f"{spec.name}: seed {rep['seed']}, {rep['item']} ({len(spec.problems)} problems)\n")
+        return EXIT_OK
+    workers = _number("workers", args.workers, integer=True)
+    if workers is not None and workers < 1:
+        raise SpecError(f"workers must be at least 1, got {workers}")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise SpecError(f"--out {args.out} exists and is not a folder")
+    progress = sys.stderr.isatty() and not os.environ.get("CI")
+    out = reproduce(args.out, quick=args.quick, workers=workers, only=only, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
+    else:
+        agreed = sum(s.agreed for s in out.sections)
+        differed = sum(s.differed for s in out.sections)
+        sys.stdout.write(f"optmech reproduce: {len(out.sections)} experiments, {agreed} statements agree, {differed} differ "
+                         f"(findings), {out.failed} problems failed; {out.computed} solved, {out.skipped} reused, "
+                         f"{out.seconds:.0f} s\n")
+        for s in out.sections:
+            sys.stdout.write(f"  {s.name:32s} {s.agreed:3d} agree {s.differed:3d} differ"
+                             + (f"  {s.failed} FAILED" if s.failed else "") + "\n")
+        sys.stdout.write(f"report: {os.path.join(args.out, 'README.md')}\n")
     return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
 
 
@@ -559,6 +604,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_store(args)
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "reproduce":
+            return _cmd_reproduce(args)
         if args.command in ("sample", "mechanism", "audit"):
             from optmech import cli_mechanisms
 

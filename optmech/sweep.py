@@ -1,6 +1,7 @@
 """Sweep specs: a TOML file naming one problem or a grid of problems, validated, expanded and run.
 
-Format (every key optional except ``name`` and ``epsilon``, which may sit in ``[problem]`` or ``[grid]``)::
+Format (every key optional except ``name`` and ``epsilon``, which may sit in ``[problem]``, ``[grid]``
+or ``[zip]``)::
 
     name = "staircase-gain"            # the experiment's name
     description = "free text"
@@ -12,12 +13,24 @@ Format (every key optional except ``name`` and ``epsilon``, which may sit in ``[
     [grid]                             # axes: non-empty lists; the sweep is their product
     epsilon = [0.5, 1.0, 2.0]
     cost = ["abs", "square"]
+    [quick]                            # optional: smaller values for some [grid] axes (--quick)
+    epsilon = [1.0]
+    [reproduce]                        # optional: what `optmech reproduce` reports for this spec
+    seed = "000"                       # the seed document (000..004), or "conjecture"
+    item = "Fig. 2.7"                  # the table, figure or statement reproduced
+    report = "staircase_gain"          # the report that compares the results with the seed
 
 Parameters: ``privacy``, ``epsilon``, ``delta``, ``sensitivity``, ``domain``, ``resolution``,
 ``cost``, ``dim``, ``norm``, ``target_gap``, ``utility`` (cost | wasserstein | surrogate) and
 ``input`` (an input spec for the Wasserstein utility).  A parameter may be fixed or swept, not
 both.  Unknown keys, wrong types, empty grids and sweeps above :data:`MAX_PROBLEMS` (without
 ``force``) are refused with one-line errors, before anything runs.
+
+``[zip]`` holds axes stepped together (lists of one length: ``epsilon = [0.1, 0.05]`` and
+``delta = [0.1, 0.05]`` give the pairs (0.1, 0.1) and (0.05, 0.05)); the sweep is the product of the
+``[grid]`` axes with those rows.  ``[quick]`` may only shorten axes of ``[grid]`` or ``[zip]``
+(zipped ones to one common length); ``[reproduce]`` names one of the reports of
+:mod:`optmech.reproduce`.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ import itertools
 import math
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from optmech.errors import SpecError
 
@@ -42,7 +55,8 @@ PARAMETERS: dict[str, tuple[type, ...]] = {
 }
 _CHOICES = {"privacy": ("pure", "approx", "lipschitz"), "domain": ("integer", "continuous"),
             "norm": ("l1", "l2", "linf"), "utility": ("cost", "wasserstein", "surrogate")}
-_TOP = {"name", "description", "problem", "grid"}
+_TOP = {"name", "description", "problem", "grid", "zip", "quick", "reproduce"}
+_REPRODUCE = {"seed": str, "item": str, "report": str, "title": str}
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,8 @@ class SweepSpec:
     name: str
     description: str
     problems: tuple[dict, ...]
+    #: the ``[reproduce]`` table ({} for a plain sweep)
+    reproduce: dict = field(default_factory=dict)
 
 
 def _check_value(where: str, key: str, v) -> None:
@@ -65,8 +81,39 @@ def _check_value(where: str, key: str, v) -> None:
         raise SpecError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {v!r}")
 
 
-def parse_spec(data: dict, *, source: str = "spec", force: bool = False) -> SweepSpec:
-    """Validate a parsed TOML document and expand its grid (module docstring)."""
+def _check_reproduce(source: str, rep) -> dict:
+    if not isinstance(rep, dict):
+        raise SpecError(f"{source}: [reproduce] must be a table")
+    bad = sorted(set(rep) - set(_REPRODUCE))
+    if bad:
+        raise SpecError(f"{source}: unknown key(s) in [reproduce]: {', '.join(bad)}; allowed: {', '.join(sorted(_REPRODUCE))}")
+    for k in ("seed", "item", "report"):
+        if k not in rep:
+            raise SpecError(f"{source}: [reproduce] needs {k}")
+    for k, v in rep.items():
+        if not isinstance(v, str) or not v.strip():
+            raise SpecError(f"{source} [reproduce]: {k} must be a non-empty string, got {v!r}")
+    from optmech.reproduce import REPORTS
+
+    if rep["report"] not in REPORTS:
+        raise SpecError(f"{source} [reproduce]: unknown report {rep['report']!r}; known: {', '.join(sorted(REPORTS))}")
+    return dict(rep)
+
+
+def _check_axis(source: str, table: str, k: str, values) -> None:
+    if not isinstance(values, list):
+        raise SpecError(f"{source} [{table}]: {k} must be a list of values, got {values!r}")
+    if not values:
+        raise SpecError(f"{source} [{table}]: {k} is an empty list")
+    for v in values:
+        _check_value(f"{source} [{table}]", k, v)
+
+
+def parse_spec(data: dict, *, source: str = "spec", force: bool = False, quick: bool = False) -> SweepSpec:
+    """Validate a parsed TOML document and expand its grid (module docstring).
+
+    With ``quick`` the axes named in ``[quick]`` replace those of ``[grid]``.
+    """
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a spec is a TOML table")
     unknown = sorted(set(data) - _TOP)
@@ -78,39 +125,54 @@ def parse_spec(data: dict, *, source: str = "spec", force: bool = False) -> Swee
     desc = data.get("description", "")
     if not isinstance(desc, str):
         raise SpecError(f"{source}: description must be a string")
-    fixed, grid = data.get("problem", {}), data.get("grid", {})
-    for title, table in (("problem", fixed), ("grid", grid)):
+    fixed, grid, zipped, short = (data.get(t, {}) for t in ("problem", "grid", "zip", "quick"))
+    for title, table in (("problem", fixed), ("grid", grid), ("zip", zipped), ("quick", short)):
         if not isinstance(table, dict):
             raise SpecError(f"{source}: [{title}] must be a table")
         bad = sorted(set(table) - set(PARAMETERS))
         if bad:
             raise SpecError(f"{source}: unknown parameter(s) in [{title}]: {', '.join(bad)}; "
                             f"allowed: {', '.join(sorted(PARAMETERS))}")
-    both = sorted(set(fixed) & set(grid))
-    if both:
-        raise SpecError(f"{source}: {', '.join(both)} both fixed in [problem] and swept in [grid]")
+    for a, b, what in ((fixed, grid, "fixed in [problem] and swept in [grid]"),
+                       (fixed, zipped, "fixed in [problem] and swept in [zip]"),
+                       (grid, zipped, "swept in both [grid] and [zip]")):
+        both = sorted(set(a) & set(b))
+        if both:
+            raise SpecError(f"{source}: {', '.join(both)} {what}")
     for k, v in fixed.items():
         _check_value(f"{source} [problem]", k, v)
-    axes = []
-    for k, values in grid.items():
-        if not isinstance(values, list):
-            raise SpecError(f"{source} [grid]: {k} must be a list of values, got {values!r}")
-        if not values:
-            raise SpecError(f"{source} [grid]: {k} is an empty list")
-        for v in values:
-            _check_value(f"{source} [grid]", k, v)
-        axes.append((k, values))
-    if "epsilon" not in fixed and "epsilon" not in grid:
-        raise SpecError(f"{source}: epsilon is required (in [problem] or [grid])")
-    count = math.prod(len(v) for _, v in axes) if axes else 1
+    not_swept = sorted(set(short) - set(grid) - set(zipped))
+    if not_swept:
+        raise SpecError(f"{source}: [quick] may only shorten axes of [grid] or [zip]; not swept: {', '.join(not_swept)}")
+
+    def axis(table: str, k: str, values: list) -> list:
+        _check_axis(source, table, k, values)
+        if k in short:
+            _check_axis(source, "quick", k, short[k])
+            if quick:
+                return short[k]
+        return values
+
+    axes = [(k, axis("grid", k, v)) for k, v in grid.items()]
+    zaxes = [(k, axis("zip", k, v)) for k, v in zipped.items()]
+    for where, use_quick in (("zip", False), ("quick", True)):
+        lengths = {k: len(short[k] if use_quick and k in short else zipped[k]) for k in zipped}
+        if len(set(lengths.values())) > 1 and (where == "zip" or any(k in short for k in zipped)):
+            raise SpecError(f"{source}: the [{where}] lists of zipped axes must have one length, got "
+                            + ", ".join(f"{k}: {n}" for k, n in lengths.items()))
+    rep = _check_reproduce(source, data["reproduce"]) if "reproduce" in data else {}
+    if "epsilon" not in fixed and "epsilon" not in grid and "epsilon" not in zipped:
+        raise SpecError(f"{source}: epsilon is required (in [problem], [grid] or [zip])")
+    count = math.prod(len(v) for _, v in axes) * (len(zaxes[0][1]) if zaxes else 1)
     if count > MAX_PROBLEMS and not force:
         raise SpecError(f"{source}: the sweep has {count} problems, more than {MAX_PROBLEMS}: use --force to run it")
-    problems = tuple(dict(fixed) | dict(zip([k for k, _ in axes], combo))
-                     for combo in itertools.product(*[v for _, v in axes]))
-    return SweepSpec(name.strip(), desc, problems)
+    zrows = [dict(zip([k for k, _ in zaxes], combo)) for combo in zip(*[v for _, v in zaxes])] if zaxes else [{}]
+    problems = tuple(dict(fixed) | dict(zip([k for k, _ in axes], combo)) | z
+                     for combo in itertools.product(*[v for _, v in axes]) for z in zrows)
+    return SweepSpec(name.strip(), desc, problems, rep)
 
 
-def load_spec(path: str, *, force: bool = False) -> SweepSpec:
+def load_spec(path: str, *, force: bool = False, quick: bool = False) -> SweepSpec:
     """Read and validate a TOML spec file (one-line SpecError on any problem)."""
     try:
         with open(path, "rb") as fh:
@@ -121,7 +183,7 @@ def load_spec(path: str, *, force: bool = False) -> SweepSpec:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
-    return parse_spec(data, source=path, force=force)
+    return parse_spec(data, source=path, force=force, quick=quick)
 
 
 def normalised(params: dict) -> dict:
