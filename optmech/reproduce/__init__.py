@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from optmech.reproduce._report import REPORTS, Check, Context, Section, md_table, register  # noqa: F401
+from optmech.reproduce._report import REPORTS, Context, Section, md_table
 
 # the reports register themselves on import
 from optmech.reproduce import seed000, seed002, seed003, seed004, conjecture  # noqa: E402,F401  isort:skip
@@ -139,14 +139,14 @@ def _write_readme(outdir: Path, o: ReproduceOutcome, quick: bool) -> None:
         for b in s.body:
             lines += [b, ""]
         if s.checks:
-            lines += [md_table(["statement", "seed states", "optmech (certified)", "", "note"],
+            lines += [md_table(["statement", "seed states", "optmech", "", "note"],
                                [[c.claim, c.seed, c.optmech, c.mark, c.note] for c in s.checks]), ""]
         for f in s.figures:
             lines += [f"![{Path(f).stem}]({f})", ""]
         known = errata_for(s.name)
         if known:
             lines += ["**Errata bearing on this item** (printed → corrected):", ""]
-            lines += [f"- {e.where} ({e.seed}): {e.printed} → {e.corrected}"
+            lines += [f"- {e.where}: {e.printed} → {e.corrected}"
                       + (f" = {e.value_text()}" if e.value is not None else "") for e in known]
             lines.append("")
     lines += ["## Errata we know of", "",

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import brentq
-
+from optmech.errata import c289, g2_equal_regime
 from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref,
                                        register)
 
@@ -26,16 +25,7 @@ _T = math.log(1.5)
 #: g₁(1) = 1 − 2 ln 1.5: the ℓ1 lower bound (62) at ε = δ, times ε/Δ, as ε → 0 [002 (207)]
 G1 = 1 - 2 * _T
 #: g₂(1) = 2 − 4 ln 1.5 − 2 ln² 1.5: the ℓ2 lower bound times ε²/Δ² [002 (218)]
-G2 = 2 - 4 * _T - 2 * _T**2
-
-
-def c289() -> float:
-    """The constant of 002 Thm 26 / 000 Thm 4.26, from (289): 2ln²α − 2 − 2αγ lnα + 2αγ − 2lnγ − ln²γ,
-    α = 3/2, with γ > 1 solving γα(lnα − 1) = −(1 + lnγ) (γ ≈ 1.7468)."""
-    a = 1.5
-    g = brentq(lambda x: x * a * (math.log(a) - 1) + 1 + math.log(x), 1.2, 3.0, xtol=1e-15)
-    la, lg = math.log(a), math.log(g)
-    return 2 * la * la - 2 - 2 * a * g * la + 2 * a * g - 2 * lg - lg * lg
+G2 = g2_equal_regime()
 
 
 def _printed_matches(exact: float, printed: float, digits: int) -> bool:
@@ -186,7 +176,8 @@ def corollary_limits(ctx: Context) -> Section:
         ax.set_xlabel("ε = δ")
         ax.set_ylabel("upper bound / certified V*")
         ax.set_title("002 Cors 4.12–4.15: certified ratios and the exact constants (dotted)")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     figure(ctx, s, "002-cor4.12-4.15-limits", draw)
     return s
 
