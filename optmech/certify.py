@@ -22,6 +22,7 @@ scaled copies), and its cost is summed with outward rounding, tails included.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -53,6 +54,68 @@ class LowerCertificate:
     clipped_rows: int
     error_term: float
     solver_objective: float
+
+
+#: While a :func:`recording` block is active, every certificate issued by :func:`dual_lower_bound`
+#: is appended here as ``(lp, y, certificate)`` with ``y`` the repaired multipliers it used.
+_RECORDERS: list[list] = []
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect ``(lp, y, LowerCertificate)`` for every lower bound certified inside the block.
+
+    ``y`` holds the repaired row multipliers, the normalisation row's included, so that
+    :func:`exact_dual_bound` can re-derive the bound in rational arithmetic.  For tests and audits;
+    it keeps every LP alive, so use it on small problems.
+    """
+    log: list = []
+    _RECORDERS.append(log)
+    try:
+        yield log
+    finally:
+        _RECORDERS.remove(log)
+
+
+def exact_dual_bound(lp: LinearProgram, y: np.ndarray) -> Fraction:
+    """The weak-duality bound of ``y`` for ``lp``'s data, evaluated exactly (``fractions.Fraction``).
+
+    For ``min c·x, rl <= A x <= ru, cl <= x <= cu`` and multipliers ``y`` with the signs the rows
+    allow (``y_i <= 0`` where ``rl_i = −∞``, ``y_i >= 0`` where ``ru_i = +∞``), every feasible ``x``
+    has ``c·x >= Σ_i y_i·(rl_i if y_i > 0 else ru_i) + Σ_j (min(0, s_j)·cu_j + max(0, s_j)·cl_j)``
+    with ``s = c − Aᵀy``: the reduced costs are the exact dual slacks, so the dual is feasible by
+    construction and the bound is exact for the floating-point data as given (every float is a
+    rational).  Raises ValueError when a sign condition or a needed bound fails.
+    """
+    F = Fraction
+    rl, ru, cl, cu = lp.row_lower, lp.row_upper, lp.col_lower, lp.col_upper
+    yv = np.asarray(y, dtype=float)
+    if np.any((yv > 0) & ~np.isfinite(rl)) or np.any((yv < 0) & ~np.isfinite(ru)):
+        raise ValueError("a multiplier has the wrong sign for a one-sided row")
+    A = lp.A.tocsc()
+    yf = [F(v) for v in yv.tolist()]
+    total = F(0)
+    for i, v in enumerate(yf):
+        if v > 0:
+            total += v * F(float(rl[i]))
+        elif v < 0:
+            total += v * F(float(ru[i]))
+    data, indices, indptr = A.data.tolist(), A.indices.tolist(), A.indptr.tolist()
+    for j in range(A.shape[1]):
+        sj = F(float(lp.c[j]))
+        for t in range(indptr[j], indptr[j + 1]):
+            v = yf[indices[t]]
+            if v:
+                sj -= F(data[t]) * v
+        if sj < 0:
+            if not math.isfinite(cu[j]):
+                raise ValueError(f"column {j} has a negative reduced cost and no upper bound")
+            total += sj * F(float(cu[j]))
+        elif sj > 0 and cl[j] != 0:
+            if not math.isfinite(cl[j]):
+                raise ValueError(f"column {j} has a positive reduced cost and no lower bound")
+            total += sj * F(float(cl[j]))
+    return total
 
 
 def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: float = math.nan) -> LowerCertificate:
@@ -110,13 +173,19 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
         + float(np.sum(scale_j[maybe_neg]))
     )
     value = float(np.nextafter(value - err, -np.inf))
-    return LowerCertificate(
+    cert = LowerCertificate(
         value=value,
         normalisation_multiplier=z,
         clipped_rows=int(np.count_nonzero(clip_pos | clip_neg)),
         error_term=float(err),
         solver_objective=float(solver_objective),
     )
+    if _RECORDERS:
+        y_used = y.copy()
+        y_used[i0] = z
+        for log in _RECORDERS:
+            log.append((lp, y_used, cert))
+    return cert
 
 
 # ------------------------------------------------------------------------------------------------
