@@ -203,9 +203,11 @@ def read_input_pmf(path: str | Path) -> InputPMF:
     """Read a CSV with header ``k,p`` (one support point per line) → :class:`InputPMF`."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise SpecError(f"cannot read input pmf {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"cannot read input pmf {str(path)!r}: not UTF-8 text ({exc.reason})") from None
     rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
     if not rows or [c.strip().lower() for c in rows[0]] != ["k", "p"]:
         raise SpecError(f"input pmf {path.name}: the first line must be the header 'k,p'")

@@ -181,6 +181,8 @@ def load_spec(path: str, *, force: bool = False, quick: bool = False) -> SweepSp
         raise SpecError(f"no such spec file: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path} is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
     return parse_spec(data, source=path, force=force, quick=quick)

@@ -100,6 +100,8 @@ def load_profile(name_or_path: str | SolverProfile) -> SolverProfile:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise SpecError(f"solver profile '{spec}': cannot read the file ({exc.strerror or exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise SpecError(f"solver profile '{spec}': not UTF-8 text ({exc.reason})") from None
     elif _NAME.match(spec):
         name = spec
         if name not in profile_names():

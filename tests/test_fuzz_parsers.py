@@ -1,0 +1,231 @@
+"""Fuzzing the parsers with hypothesis: nothing crashes except through the clean error, and no code runs.
+
+Targets: the cost-expression parser (1-D and d-D), the input specs and pmf readers (CSV, saved
+JSON), sweep specs (TOML text and parsed tables), solver profiles.  Each is fed random text or
+random structures built from the tokens its grammar knows, plus the known attack shapes; the only
+exception allowed out is :class:`optmech.errors.OptmechError` (one-line message), and no file is
+ever created by an expression.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from optmech.errors import OptmechError
+
+FUZZ = settings(max_examples=int(os.environ.get("OPTMECH_FUZZ_EXAMPLES", "150")), deadline=None,
+                derandomize=not os.environ.get("OPTMECH_FUZZ_EXAMPLES"), database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _clean(fn, *args):
+    """Call fn; return its value, or None when it raised an OptmechError with a one-line message."""
+    try:
+        return fn(*args)
+    except OptmechError as exc:
+        msg = str(exc)
+        assert msg and "\n" not in msg and "Traceback" not in msg, msg
+        return None
+
+
+# -- cost expressions -------------------------------------------------------------------------------
+
+TOKENS = ["x", "x1", "x2", "x3", "1", "2.5", "1e308", "0", "-", "+", "*", "/", "**", "(", ")", ",", "<", ">=", "==",
+          "&", "|", "~", "abs", "sqrt", "exp", "log", "min", "max", "where", "pi", "e", " ", "__class__", ".",
+          "lambda", ":", "[", "]", "for", "in", "import", "os", "__import__", "'", "\"", "getattr", "9", "**9",
+          "if", "else", "@", "%", "//", "<<", "not", "and", "or", "{", "}", "=", ";", "\\n", "yield", "await"]
+
+
+@st.composite
+def expression_like(draw) -> str:
+    return "".join(draw(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=25)))
+
+
+ATTACKS = [
+    "__import__('os').system('touch {sentinel}')",
+    "open('{sentinel}', 'w')",
+    "x.__class__.__bases__[0].__subclasses__()",
+    "(lambda: open('{sentinel}', 'w'))()",
+    "[open('{sentinel}', 'w') for _ in range(1)]",
+    "{{open('{sentinel}', 'w')}}",
+    "getattr(x, '__class__')",
+    "x if open('{sentinel}', 'w') else x",
+    "exec('open(\"{sentinel}\", \"w\")')",
+    "eval('1')",
+    "9**9**9**9",
+    "x**1e308",
+    "x**(10**10)",
+    "(x:=1)",
+    "x[0]",
+    "f'{{x}}'",
+    "abs(x).real",
+    "sqrt(*[x])",
+    "min(x, x, key=open)",
+    "'a' * 10**9",
+    "abs(" * 120 + "x" + ")" * 120,
+    "x+" * 1500 + "x",
+    "\x00x",
+]
+#: Inputs that are harmless but stress the parser: accepted or refused cleanly, never a crash.
+STRESS = ["(" * 150 + "x" + ")" * 150, "(" * 400 + "x" + ")" * 400, "-" * 3000 + "x", "x" * 5000, "1" * 400,
+          "abs(x) # a comment", "x**-1", "1/x", "log(x)", "sqrt(-abs(x))", "exp(1000*x)", "x**64", "x**0.5"]
+
+
+@FUZZ
+@given(st.one_of(expression_like(), st.text(max_size=60), st.text(alphabet=string.printable, max_size=80)))
+def test_cost_parser_only_raises_clean_errors(text):
+    from optmech.costs import parse_cost
+    from optmech.costs_nd import parse_cost_nd
+
+    c = _clean(parse_cost, text)
+    if c is not None:                      # accepted: it evaluates to floats without raising
+        import numpy as np
+
+        with np.errstate(all="ignore"):
+            v = c(np.array([-2.0, 0.0, 0.5, 3.0]))
+        assert v.shape == (4,)
+    for d in (2, 3):
+        _clean(parse_cost_nd, text, d)
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_no_expression_runs_code(tmp_path, attack):
+    from optmech.costs import parse_cost
+    from optmech.costs_nd import parse_cost_nd
+
+    sentinel = tmp_path / "pwned"
+    text = attack.format(sentinel=sentinel)
+    assert _clean(parse_cost, text) is None, text
+    assert _clean(parse_cost_nd, text.replace("x", "x1"), 2) is None, text
+    assert not sentinel.exists()
+
+
+@pytest.mark.parametrize("text", STRESS)
+def test_stress_inputs_never_crash(text):
+    from optmech.costs import parse_cost
+    from optmech.costs_nd import parse_cost_nd
+
+    _clean(parse_cost, text)
+    _clean(parse_cost_nd, text.replace("x", "x1"), 2)
+
+
+def test_no_expression_runs_code_through_the_cli(tmp_path):
+    from optmech.cli import main
+
+    sentinel = tmp_path / "pwned"
+    for attack in ATTACKS[:9]:
+        assert main(["solve", "--epsilon", "1", "--cost", attack.format(sentinel=sentinel)]) == 2
+    assert not sentinel.exists()
+
+
+# -- input specs and pmf files ---------------------------------------------------------------------
+
+@FUZZ
+@given(st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda fam, parts: ":".join([fam, *parts]),
+              st.sampled_from(["poisson", "gaussian", "uniform", "binomial", "", "POISSON"]),
+              st.lists(st.sampled_from(["0", "5", "-3", "1e9", "nan", "inf", "2.5", "", "x", "1e-300", "40"]),
+                       max_size=5)),
+))
+def test_input_spec_parser_only_raises_clean_errors(text):
+    from optmech.inputs import parse_input_spec
+
+    inp = _clean(parse_input_spec, text)
+    if inp is not None:
+        assert abs(math.fsum(inp.p) - 1.0) < 1e-9 and all(v >= 0 for v in inp.p)
+
+
+csv_line = st.builds(lambda a, b: f"{a},{b}",
+                     st.sampled_from(["0", "1", "-1", "2", "1.5", "x", "", "1e400", "nan", "3"]),
+                     st.sampled_from(["0.5", "0.25", "1", "0", "-0.1", "nan", "inf", "x", "", "0.5e0"]))
+
+
+@FUZZ
+@given(st.one_of(
+    st.builds(lambda head, rows: "\n".join([head, *rows]), st.sampled_from(["k,p", "k,P", "p,k", "k;p", "", "k,p,q"]),
+              st.lists(csv_line, max_size=6)),
+    st.text(max_size=80),
+    st.binary(max_size=60),
+))
+def test_pmf_readers_only_raise_clean_errors(tmp_path_factory, text):
+    from optmech.audit import load_pmf, read_pmf_csv
+    from optmech.inputs import read_input_pmf
+
+    path = tmp_path_factory.mktemp("pmf") / "p.csv"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
+    for reader in (read_pmf_csv, read_input_pmf, load_pmf):
+        _clean(reader, str(path))
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True), st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20)
+
+
+@FUZZ
+@given(st.one_of(
+    json_values,
+    st.fixed_dictionaries({"kind": st.sampled_from(["lattice_pmf", "lattice_pmf_nd", "cell_pmf_nd", "staircase", "x"])},
+                          optional={"k_lo": json_values, "weights": json_values, "beta": json_values,
+                                    "W": json_values, "mechanism": json_values, "dim": json_values}),
+))
+def test_saved_json_readers_only_raise_clean_errors(tmp_path_factory, doc):
+    from optmech.audit import load_pmf
+    from optmech.mechanisms.tabulated import lattice_mechanism_from_dict
+
+    path = tmp_path_factory.mktemp("json") / "m.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    _clean(load_pmf, str(path))
+    if isinstance(doc, dict):
+        _clean(lattice_mechanism_from_dict, doc)
+
+
+# -- sweep specs and solver profiles ------------------------------------------------------------------
+
+PARAM_VALUES = st.one_of(st.integers(-3, 600), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6),
+                         st.booleans(), st.sampled_from(["pure", "approx", "abs", "l1", "integer", "continuous"]))
+KEYS = st.sampled_from(["epsilon", "delta", "sensitivity", "cost", "privacy", "domain", "dim", "resolution", "norm",
+                        "utility", "input", "target_gap", "bogus"])
+
+
+@FUZZ
+@given(st.dictionaries(
+    st.sampled_from(["name", "description", "problem", "grid", "zip", "quick", "reproduce", "extra"]),
+    st.one_of(st.text(max_size=6), st.dictionaries(KEYS, st.one_of(PARAM_VALUES, st.lists(PARAM_VALUES, max_size=3)),
+                                                   max_size=4)),
+    max_size=6))
+def test_sweep_spec_parser_only_raises_clean_errors(data):
+    from optmech.sweep import parse_spec
+
+    spec = _clean(parse_spec, data)
+    if spec is not None:
+        assert spec.name and len(spec.problems) >= 1
+
+
+@FUZZ
+@given(st.one_of(st.text(alphabet=string.printable, max_size=120), st.binary(max_size=40)))
+def test_sweep_spec_and_profile_files_only_raise_clean_errors(tmp_path_factory, text):
+    from optmech.solvers.profiles import load_profile
+    from optmech.sweep import load_spec
+
+    path = tmp_path_factory.mktemp("spec") / "s.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    _clean(load_spec, str(path))
+    _clean(load_profile, str(path))
+
+
+@FUZZ
+@given(st.text(alphabet=string.printable, max_size=120))
+def test_solver_profiles_only_raise_clean_errors(text):
+    from optmech.solvers.profiles import parse_profile
+
+    _clean(parse_profile, text, "fuzz")
