@@ -645,6 +645,26 @@ class Cost:
             res = _grow(self._tree, lo, hi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
+    def check_rewards_spread(self, scale: float) -> None:
+        """Raise CostError when the cost is smaller far from 0 than anywhere near it.
+
+        Then spreading the noise ever wider lowers the expected cost toward that far value, so
+        no optimal noise exists and every LP window would be beaten by a wider one.  Far points
+        are ±10^k·scale (k = 3..12); "near" is [−2·scale, 2·scale] sampled on 801 points.
+        Costs with no growth at all (a constant) pass.
+        """
+        near = np.linspace(-2.0, 2.0, 801) * scale
+        far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
+        with np.errstate(all="ignore"):
+            ln, lf = self(near), self(far)
+        ok_far = lf[np.isfinite(lf)]
+        if ok_far.size and np.all(np.isfinite(ln)) and float(ok_far.min()) < float(ln.min()) * (1 - 1e-9):
+            x = float(far[np.isfinite(lf)][np.argmin(ok_far)])
+            raise CostError(
+                f"cost {self.spec!r} rewards large noise: L({x:.3g}) = {float(ok_far.min()):.6g} is below its minimum "
+                f"{float(ln.min()):.6g} near 0, so wider noise is always cheaper and no optimum exists; use a cost that "
+                "grows away from 0")
+
     def check_values(self, x, where: str = "the grid") -> np.ndarray:
         """Return L(x), or raise CostError at the first x where L is negative, NaN or infinite."""
         x = np.asarray(x, dtype=np.float64)

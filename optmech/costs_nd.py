@@ -235,6 +235,26 @@ class CostND:
             res = _grow(self._tree, wlo, whi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
+    def check_rewards_spread(self, scale: float) -> None:
+        """The d-D form of :meth:`optmech.costs.Cost.check_rewards_spread`: far points ±10^k·scale
+        along every axis and the diagonal, against the cube [−2·scale, 2·scale]^d on a coarse grid."""
+        if self.kind != "expr":
+            return
+        d = self.dim
+        dirs = np.vstack([np.eye(d), -np.eye(d), np.ones((1, d)), -np.ones((1, d))])
+        far = (dirs[:, None, :] * (10.0 ** np.arange(3, 13))[None, :, None]).reshape(-1, d) * scale
+        axis = np.linspace(-2.0, 2.0, 9 if d <= 3 else 5) * scale
+        near = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d)
+        with np.errstate(all="ignore"):
+            ln, lf = self(near), self(far)
+        ok = np.isfinite(lf)
+        if ok.any() and np.all(np.isfinite(ln)) and float(lf[ok].min()) < float(ln.min()) * (1 - 1e-9):
+            i = int(np.flatnonzero(ok)[np.argmin(lf[ok])])
+            raise CostError(
+                f"cost {self.spec!r} rewards large noise: L at {np.array2string(far[i], precision=3)} is "
+                f"{float(lf[i]):.6g}, below its minimum {float(ln.min()):.6g} near 0, so wider noise is always cheaper "
+                "and no optimum exists; use a cost that grows away from 0")
+
     def check_values(self, pts, where: str = "the grid") -> np.ndarray:
         """Return L(pts), or raise CostError at the first point where L is negative, NaN or infinite."""
         a = _points(pts, self.dim)

@@ -118,6 +118,32 @@ class _Upper:
         self.certified, self.mixed, self.note = certified, mixed, note
 
 
+def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
+                 shifts: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, float]:
+    """Audit the normalised pmf p on [−R, R]^d for every shift; if some δ(ε) exceeds δ (solver
+    tolerances), mix it with a cheap law of δ <= δ/2 (:func:`_safe_box`) at the smallest weight that
+    the float audit then accepts (module docstring).  Returns (pmf, R, per-shift δ, weight)."""
+    d = p.ndim
+    per = hockey_stick_array(p, shifts, epsilon)
+    if per.max() <= delta:
+        return p, R, per, 0.0
+    u, Ru, du = _safe_box(epsilon, delta, D, d)
+    Rm = max(R, Ru)
+    pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
+    dp = float(per.max())
+    # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
+    margin = 64 * _U * (1.0 + delta)
+    for _ in range(6):
+        target = delta - margin
+        lam = min(1.0, (dp - target) / (dp - du)) if dp > du else 1.0
+        mix = (1 - lam) * pu + lam * uu
+        per = hockey_stick_array(mix, shifts, epsilon)
+        if per.max() <= delta:
+            break
+        margin *= 16
+    return mix, Rm, per, lam
+
+
 def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int) -> _Upper:
     """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it."""
     d = p.ndim
@@ -129,24 +155,7 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
         p[(R,) * d] = 1.0
         s = 1.0
     p = p / s
-    per = hockey_stick_array(p, shifts, epsilon)
-    mixed = 0.0
-    if per.max() > delta:
-        u, Ru, du = _safe_box(epsilon, delta, D, d)
-        Rm = max(R, Ru)
-        pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
-        dp = float(per.max())
-        # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
-        margin = 64 * _U * (1.0 + delta)
-        for _ in range(6):
-            target = delta - margin
-            lam = min(1.0, (dp - target) / (dp - du)) if dp > du else 1.0
-            mix = (1 - lam) * pu + lam * uu
-            per = hockey_stick_array(mix, shifts, epsilon)
-            if per.max() <= delta:
-                break
-            margin *= 16
-        p, R, mixed = mix, Rm, lam
+    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts)
     real = float(per.max())
     certified = real <= delta
     value = _price(cost, p, R)

@@ -123,25 +123,13 @@ def _upper_pure(inp, utility, p_window, K, epsilon, m) -> UpperW1:
 
 
 def _upper_approx(inp, utility, p_window, K, epsilon, delta, m) -> UpperW1:
-    from optmech.solve_approx import _safe_box
+    from optmech.solve_approx import repair_delta
 
     p = np.where(np.isfinite(p_window), np.maximum(p_window, 0.0), 0.0)
     p = p / math.fsum(p)
     shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])[:, None]
-    d_p = float(np.max(hockey_stick_array(p, shifts, epsilon)))
-    k_lo = -K
-    mixed = 0.0
-    if d_p > delta:
-        safe, R, d_u = _safe_box(epsilon, delta, m, 1)
-        lam = (d_p - delta) / (d_p - d_u) * (1 + 1e-9)
-        lam = min(1.0, lam)
-        lo = min(-K, -R)
-        hi = max(K, R)
-        q = np.zeros(hi - lo + 1)
-        q[-K - lo: K - lo + 1] += (1 - lam) * p
-        q[-R - lo: R - lo + 1] += lam * np.asarray(safe, float)
-        p, k_lo, mixed = q / math.fsum(q), lo, lam
-        d_p = float(np.max(hockey_stick_array(p, shifts, epsilon)))
+    p, R, per, mixed = repair_delta(p, K, epsilon, delta, m, shifts)
+    k_lo, d_p = -R, float(per.max())
     val = w1_of_pmf(_objective_input(inp, utility), k_lo, p)
     value = float(np.nextafter(val * (1 + 1e-13) + 1e-16, np.inf))
     ok = d_p <= delta

@@ -188,6 +188,8 @@ class Problem:
             if delta > 10**7:
                 raise SpecError(f"sensitivity={int(delta)} is too large for the integer domain (at most 1e7)")
         object.__setattr__(self, "sensitivity", delta)
+        if not isinstance(self.cost, str):
+            self.cost.check_rewards_spread(delta)
         gap = self.target_gap
         if gap is None:
             gap = 1e-9 if isinstance(self.domain, IntegerLattice) else 1e-4
