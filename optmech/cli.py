@@ -222,7 +222,8 @@ def format_result(result) -> str:
 def _format_nd(result, tag: str) -> str:
     pr, a = result.problem, result.audit
     rows = [
-        f"optmech {__version__} — pure ε-DP on Z^{pr['dim']}, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
+        f"optmech {__version__} — pure ε-DP on {'R' if pr.get('domain') == 'continuous' else 'Z'}^{pr['dim']}, "
+        f"epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
         f"({pr['norm']}), cost {pr['cost']}",
         *_bracket_rows(result, tag),
         f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a['passed'] else 'FAILED'})",

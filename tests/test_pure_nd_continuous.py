@@ -451,3 +451,16 @@ def test_cli_save_continuous_mechanism(tmp_path):
     saved = json.loads(f.read_text())
     assert saved["certified"] and saved["problem"]["norm"] == "linf"
     _check_mechanism(saved["mechanism"], 2.0, "linf", 2)
+
+
+def test_d5_continuous_is_solved_and_contains_the_staircase():
+    """Regression: the fine shell LP's normalisation row spanned 0.27..1.3e10 in d = 5 (shell sizes
+    ~k^4) and HiGHS called it infeasible; shells are now scaled by their size."""
+    import optmech
+    from optmech.spec import Continuous, Problem, PureDP
+
+    r = optmech.solve(Problem(privacy=PureDP(2.0), cost="l1", sensitivity=1, domain=Continuous(2), dim=5))
+    assert r.certified
+    st = next(x for x in r.references if x.name == "staircase")
+    assert r.lower_bound <= st.value <= r.upper_bound * (1 + 1e-9)
+    assert r.upper_bound <= st.value * (1 + 1e-4)        # the fine shell upper bound is in use

@@ -424,7 +424,7 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
         raise ValueError("monotone applies to the layered LP's upper side only")
     lp, sigma = _assemble(support.size, support.l1, c_obj, far_cost, side == "lower",
                           [_monotone_chain(R, n_lat)] if monotone else tables, epsilon, epsilon / n_lat, scale_efolds,
-                          monotone=monotone)
+                          monotone=monotone, per_size=layered)
     variant = ("shells_nd" if layered else "cells_nd" if cells else "lattice_nd") + (
         {"signed_permutations": "_orbits", "signs": "_sign_orbits"}.get(getattr(support, "group", "none"), ""))
     return PureNDLP(lp, support, sigma, d, n_lat, norm, tables, steps, lo, hi, h, cells, side, variant)
@@ -439,11 +439,19 @@ def _monotone_chain(R: int, n: int) -> np.ndarray:
 
 def _assemble(size: np.ndarray, l1: np.ndarray, c_obj: np.ndarray, far_cost: float, far_free: bool,
               tables: list[np.ndarray], epsilon: float, rate: float, efolds: float,
-              monotone: bool = False) -> tuple[LinearProgram, np.ndarray]:
-    """Columns p (scaled), the recursion's auxiliaries m_1..m_L (L > 1), far; rows as in the docstring."""
+              monotone: bool = False, per_size: bool = False) -> tuple[LinearProgram, np.ndarray]:
+    """Columns p (scaled), the recursion's auxiliaries m_1..m_L (L > 1), far; rows as in the docstring.
+
+    A column is the density times 1/σ with σ = exp(−min(rate·‖x‖₁, efolds)); with ``per_size``
+    (ℓ1 shells, whose sizes grow like k^{d−1}) σ is also divided by the shell's size, so that the
+    normalisation row's coefficients size·σ stay O(1) instead of spanning ~k^{d−1} (d = 5: 1e10,
+    which HiGHS declared infeasible).
+    """
     n = len(size)
     L = len(tables)
     sigma = np.exp(-np.minimum(rate * l1, efolds))
+    if per_size:
+        sigma = sigma / size
     recursive = L > 1
     n_aux = L * n if recursive else 0
     col_far = n + n_aux
