@@ -655,8 +655,9 @@ class Cost:
         """
         near = np.linspace(-2.0, 2.0, 801) * scale
         far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
+        ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
         with np.errstate(all="ignore"):
-            ln, lf = self(near), self(far)
+            lf = self(far)
         ok_far = lf[np.isfinite(lf)]
         if ok_far.size and np.all(np.isfinite(ln)) and float(ok_far.min()) < float(ln.min()) * (1 - 1e-9):
             x = float(far[np.isfinite(lf)][np.argmin(ok_far)])

@@ -245,8 +245,9 @@ class CostND:
         far = (dirs[:, None, :] * (10.0 ** np.arange(3, 13))[None, :, None]).reshape(-1, d) * scale
         axis = np.linspace(-2.0, 2.0, 9 if d <= 3 else 5) * scale
         near = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d)
+        ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
         with np.errstate(all="ignore"):
-            ln, lf = self(near), self(far)
+            lf = self(far)
         ok = np.isfinite(lf)
         if ok.any() and np.all(np.isfinite(ln)) and float(lf[ok].min()) < float(ln.min()) * (1 - 1e-9):
             i = int(np.flatnonzero(ok)[np.argmin(lf[ok])])
