@@ -102,6 +102,10 @@ def nd(draw) -> Problem:
     weighted = "+".join(f"{w}*abs(x{i + 1})" for i, w in enumerate([1, 2, 1][:d]))
     asym = "where(x1 > 0, 2*x1, abs(x1))" + "".join(f" + abs(x{i + 1})" for i in range(1, d))
     cost = draw(st.sampled_from(["l1", "l2sq", "linf", weighted] + ([asym] if d == 2 else [])))
+    if d == 2 and draw(st.booleans()):      # ℝ² in cells (the cell LPs; resolution 2)
+        norm = draw(st.sampled_from(["l1", "linf"]))
+        return Problem(privacy=PureDP(eps), cost=draw(st.sampled_from(["l1", "l2sq"])), sensitivity=1.0,
+                       domain=Continuous(2), dim=2, norm=norm)
     sens = draw(st.integers(1, 2)) if d == 2 else 1
     return Problem(privacy=PureDP(eps), cost=cost, sensitivity=sens, domain=IntegerLattice(), dim=d)
 
