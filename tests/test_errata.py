@@ -13,22 +13,12 @@ import mpmath as mp
 import pytest
 
 from optmech.errata import ERRATA, SEEDS, TOPICS, Erratum, errata_for
+from optmech.reproduce import catalogue_paths
 
 mp.mp.dps = 30
 
-CATALOGUE = {
-    "000-fig2.5-gamma-square",
-    "000-fig2.7-staircase-gain",
-    "000-fig3.2-gamma-2d",
-    "002-bound-tables",
-    "002-cor4.12-4.15-limits",
-    "002-thm4.25-cor4.28-multid",
-    "003-fig7-optimum",
-    "003-fig8-w-vs-epsilon",
-    "003-fig9-w-vs-m",
-    "004-mse",
-    "conjecture-staircase-d3-5",
-}
+#: the catalogue's experiment names, from the catalogue itself (problems/)
+CATALOGUE = {p.stem for p in catalogue_paths()}
 
 
 def _entry(where_prefix: str) -> Erratum:
