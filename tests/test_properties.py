@@ -313,9 +313,31 @@ def test_lipschitz_certificates_hold_exactly(eps, cost, domain):
     with certify.recording() as log:
         r = solve_lipschitz(eps, cost, domain=domain, resolution=20 if domain == "continuous" else None)
     _check_result(r, log)
+    check_lipschitz_private(r.mechanism_nd, eps)
+
+
+def check_lipschitz_private(mech: dict, epsilon: float) -> None:
+    """ε-Lipschitz: adjacent knots (log-linear in between, or lattice points) differ by at most
+    e^{ε·spacing} either way, exactly; the exponential tails decay at a rate <= ε."""
+    assert Fraction(mech["tail_rate"]) <= Fraction(epsilon)
+    x = [Fraction(v) for v in mech["knots"]]
+    v = [Fraction(w) for w in mech["values"]]
+    assert all(w > 0 for w in v)
+    for i in range(len(v) - 1):
+        h = x[i + 1] - x[i]
+        assert h > 0
+        e = Fraction(math.exp(epsilon * float(h)))
+        e -= e / 2**48                     # below e^{ε·h}: covers exp's and the product's rounding
+        assert v[i] <= e * v[i + 1] and v[i + 1] <= e * v[i], (i, float(v[i]), float(v[i + 1]))
 
 
 # -- the checkers reject what they must ---------------------------------------------------------------
+
+def test_lipschitz_check_rejects_a_steep_pmf():
+    with pytest.raises(AssertionError):
+        check_lipschitz_private({"tail_rate": 1.0, "knots": [0.0, 1.0], "values": [1.0, math.exp(1.0) * 1.001]}, 1.0)
+    check_lipschitz_private({"tail_rate": 1.0, "knots": [0.0, 1.0], "values": [1.0, math.exp(1.0) * 0.999]}, 1.0)
+
 
 def test_exact_checks_reject_broken_certificates_and_pmfs():
     r, log = _solve(Problem(privacy=PureDP(1.0), cost="abs", sensitivity=2, domain=IntegerLattice()))
