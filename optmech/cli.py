@@ -462,6 +462,16 @@ def _cmd_solvers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _workers(text: str | None) -> int | None:
+    """--workers: None (all cores) or an integer >= 1."""
+    from optmech.errors import SpecError
+
+    workers = _number("workers", text, integer=True)
+    if workers is not None and workers < 1:
+        raise SpecError(f"workers must be at least 1, got {workers}")
+    return workers
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     """``optmech run SPEC.toml``: validate, then run the sweep into the store."""
     import os
@@ -470,9 +480,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from optmech.sweep import load_spec, run_sweep
 
     spec = load_spec(args.spec, force=args.force, quick=args.quick)
-    workers = _number("workers", args.workers, integer=True)
-    if workers is not None and workers < 1:
-        raise SpecError(f"workers must be at least 1, got {workers}")
+    workers = _workers(args.workers)
     store = args.store or os.path.splitext(args.spec)[0] + ".sqlite"
     progress = sys.stderr.isatty() and not os.environ.get("CI")
     out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress)
@@ -501,9 +509,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             rep = spec.reproduce
             sys.stdout.write(f"{spec.name}: seed {rep['seed']}, {rep['item']} ({len(spec.problems)} problems)\n")
         return EXIT_OK
-    workers = _number("workers", args.workers, integer=True)
-    if workers is not None and workers < 1:
-        raise SpecError(f"workers must be at least 1, got {workers}")
+    workers = _workers(args.workers)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise SpecError(f"--out {args.out} exists and is not a folder")
     progress = sys.stderr.isatty() and not os.environ.get("CI")
