@@ -476,7 +476,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     """``optmech run SPEC.toml``: validate, then run the sweep into the store."""
     import os
 
-    from optmech.errors import SpecError
     from optmech.sweep import load_spec, run_sweep
 
     spec = load_spec(args.spec, force=args.force, quick=args.quick)
