@@ -229,3 +229,31 @@ def test_solver_profiles_only_raise_clean_errors(text):
     from optmech.solvers.profiles import parse_profile
 
     _clean(parse_profile, text, "fuzz")
+
+
+# -- problem specs (the API's Problem and the CLI's number parsing) ----------------------------------
+
+numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**12, 10**12), st.booleans(),
+                    st.text(max_size=5), st.none())
+
+
+@FUZZ
+@given(numbers, numbers, numbers, st.sampled_from(["abs", "square", "l1", "x**2", "bogus(x)", "", "pow:3"]),
+       st.sampled_from([1, 2, 3, 0, 9, 2.5, "2"]), st.sampled_from(["integer", "continuous"]), numbers, numbers)
+def test_problem_spec_only_raises_clean_errors(eps, delta, sens, cost, dim, domain, resolution, gap):
+    from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
+
+    def build():
+        privacy = PureDP(eps) if delta is None else ApproxDP(eps, delta)
+        dom = IntegerLattice() if domain == "integer" else Continuous(resolution)
+        return Problem(privacy=privacy, cost=cost, sensitivity=sens, domain=dom, dim=dim, target_gap=gap)
+
+    _clean(build)
+
+
+@FUZZ
+@given(st.text(max_size=12), st.booleans())
+def test_cli_number_parsing_only_raises_clean_errors(text, integer):
+    from optmech.cli import _number
+
+    _clean(lambda: _number("epsilon", text, integer=integer))
