@@ -651,7 +651,8 @@ class Cost:
         Then spreading the noise ever wider lowers the expected cost toward that far value, so
         no optimal noise exists and every LP window would be beaten by a wider one.  Far points
         are ±10^k·scale (k = 3..12); "near" is [−2·scale, 2·scale] sampled on 801 points.
-        Costs with no growth at all (a constant) pass.
+        A far value equal to the minimum near 0 also has no optimum (the infimum is only approached);
+        a constant cost passes (every noise is optimal).
         """
         near = np.linspace(-2.0, 2.0, 801) * scale
         far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
@@ -659,11 +660,12 @@ class Cost:
         with np.errstate(all="ignore"):
             lf = self(far)
         ok_far = lf[np.isfinite(lf)]
-        if ok_far.size and np.all(np.isfinite(ln)) and float(ok_far.min()) < float(ln.min()) * (1 - 1e-9):
+        flat = float(ln.max()) <= float(ln.min()) * (1 + 1e-12)      # a constant cost: every noise is optimal
+        if ok_far.size and not flat and float(ok_far.min()) <= float(ln.min()) * (1 + 1e-9):
             x = float(far[np.isfinite(lf)][np.argmin(ok_far)])
             raise CostError(
-                f"cost {self.spec!r} rewards large noise: L({x:.3g}) = {float(ok_far.min()):.6g} is below its minimum "
-                f"{float(ln.min()):.6g} near 0, so wider noise is always cheaper and no optimum exists; use a cost that "
+                f"cost {self.spec!r} rewards large noise: L({x:.3g}) = {float(ok_far.min()):.6g} is not above its minimum "
+                f"{float(ln.min()):.6g} near 0, so spreading the noise wider never costs more and no optimum exists; use a cost that "
                 "grows away from 0")
 
     def check_values(self, x, where: str = "the grid") -> np.ndarray:

@@ -249,12 +249,13 @@ class CostND:
         with np.errstate(all="ignore"):
             lf = self(far)
         ok = np.isfinite(lf)
-        if ok.any() and np.all(np.isfinite(ln)) and float(lf[ok].min()) < float(ln.min()) * (1 - 1e-9):
+        flat = float(ln.max()) <= float(ln.min()) * (1 + 1e-12)
+        if ok.any() and not flat and float(lf[ok].min()) <= float(ln.min()) * (1 + 1e-9):
             i = int(np.flatnonzero(ok)[np.argmin(lf[ok])])
             raise CostError(
                 f"cost {self.spec!r} rewards large noise: L at {np.array2string(far[i], precision=3)} is "
-                f"{float(lf[i]):.6g}, below its minimum {float(ln.min()):.6g} near 0, so wider noise is always cheaper "
-                "and no optimum exists; use a cost that grows away from 0")
+                f"{float(lf[i]):.6g}, not above its minimum {float(ln.min()):.6g} near 0, so spreading the noise wider never "
+                "costs more and no optimum exists; use a cost that grows away from 0")
 
     def check_values(self, pts, where: str = "the grid") -> np.ndarray:
         """Return L(pts), or raise CostError at the first point where L is negative, NaN or infinite."""
