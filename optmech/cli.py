@@ -623,6 +623,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OptmechError as exc:
         sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
         return EXIT_INPUT
+    except BrokenPipeError:  # the reader went away (`optmech ... | head`): stop quietly, as other tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as exc:
         sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
         return EXIT_INPUT
