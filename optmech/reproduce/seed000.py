@@ -91,6 +91,22 @@ def _inside(value: float, result: dict | None, slack: float = 1e-9) -> bool:
     return lo - slack * abs(value) <= value <= hi + slack * abs(value)
 
 
+def _gamma_rows(ctx: Context, closed, cost, *, resolution: bool = False) -> tuple[list, list[bool], list[bool]]:
+    """Per solved ε: the closed-form γ*, the numerical argmin of ``cost``, optmech's γ*, V(γ*) and the
+    certified bracket; with the flags "V(γ*) inside the bracket" and "closed form = argmin to 1e-6"."""
+    rows, inside, agree = [], [], []
+    for p, r in ctx.results():
+        eps, delta = p["epsilon"], p["sensitivity"]
+        b = math.exp(-eps)
+        g_closed, g_num = closed(b), argmin_gamma(cost, b)
+        v = cost(g_closed, b, delta)
+        inside.append(_inside(v, r))
+        agree.append(abs(g_closed - g_num) <= 1e-6)
+        rows.append([eps, b, *([p.get("resolution")] if resolution else []), g_closed, g_num,
+                     ref_param(r, "staircase", "gamma"), v, fmt_bracket(r), "✅" if inside[-1] else "❌"])
+    return rows, inside, agree
+
+
 def _count(flags: list[bool]) -> str:
     return f"{sum(flags)} of {len(flags)}"
 
@@ -101,16 +117,7 @@ def _count(flags: list[bool]) -> str:
 def gamma_square_report(ctx: Context) -> Section:
     """000 Fig. 2.5: γ* against b for L(x) = x² (Thm 2.7)."""
     s = new_section(ctx, "Optimal γ* for the cost x²")
-    rows, inside, agree = [], [], []
-    for p, r in ctx.results():
-        eps, delta = p["epsilon"], p["sensitivity"]
-        b = math.exp(-eps)
-        g_closed, g_num = gamma_square(b), argmin_gamma(cost_square, b)
-        v = cost_square(g_closed, b, delta)
-        inside.append(_inside(v, r))
-        agree.append(abs(g_closed - g_num) <= 1e-6)
-        rows.append([eps, b, g_closed, g_num, ref_param(r, "staircase", "gamma"), v, fmt_bracket(r),
-                     "✅" if inside[-1] else "❌"])
+    rows, inside, agree = _gamma_rows(ctx, gamma_square, cost_square)
     s.add(md_table(["ε", "b", "γ* (A.28)", "argmin of (A.25)", "γ* (optmech)", "V(γ*)", "certified V*",
                     "V(γ*) in bracket"], rows))
     if rows:
@@ -214,16 +221,7 @@ def v2d_asymptotic(eps: float, delta: float = 1.0) -> float:
 def gamma_2d_report(ctx: Context) -> Section:
     """000 Fig. 3.2: the optimal γ* of the 2-D ℓ1 staircase against b."""
     s = new_section(ctx, "Optimal γ* of the 2-D staircase")
-    rows, inside, agree = [], [], []
-    for p, r in ctx.results():
-        eps, delta = p["epsilon"], p["sensitivity"]
-        b = math.exp(-eps)
-        g_q, g_num = gamma_2d(b), argmin_gamma(cost_2d, b)
-        v = cost_2d(g_q, b, delta)
-        inside.append(_inside(v, r))
-        agree.append(abs(g_q - g_num) <= 1e-6)
-        rows.append([eps, b, p.get("resolution"), g_q, g_num, ref_param(r, "staircase", "gamma"), v, fmt_bracket(r),
-                     "✅" if inside[-1] else "❌"])
+    rows, inside, agree = _gamma_rows(ctx, gamma_2d, cost_2d, resolution=True)
     s.add(md_table(["ε", "b", "cells per Δ", "γ* (quartic)", "argmin of (3.7)", "γ* (optmech)", "V(γ*)",
                     "certified V* (continuous LP)", "V(γ*) in bracket"], rows))
     s.add("The seed gives no closed form (\"too complicated to show\"); γ* here is the larger root of the quartic "
