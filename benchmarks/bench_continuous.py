@@ -2,7 +2,7 @@
 
 For each cost in {abs, square} and ε in {0.1, 1, 5, 10}, solve with ``Continuous()`` (automatic
 resolution) and ``target_gap=1e-4``; the target is a certified relative gap <= 1e-4 within 10 s
-per case.  The closed-form staircase value [Geng & Viswanath] from ``r.references`` is printed
+per case.  The closed-form staircase value [Geng13, Thm 2.5, 2.7] from ``r.references`` is printed
 with whether it lies inside the certified bracket (it is the true optimum, so it must).
 
 Run ``python benchmarks/bench_continuous.py``; writes ``benchmarks/results/continuous.json``.

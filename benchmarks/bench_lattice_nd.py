@@ -11,7 +11,7 @@
 3. Continuous d = 2, ℓ1: gap against resolution.  ``optmech.solve`` on ℝ² (ℓ1 sensitivity 1, ℓ1
    cost) at fixed resolutions n ∈ {2, 4, 8} (cells of width 1/n) for ε ∈ {0.5, 1, 2}, each case in
    its own process under ``--continuous-deadline``; the certified bracket is set against the
-   closed-form optimum V* = ``staircase_nd_optimal_cost("l1", ε, 1, 2)`` (seed 000 (3.7)).  The
+   closed-form optimum V* = ``staircase_nd_optimal_cost("l1", ε, 1, 2)`` ([Geng13] (3.7)).  The
    upper bound comes from a fine ℓ1-shell (layered) mechanism and sits within ~1e-5 of V*; the gap
    is the lower bound's cell-minimum pricing, whose distance (V* − lower)/V* should about halve
    when n doubles (the ratio between consecutive n is printed).

@@ -4,7 +4,7 @@ diffprivlib (IBM, 0.6.x) is the only production library with a staircase sampler
 call ``Staircase(epsilon=ε, sensitivity=Δ).randomise(value)`` once per value, in a Python loop;
 that is the baseline.  optmech draws ``Staircase(epsilon=ε, sensitivity=Δ, gamma=γ).sample(n, rng)``
 in one vectorised call.  Both use γ = 1/(1 + e^{ε/2}) (diffprivlib's default, optmech's optimum
-for |x| [000 Thm 2.5]), so the laws are the same, which the run checks with KS tests: each
+for |x| [Geng13, Thm 2.5]), so the laws are the same, which the run checks with KS tests: each
 sample against the exact cdf, and the two samples against each other.
 
 Also reported: samples/s in secure mode (``rng="secure"``: ChaCha20 keyed from OS entropy), the

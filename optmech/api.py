@@ -85,11 +85,17 @@ def _symmetric_ok(problem: Problem, grid: Grid1D, extent: float) -> bool:
         return False
     if problem.cost.kind != "expr":
         return True
-    pts = np.unique(np.concatenate([
-        np.linspace(0.0, extent, 20001),
-        grid.left(np.arange(0, 4 * grid.W + 1)),
-    ]))
-    return bool(problem.cost.is_symmetric_nondecreasing(pts))
+    return bool(problem.cost.is_symmetric_nondecreasing(_symmetry_points(grid, extent)))
+
+
+def _symmetry_points(grid: Grid1D, extent: float) -> np.ndarray:
+    """The points x >= 0 of the problem's domain at which symmetry and monotonicity are checked:
+    integers on ℤ (all up to 20000, then 20001 rounded points up to ``extent``), on ℝ 20001
+    points of [0, extent] and the cell edges of four periods."""
+    if grid.kind == "integer":
+        return np.unique(np.concatenate([np.arange(0.0, min(extent, 20000.0) + 1.0),
+                                         np.round(np.linspace(0.0, extent, 20001))]))
+    return np.unique(np.concatenate([np.linspace(0.0, extent, 20001), grid.left(np.arange(0, 4 * grid.W + 1))]))
 
 
 def _initial_upper(problem: Problem, grid: Grid1D) -> UpperCertificate:
@@ -117,6 +123,12 @@ def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> floa
             return periods * grid.period
         periods = periods + max(1, periods // 2)
     return mass_periods * grid.period
+
+
+def _outside_price(problem: Problem, plan: _Plan) -> float:
+    """The smaller of the prices the relaxation puts on mass beyond either end of the window."""
+    grid = plan.grid
+    return min(grid.outside_min(problem.cost, plan.k_lo - 1, -1), grid.outside_min(problem.cost, plan.k_hi + 1, +1))
 
 
 def _build(problem: Problem, plan: _Plan) -> PureLP:
@@ -242,6 +254,13 @@ def solve(
     k0 = np.arange(-2 * grid.W - 1, 2 * grid.W + 1)
     cost.check_values(grid.center(k0) if continuous else k0)
 
+    floor = grid.cost_floor(cost)
+    if not math.isfinite(floor):
+        raise SpecError(
+            f"cost '{cost.spec}' could not be bounded below on {'ℤ' if not continuous else 'ℝ'} by interval arithmetic "
+            "(terms that cancel far from 0, such as sqrt(abs(x)) - sqrt(abs(x)), leave it unbounded), so no lower bound "
+            "can be certified; write it so that each term is bounded, e.g. with where(), min() or max()"
+        )
     # a first certified upper bound, which also sizes the window
     ub0 = _initial_upper(problem, grid)
     if not math.isfinite(ub0.value):
@@ -264,6 +283,7 @@ def solve(
     last_lp: PureLP | None = None
     status, message = "gap_not_reached", ""
     widened, gap_before_widening = False, math.inf
+    stuck, last_price, best_before = 0, -math.inf, -math.inf  # widenings that did not raise the far price
     for it in range(max_refinements):
         lp = _build(problem, plan)
         remaining = max(1.0, time_limit - (time.perf_counter() - t0))
@@ -308,6 +328,17 @@ def solve(
         grown_without_gain = widened and gap > 0.5 * gap_before_widening
         widened = False
         if excess > 1e-3 * problem.target_gap:
+            price = _outside_price(problem, plan)
+            stuck = stuck + 1 if (price <= 1.001 * last_price and lo.value <= best_before * (1 + 1e-6)) else 0
+            last_price, best_before = price, max(best_before, lo.value)
+            if stuck >= 2:
+                message = (
+                    f"the lower bound cannot improve: the relaxation parks mass outside the window, where the cost's "
+                    f"proven minimum stays at {price:.6g} however wide the window grows; write the cost so that "
+                    "interval arithmetic bounds it away from 0 far out (e.g. where(x >= 0, x, 3*abs(x)) rather than "
+                    "a sum of terms that cancel)"
+                )
+                break
             extent_x = (1.5 * extent_x[0], 1.5 * extent_x[1])
             new_plan = _plan(plan.grid, extent_x, symmetric)
         elif continuous and not fixed_resolution:
@@ -342,20 +373,22 @@ def solve(
     claims = []
     if symmetric:
         claims.append(
-            "symmetric, monotone, periodic reduction [seed 000 Lemmas A.3, A.8, A.10; A.15-A.17; "
+            "symmetric, monotone, periodic reduction [Geng13, Lemmas A.3, A.8, A.10; A.15-A.17; "
             "Thm 2.4, 2.13]: one period of W variables with p(x+Δ) = e^-ε p(x); the cost was "
-            + ("proven" if cost.kind != "expr" else "checked on the grid to be")
+            + ("proven" if cost.kind != "expr" else
+               f"checked (not proven) at {_symmetry_points(plan.grid, max(extent_x)).size} points of "
+               f"[0, {max(extent_x):.6g}] of the domain to be")
             + " symmetric and nondecreasing in |x|"
         )
     if continuous:
         claims.append(
-            "continuous domain via cells [seed 000 Lemma A.6]: lower bound from cell masses with the "
+            "continuous domain via cells [Geng13, Lemma A.6]: lower bound from cell masses with the "
             "cost's minimum over each cell"
             + (" and the monotone in-cell correction" if symmetric else "")
             + "; upper bound from a piecewise-constant density priced at the cell-mean cost"
         )
     if cost.kind == "expr":
-        claims.append("the cost is assumed nonnegative off the grid (checked on the grid)")
+        claims.append(_floor_claim(cost, integer=not continuous))
     return Result(
         problem=problem.to_dict() | {"cells_per_period": plan.grid.W if continuous else None},
         lower_bound=best_lo,
@@ -391,6 +424,19 @@ def solve(
         claims=claims,
     )
 
+
+
+def _floor_claim(cost, *, integer: bool) -> str:
+    """What was proven about the cost's sign on the domain, for ``claims``."""
+    where = "on ℤ" if integer else "on ℝ"
+    floor = cost.domain_minimum(integer=integer)
+    how = ("interval arithmetic over the whole line: every integer |k| <= 4096, integer ranges beyond"
+           if integer else "interval arithmetic over pieces covering the whole line")
+    if floor >= 0:
+        return (f"the cost was proven nonnegative {where} ({how}); every cell or point cost, the price of "
+                "mass outside the window and the tail series use rigorous interval enclosures")
+    return (f"the cost could only be proven >= {floor:.6g} {where} ({how}); the bounds use that floor where "
+            "they need one (mass outside the window, truncated tail series), so no nonnegativity is assumed")
 
 
 def _references(problem: Problem, lo: float, up: float) -> list[ReferenceValue]:

@@ -2,14 +2,14 @@ r"""Exact privacy audit of additive noise with a pmf on ℤ (tails included).
 
 A noise pmf p on the integers, added to an integer query of sensitivity Δ, is audited exactly:
 
-* the realised pure ε [seed 003_ca6d82ab86e3039e.txt Thm 1, (7)–(9); discrete-wasserstein.md §2.1]
+* the realised pure ε [QHFL22, Thm 1, (7)–(9)]
 
   .. math:: \varepsilon = \max_{0<|s|\le\Delta}\ \sup_{k\in\mathbb Z} \log\frac{p(k)}{p(k+s)},
 
   all shifts 1..Δ included (the worst one need not be Δ), ``None`` when some ratio is unbounded
   (a zero within distance Δ of positive mass, e.g. any finite support);
-* the hockey-stick profile, the exact replacement of [seed 003 Thm 2, (10)–(12)]
-  (discrete-wasserstein.md §2.2, corrected)
+* the hockey-stick profile, the exact replacement of [QHFL22, Thm 2, (10)–(12)]
+  (whose sufficient condition is flawed as printed)
 
   .. math:: \delta(\varepsilon) = \max_{0<|s|\le\Delta}\ \sum_{k\in\mathbb Z}
             \bigl[p(k) - e^{\varepsilon} p(k+s)\bigr]_+ ,
@@ -692,8 +692,8 @@ def realised_epsilon(pmf: LatticeMechanism, sensitivity: int) -> float | None:
 
     .. math:: \varepsilon = \log \max_{0<|s|\le\Delta} \sup_{k\in\mathbb Z} p(k)/p(k+s)
 
-    [seed 003_ca6d82ab86e3039e.txt Thm 1, (7)–(8): the ε-DP condition is necessary and
-    sufficient; discrete-wasserstein.md §2.1: singletons attain it, so this is the tight ε].
+    [QHFL22, Thm 1, (7)–(8): the ε-DP condition is necessary and
+    sufficient; singletons attain it [derived], so this is the tight ε].
 
     The supremum runs over the whole lattice, tails included.  It is exact on a finite range:
     beyond the window the tail rule gives p(k + W) = β·p(k) (right) and p(k − W) = β·p(k)
@@ -713,8 +713,8 @@ def realised_epsilon(pmf: LatticeMechanism, sensitivity: int) -> float | None:
 def hockey_stick(pmf: LatticeMechanism, shift: int, epsilon: float | str) -> float:
     r"""Upper bound of the hockey-stick divergence Σ_k [p(k) − e^ε p(k+s)]_+ over all of ℤ.
 
-    The ε-term of the (ε, δ) guarantee between the outputs of x and x − s [seed 003 Def. 2 (4);
-    the exact form of Thm 2, discrete-wasserstein.md §2.2].  Tails are summed in closed form
+    The ε-term of the (ε, δ) guarantee between the outputs of x and x − s [QHFL22, Def. 2 (4);
+    the exact form of Thm 2].  Tails are summed in closed form
     (geometric series of the last W terms, see ``_Lattice``).  Rigorous upper bound of the
     exact value, tight to about U times the mass involved; clipped to [0, 1].
     """
@@ -733,7 +733,7 @@ def delta_curve(
 ) -> np.ndarray:
     r"""δ(ε) = max_{0<|s|<=Δ} Σ_k [p(k) − e^ε p(k+s)]_+ at each ε (rigorous upper bounds).
 
-    [seed 003 Thm 2, corrected: discrete-wasserstein.md §2.2].  All shifts and all k, tails
+    [QHFL22, Thm 2, corrected].  All shifts and all k, tails
     in closed form; δ = 0 exactly for ε at or above the realised pure ε.  Returns an array in
     the order of ``epsilons`` (strings are read at their exact decimal value).
     """
@@ -873,8 +873,8 @@ def audit(
 ) -> AuditReport:
     """Full privacy audit of additive noise with pmf ``pmf`` at integer sensitivity Δ.
 
-    Realised pure ε [seed 003 Thm 1], exact hockey-stick δ(ε) [seed 003 Thm 2, corrected in
-    discrete-wasserstein.md §2.2] at the requested ε and on a default curve, and optionally
+    Realised pure ε [QHFL22, Thm 1], exact hockey-stick δ(ε) [QHFL22, Thm 2, corrected]
+    at the requested ε and on a default curve, and optionally
     ε(δ) at the requested δ.  See the module docstring for what is exact and what is rounded.
     """
     t_start = time.perf_counter()

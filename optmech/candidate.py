@@ -6,8 +6,8 @@ is set against the candidate's exact expected cost.  The candidate must itself b
 ``privacy()`` must cover the problem's ε, Δ and norm); its cost comes from closed forms or exact
 series of :mod:`optmech.mechanisms`.
 
-* ``staircase``: the best member of the staircase family for the cost (continuous staircase [000
-  Thm 2.4], discrete staircase [000 Thm 2.13], the ℓ1 lattice staircase on ℤ^d [multidim.md §8]);
+* ``staircase``: the best member of the staircase family for the cost (continuous staircase [Geng13,
+  Thm 2.4], discrete staircase [Geng13, Thm 2.13], the ℓ1 lattice staircase on ℤ^d);
 * ``layered``: the best mechanism constant on ℓ1 shells (lattice spheres, or shells of width
   Δ/resolution), from the shell LP of :mod:`optmech.problems.pure_nd`: its value is the audited
   upper end of that LP's own certified bracket;
@@ -112,7 +112,7 @@ def _layered(problem, result) -> dict:
         "inside_bracket": bool(result.certified and lb.certified and lo * (1 - 1e-12) <= value <= result.upper_bound * (1 + 1e-9)),
         "parameters": {"shells": lb.shells, "shell_width": lb.cell_width, "layered_lower_bound": lb.lower,
                        "layered_status": lb.status, "seconds": lb.seconds},
-        "note": ("the best density constant on l1 shells (the shell LP [000 §3.2; multidim.md §9 Test A]); value = the "
+        "note": ("the best density constant on l1 shells (the shell LP [Geng13, §3.2]); value = the "
                  "audited upper end of its certified bracket [layered_lower_bound, value], set against the certified "
                  "lower bound of the full LP"),
     }

@@ -1,6 +1,6 @@
 """Certificates: a rigorous lower bound from the LP dual, an exactly private mechanism above.
 
-Lower bound (reference/numerics.md §4).  For ``min c·x, rl <= A x <= ru, 0 <= x <= cu`` and any
+Lower bound.  For ``min c·x, rl <= A x <= ru, 0 <= x <= cu`` and any
 multipliers y, weak duality gives, with s = c − Aᵀy,
 
     c·x >= Σ_i (y_i·rl_i if y_i > 0 else y_i·ru_i) + Σ_j min(0, s_j)·cu_j.
@@ -12,7 +12,7 @@ difference between the LP's float data and the true coefficients (e^ε, cost bou
 so the bound holds for the exact relaxation.  It is a bound on V* because every builder in
 :mod:`optmech.problems` produces a relaxation.
 
-Upper bound (reference/numerics.md §5).  The window masses of the LP primal are repaired to
+Upper bound.  The window masses of the LP primal are repaired to
 their smallest majorant φ(x) = max_y p(y)·β^{⌈|x−y|/W⌉} with β slightly above e^{−ε}; φ is
 ε-DP on the whole lattice, including its geometric tails (the majorant of a finitely supported
 function extends periodically beyond the window).  The repaired mechanism's privacy is audited

@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="privacy notion: pure ε-DP, approx (ε,δ)-DP, or lipschitz (ε per unit distance) (default: pure)")
     s.add_argument("--utility", default="cost", choices=["cost", "wasserstein", "surrogate"],
                    help="what to minimise: the expected --cost (default), the 1-Wasserstein distance between X and X + noise "
-                        "for an input X (--input-pmf or --input), or the paper's surrogate E|noise| [003]")
+                        "for an input X (--input-pmf or --input), or the paper's surrogate E|noise| [QHFL22]")
     s.add_argument("--input-pmf", default=None, metavar="FILE", help="input distribution of X for --utility: a CSV with header k,p")
     s.add_argument("--input", default=None, metavar="SPEC",
                    help="built-in input distribution: poisson:RATE:LO:HI, gaussian:MU:SIGMA:LO:HI or uniform:LO:HI")
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit")
     rn.add_argument("--json", action="store_true", help="print a summary object: computed, skipped, failed")
     rn.add_argument("--quick", action="store_true", help="use the spec's [quick] grid axes")
-    rp = sub.add_parser("reproduce", help="run the catalogue of the seeds' tables and figures; write DIR/README.md and figures")
+    rp = sub.add_parser("reproduce", help="run the catalogue of the source papers' tables and figures; write DIR/README.md and figures")
     rp.add_argument("--out", required=True, metavar="DIR", help="the report folder (results.sqlite in it is resumed)")
     rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
     rp.add_argument("--workers", default=None, help="local worker processes (default: all cores; 1 runs in this process)")
@@ -264,7 +264,7 @@ def _format_other(result, tag: str) -> str:
     pr, a = result.problem, result.audit or {}
     if pr.get("kind") == "wasserstein":
         inp = pr["input"]
-        what = "surrogate utility E|noise| (seed 003's P2)" if pr["utility"] == "surrogate" else "Wasserstein (W1) utility"
+        what = "surrogate utility E|noise| (P2 of [QHFL22])" if pr["utility"] == "surrogate" else "Wasserstein (W1) utility"
         head = (f"optmech {__version__} — {what}, {pr['privacy']} DP, epsilon={pr['epsilon']:g}"
                 + (f", delta={pr['delta']:g}" if pr.get("delta") else "") + f", sensitivity m={pr['sensitivity']}, "
                 f"input {inp.get('label', 'pmf')}")
@@ -305,7 +305,7 @@ def _candidate_rows(result) -> list[str]:
 
 
 def _solve_other(args: argparse.Namespace, tl: float | None):
-    """--privacy lipschitz [004] and --utility wasserstein|surrogate [003]: their own solvers."""
+    """--privacy lipschitz [KHP15] and --utility wasserstein|surrogate [QHFL22]: their own solvers."""
     from optmech.errors import SpecError
 
     for flag, value in (("--candidate", args.candidate), ("--plot", args.plot)):
@@ -499,6 +499,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     from optmech.errors import SpecError
     from optmech.reproduce import load_catalogue, reproduce
+    from optmech.sources import cite
 
     only = None if args.only is None else [t.strip() for t in args.only.split(",") if t.strip()]
     if args.only is not None and not only:
@@ -506,7 +507,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.list:
         for spec in load_catalogue(quick=args.quick, only=only):
             rep = spec.reproduce
-            sys.stdout.write(f"{spec.name}: seed {rep['seed']}, {rep['item']} ({len(spec.problems)} problems)\n")
+            sys.stdout.write(f"{spec.name}: {cite(rep['seed'])}, {rep['item']} ({len(spec.problems)} problems)\n")
         return EXIT_OK
     workers = _workers(args.workers)
     if os.path.exists(args.out) and not os.path.isdir(args.out):

@@ -1,9 +1,9 @@
 """``optmech compare``: the ε-DP optimum, the ε-Lipschitz optimum and Laplace noise side by side.
 
 For one ε, one cost and sensitivity Δ = 1 (Lipschitz privacy is per unit distance, so Δ = 1 makes
-the two notions comparable: an ε-Lipschitz mechanism is ε-DP for Δ = 1 [004 §II]):
+the two notions comparable: an ε-Lipschitz mechanism is ε-DP for Δ = 1 [KHP15, §II]):
 
-* the certified bracket of the optimal **ε-DP** noise on ℝ^d (the staircase [000 Thm 2.4] in 1-D;
+* the certified bracket of the optimal **ε-DP** noise on ℝ^d (the staircase [Geng13, Thm 2.4] in 1-D;
   the d-D LP of :mod:`optmech.solve_pure_nd`, ℓ1 or ℓ2 sensitivity);
 * the certified bracket of the optimal **ε-Lipschitz** noise (:mod:`optmech.solve_lipschitz`);
 * **Laplace** noise with scale 1/ε (i.i.d. per coordinate for ℓ1; the ℓ2-Laplace for ℓ2), which is
@@ -12,7 +12,7 @@ the two notions comparable: an ε-Lipschitz mechanism is ε-DP for Δ = 1 [004 �
 This is the view that explains why the staircase beats Laplace under DP — DP only bounds the
 ratio of densities at distance <= Δ, so mass can sit on a plateau and fall in steps — while
 Laplace is optimal under Lipschitz privacy, which bounds the log-density's slope everywhere
-[004 Thm 6–9; reference/lipschitz.md §4].
+[KHP15, Thm 6–9].
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def format_compare(c: dict) -> str:
     q = c["lipschitz_over_laplace"]
     if q is not None:
         rows.append(f"  Lipschitz optimum / Laplace:      [{q[0]:.6g}, {q[1]:.6g}] — contains 1 where Laplace is the "
-                    "Lipschitz optimum [004]")
+                    "Lipschitz optimum [KHP15]")
     return "\n".join(rows)
 
 
@@ -119,8 +119,8 @@ def plot_compare(c: dict, path: str) -> None:
         x = np.linspace(-6 / eps, 6 / eps, 1201)
         st = Staircase.optimal(c["cost"], epsilon=eps, sensitivity=1.0)
         ax2 = axes[0][1]
-        ax2.plot(x, st.pdf(x), label=f"staircase γ={st.gamma:.3g} (DP optimum [000 Thm 2.4])")
-        ax2.plot(x, Laplace(epsilon=eps, sensitivity=1.0).pdf(x), label="Laplace (Lipschitz optimum [004])")
+        ax2.plot(x, st.pdf(x), label=f"staircase γ={st.gamma:.3g} (DP optimum [Geng13, Thm 2.4])")
+        ax2.plot(x, Laplace(epsilon=eps, sensitivity=1.0).pdf(x), label="Laplace (Lipschitz optimum [KHP15])")
         ax2.set_yscale("log")
         ax2.set_xlabel("x")
         ax2.set_ylabel("density")

@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import reduce
+from functools import lru_cache, reduce
 
 import numpy as np
 
@@ -154,12 +154,17 @@ def _corners(f, a, b):
     c0, c1 = b
     if np.ndim(c0) == np.ndim(c1) == 0 and (0 < c0 <= c1 < _INF or -_INF < c0 <= c1 < 0):
         s, t = (a[0], a[1]) if c0 > 0 else (a[1], a[0])  # by a finite constant of one sign
-        if c0 == c1:
-            return _dn(f(s, c0)), _up(f(t, c0))
-        return _dn(np.minimum(f(s, c0), f(s, c1))), _up(np.maximum(f(t, c0), f(t, c1)))
+        if c0 == c1:  # 0·c and 0/c are exactly 0: left unwidened
+            return np.where(s == 0, 0.0, _dn(f(s, c0))), np.where(t == 0, 0.0, _up(f(t, c0)))
+        return (np.where(s == 0, 0.0, _dn(np.minimum(f(s, c0), f(s, c1)))),
+                np.where(t == 0, 0.0, _up(np.maximum(f(t, c0), f(t, c1)))))
     p = [f(u, v) for u in a for v in b]
     lo, hi = reduce(np.fmin, p), reduce(np.fmax, p)
-    return _dn(np.where(np.isnan(lo), 0.0, lo)), _up(np.where(np.isnan(hi), 0.0, hi))
+    # a zero end is exact when every corner that rounds to 0 has a zero numerator/factor (no underflow)
+    exact0 = reduce(np.logical_and, [(q != 0) | np.isnan(q) | (u == 0) | ((v == 0) if f is np.multiply else False)
+                                     for q, (u, v) in zip(p, [(u, v) for u in a for v in b])])
+    lo, hi = np.where(np.isnan(lo), 0.0, lo), np.where(np.isnan(hi), 0.0, hi)
+    return np.where((lo == 0) & exact0, 0.0, _dn(lo)), np.where((hi == 0) & exact0, 0.0, _up(hi))
 
 
 def _i_div(a, b):
@@ -277,6 +282,10 @@ def _enc(t: tuple, lo, hi):
         return lo[t[1]], hi[t[1]], False, False
     if op == "const":
         return t[2], t[3], math.isnan(t[1]), math.isinf(t[1])
+    if op == "where":
+        sets = _cond_sets(t[1])
+        if sets is not None:
+            return _enc_restricted(t, sets, lo, hi)
     args = [_enc(c, lo, hi) for c in t[1:]]
     a = [g[:2] for g in args]
     n = _exact_int(t[2]) if op == "pow" else None
@@ -306,11 +315,355 @@ def _enc(t: tuple, lo, hi):
         nan = _o(nan, _both(ia, ib), _both(_zero(a[1]), _zero(a[0])))
     elif op in ("sqrt", "log") or (op == "pow" and n is None):
         nan = _o(nan, _any(a[0][0] < 0))
-    if op in ("add", "sub", "mul", "div", "pow", "exp", "sq"):
-        inf = _o(inf, _any((rlo <= -_CAP) | (rhi >= _CAP)))
+    # ``inf`` marks a value that may be infinite as a real number (x/0, log 0, 0**−k), not a float
+    # overflow: the enclosures are of the real function, whose values are finite wherever defined
+    if op == "div":
+        inf = _o(inf, _zero(a[1]))
+    elif op == "pow" and n is not None and n < 0:
+        inf = _o(inf, _zero(a[0]))
     elif op == "log":
         inf = _o(inf, _any(a[0][0] <= 0))
     return rlo, rhi, nan, inf
+
+
+# -- monotonicity: an interval derivative (1-D) --------------------------------------------------
+def _nan_free(lo, hi):
+    return np.where(np.isnan(lo), -_INF, lo), np.where(np.isnan(hi), _INF, hi)
+
+
+def _dual(t: tuple, lo, hi):
+    """(value, derivative, smooth) of node t over x ∈ [lo, hi] (1-D trees only).
+
+    ``value`` and ``derivative`` are interval pairs; ``smooth`` is False (or a flag array) where t
+    may be discontinuous or undefined on the interval: an undecided comparison, a division by an
+    interval holding 0, sqrt/log/real powers reaching below their domain.  Where t is continuous,
+    ``derivative`` encloses every (one-sided, or for abs/min/max Clarke-generalised) derivative
+    of t on the interval, so a derivative enclosure >= 0 proves t nondecreasing there (the mean
+    value theorem for Lipschitz pieces; abs, min and max are Lipschitz, and sqrt, t**p (0 < p < 1)
+    are continuous at 0, where their infinite derivative is kept as +inf).
+    """
+    op = t[0]
+    zero = (0.0, 0.0)
+    if op == "x":
+        return (lo, hi), (1.0, 1.0), True
+    if op == "const":
+        return (t[2], t[3]), zero, True
+    if op in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
+        v = _enclosure(t, lo, hi)
+        decided = v[0] == v[1]
+        return v, zero, decided
+    if op == "where":
+        c = _enclosure(t[1], lo, hi)
+        yes, no = c[0] > 0, c[1] == 0
+        va, da, sa = _dual(t[2], lo, hi)
+        vb, db, sb = _dual(t[3], lo, hi)
+        pick = lambda p, q: (np.where(yes, p[0], np.where(no, q[0], np.minimum(p[0], q[0]))),  # noqa: E731
+                             np.where(yes, p[1], np.where(no, q[1], np.maximum(p[1], q[1]))))
+        return pick(va, vb), pick(da, db), (yes | no) & np.where(yes, sa, np.where(no, sb, False))
+    args = [_dual(c, lo, hi) for c in t[1:]]
+    (va, da, sa) = args[0]
+    smooth = sa if len(args) == 1 else (sa & args[1][2])
+    I = _INTERVAL
+    if op == "neg":
+        return I["neg"](va), I["neg"](da), smooth
+    if op in ("add", "sub"):
+        vb, db = args[1][0], args[1][1]
+        return I[op](va, vb), I[op](da, db), smooth
+    if op == "mul":
+        vb, db = args[1][0], args[1][1]
+        return I["mul"](va, vb), I["add"](I["mul"](da, vb), I["mul"](va, db)), smooth
+    if op == "div":
+        vb, db = args[1][0], args[1][1]
+        q = I["div"](va, vb)
+        ok = ~((vb[0] <= 0) & (vb[1] >= 0))
+        return q, I["div"](I["sub"](da, I["mul"](q, db)), vb), smooth & ok
+    if op == "sq":
+        return _i_sq(va), I["mul"](I["mul"]((2.0, 2.0), va), da), smooth
+    if op == "abs":
+        sign = (np.where(va[1] < 0, -1.0, np.where(va[0] > 0, 1.0, -1.0)),
+                np.where(va[0] > 0, 1.0, np.where(va[1] < 0, -1.0, 1.0)))
+        return _mig_mag(*va), I["mul"](sign, da), smooth
+    if op in ("min", "max"):
+        vb, db = args[1][0], args[1][1]
+        first = (va[1] < vb[0]) if op == "min" else (va[0] > vb[1])
+        second = (vb[1] < va[0]) if op == "min" else (vb[0] > va[1])
+        d = (np.where(first, da[0], np.where(second, db[0], np.minimum(da[0], db[0]))),
+             np.where(first, da[1], np.where(second, db[1], np.maximum(da[1], db[1]))))
+        return I[op](va, vb), d, smooth
+    if op == "exp":
+        v = _i_exp(va)
+        return v, I["mul"](v, da), smooth
+    if op == "log":
+        return _i_log(va), I["div"](da, va), smooth & (va[0] > 0)
+    if op == "sqrt":
+        v = I["sqrt"](va)
+        inv = (0.5 / np.maximum(_up(v[1]), 0.0), np.where(v[0] > 0, 0.5 / _dn(v[0]), _INF))
+        return v, I["mul"](_nan_free(*inv), da), smooth & (va[0] >= 0)
+    if op == "pow" and t[2][0] == "const":
+        n = _exact_int(t[2])
+        v = _i_pow(va, args[1][0], n)
+        if n is not None:
+            if n == 0:
+                return v, zero, smooth
+            dv = _i_pow(va, (n - 1.0, n - 1.0), n - 1)
+            ok = True if n > 0 else ~((va[0] <= 0) & (va[1] >= 0))
+            return v, I["mul"](I["mul"]((float(n), float(n)), dv), da), smooth & ok
+        kl, kh = t[2][2], t[2][3]
+        if kl <= 0:
+            return v, (-_INF, _INF), False
+        with np.errstate(all="ignore"):
+            base = (np.maximum(va[0], 0.0), va[1])
+            c = [np.power(u, e) for u in base for e in (kl - 1.0, kh - 1.0)]
+            dv = (np.maximum(_dn(reduce(np.minimum, c), _WF), 0.0), _up(reduce(np.maximum, c), _WF))
+            dv = _nan_free(np.where(np.isnan(dv[0]), 0.0, dv[0]), dv[1])
+        return v, I["mul"](I["mul"]((kl, kh), dv), da), smooth & (va[0] >= 0)
+    return (-_INF, _INF), (-_INF, _INF), False
+
+
+def _monotone_enclosure(t: tuple, lo, hi, nat_lo, nat_hi):
+    """Tighten the natural enclosure [nat_lo, nat_hi] of a 1-D tree where it is provably monotone
+    on [lo, hi]: nondecreasing gives [L(lo), L(hi)], nonincreasing [L(hi), L(lo)], with the
+    point enclosures at finite ends and the natural ends at infinite ones.  Also returns where
+    monotonicity was proven."""
+    with np.errstate(all="ignore"):
+        _, d, smooth = _dual(t, lo, hi)
+        dlo, dhi = _nan_free(*np.broadcast_arrays(d[0], d[1], lo)[:2])
+        smooth = np.broadcast_to(smooth, dlo.shape)
+        up, down = smooth & (dlo >= 0), smooth & (dhi <= 0)
+        if not (up.any() or down.any()):
+            return nat_lo, nat_hi, up
+        a_lo, a_hi = _enclosure(t, lo, lo)
+        b_lo, b_hi = _enclosure(t, hi, hi)
+        fin_lo, fin_hi = np.isfinite(lo), np.isfinite(hi)
+        new_lo = np.where(up, np.where(fin_lo, a_lo, nat_lo), np.where(down, np.where(fin_hi, b_lo, nat_lo), nat_lo))
+        new_hi = np.where(up, np.where(fin_hi, b_hi, nat_hi), np.where(down, np.where(fin_lo, a_hi, nat_hi), nat_hi))
+        return np.maximum(nat_lo, new_lo), np.minimum(nat_hi, new_hi), up | down
+
+
+#: at most this many cut points per interval (from the conditions of ``where``) are used
+MAX_BREAKPOINTS = 32
+
+
+def _tight_enclosure(t: tuple, lo, hi):
+    """The 1-D enclosure: [lo, hi] cut at the breakpoints of t's conditions (each piece then
+    decides them, up to its closed ends, which the restricted ``where`` handles), each piece
+    enclosed naturally and tightened where t is provably monotone on it, and the hull taken.
+    Algebraically equal ways of writing a piecewise cost (indicator products, ``where``,
+    ``min``/``max``) thus get enclosures of the same quality."""
+    cuts = _breakpoints(t)
+    if len(cuts) > MAX_BREAKPOINTS:
+        cuts = ()
+    if cuts:
+        c = np.asarray(cuts)
+        edges = np.concatenate([lo[..., None], np.clip(c, lo[..., None], hi[..., None]), hi[..., None]], axis=-1)
+        plo, phi = edges[..., :-1], edges[..., 1:]
+    else:
+        plo, phi = lo[..., None], hi[..., None]
+    nlo, nhi = _enclosure(t, plo, phi)
+    nlo, nhi, mono = _monotone_enclosure(t, plo, phi, nlo, nhi)
+    # finite pieces not proven monotone (a kink of min/max/abs inside, an interior extremum):
+    # cut at the multiples of a power of two (SUBDIVISIONS to 2·SUBDIVISIONS parts), so that a kink at
+    # 0 or at a dyadic point becomes an end, and take the hull, which never loosens the enclosure
+    mono = np.broadcast_to(np.asarray(mono, dtype=bool), plo.shape)
+    rest = ~mono & np.isfinite(plo) & np.isfinite(phi) & (phi > plo) & (nhi > nlo)
+    if rest.any():
+        a, b = plo[rest], phi[rest]
+        step = np.exp2(np.floor(np.log2((b - a) / SUBDIVISIONS)))  # a power of two: cuts on a dyadic grid
+        grid = (np.ceil(a / step)[:, None] + np.arange(2 * SUBDIVISIONS + 1)) * step[:, None]
+        e = np.concatenate([a[:, None], np.clip(grid, a[:, None], b[:, None]), b[:, None]], axis=1)
+        slo, shi = _enclosure(t, e[:, :-1], e[:, 1:])
+        slo, shi, _ = _monotone_enclosure(t, e[:, :-1], e[:, 1:], slo, shi)
+        nlo, nhi = nlo.copy(), nhi.copy()
+        nlo[rest] = np.maximum(nlo[rest], np.min(slo, axis=1))
+        nhi[rest] = np.minimum(nhi[rest], np.max(shi, axis=1))
+    return _clean(np.min(nlo, axis=-1), np.max(nhi, axis=-1))
+
+
+#: a finite piece that is not provably monotone is cut into about this many parts (one level)
+SUBDIVISIONS = 16
+
+
+def _with_var(lo, var: int | None, value):
+    """The variable ends ``lo`` with variable ``var`` (None: the 1-D x) replaced by ``value``."""
+    if var is None:
+        return value
+    return tuple(value if i == var else v for i, v in enumerate(lo))
+
+
+def _enc_restricted(t: tuple, sets: tuple, lo, hi):
+    """``where(c, a, b)`` with each branch enclosed only where it is taken.
+
+    ``sets`` = (var, T, F) from :func:`_cond_sets`: closed unions of intervals of the variable
+    that contain every point where the condition is true (T) or false (F).  Branch a is enclosed
+    over [lo, hi] ∩ T, branch b over [lo, hi] ∩ F (each the hull of its pieces), and the result
+    is the hull of the branches that meet [lo, hi]: so ``where(x >= 0, x, 3*abs(x))`` over
+    [−1, 1] is [0, 3], not the hull [−1, 3] of both branches over all of [−1, 1].
+    """
+    var, parts_t, parts_f = sets
+    xlo, xhi = (lo, hi) if var is None else (lo[var], hi[var])
+    out_lo = out_hi = None
+    nan = inf = False
+    for parts, sub in ((parts_t, t[2]), (parts_f, t[3])):
+        rlo = rhi = None
+        meet = False
+        for plo, phi in parts:
+            ilo, ihi = np.maximum(xlo, plo), np.minimum(xhi, phi)
+            ok = ilo <= ihi
+            rlo = ilo if rlo is None else np.where(ok & ~meet, ilo, np.where(ok, np.minimum(rlo, ilo), rlo))
+            rhi = ihi if rhi is None else np.where(ok & ~meet, ihi, np.where(ok, np.maximum(rhi, ihi), rhi))
+            meet = meet | ok
+        if rlo is None or not np.any(meet):
+            continue
+        rlo, rhi = np.where(meet, rlo, xlo), np.where(meet, rhi, xlo)
+        blo, bhi, bnan, binf = _enc(sub, _with_var(lo, var, rlo), _with_var(hi, var, rhi))
+        big, small = np.inf, -np.inf
+        blo, bhi = np.where(meet, blo, big), np.where(meet, bhi, small)
+        out_lo = blo if out_lo is None else np.minimum(out_lo, blo)
+        out_hi = bhi if out_hi is None else np.maximum(out_hi, bhi)
+        nan = _o(nan, _both(bnan, meet) if bnan is not False else False)
+        inf = _o(inf, _both(binf, meet) if binf is not False else False)
+    if out_lo is None:  # cannot happen (T ∪ F is the whole line), but stay safe
+        args = [_enc(c, lo, hi) for c in t[1:]]
+        return (*_i_where(*(g[:2] for g in args)), True, True)
+    return out_lo, out_hi, nan, inf
+
+
+# -- where a condition holds: closed unions of intervals of one variable ------------------------
+_FLIP = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+_LINE = ((-_INF, _INF),)
+
+
+def _parts(pairs) -> tuple:
+    """Nonempty closed intervals (lo <= hi), as a tuple of float pairs."""
+    return tuple((float(a), float(b)) for a, b in pairs if a <= b)
+
+
+def _preimage(g: tuple, parts: tuple):
+    """(var, P): P ⊇ {t : g(t) ∈ ∪ parts} for a chain g of one variable (x, or x_var), or None.
+
+    Chains are the variable under ± and × ÷ by constants, abs, squares and exact integer powers,
+    and exp; their preimages are computed with outward rounding.  Anything else (two occurrences
+    of the variable, sqrt, log, ...) gives None, and the caller falls back to both branches.
+    """
+    op = g[0]
+    if op == "x":
+        return None, parts
+    if op == "var":
+        return g[1], parts
+    if op == "neg":
+        return _preimage(g[1], _parts((-h, -l) for l, h in parts))
+    if op in ("add", "sub", "mul", "div") and (g[1][0] == "const") != (g[2][0] == "const"):
+        k, a, left = (g[1], g[2], True) if g[1][0] == "const" else (g[2], g[1], False)
+        kl, kh = k[2], k[3]
+        if op == "add" or (op == "sub" and not left):  # a + k, a − k
+            s = 1.0 if op == "add" else -1.0
+            lo_k, hi_k = (kl, kh) if s > 0 else (-kh, -kl)
+            return _preimage(a, _parts((_dn(l - hi_k), _up(h - lo_k)) for l, h in parts))
+        if op == "sub":  # k − a = y  ⇔  a = k − y
+            return _preimage(a, _parts((_dn(kl - h), _up(kh - l)) for l, h in parts))
+        if not (kl > 0 or kh < 0) or not (math.isfinite(kl) and math.isfinite(kh)):
+            return None
+        if op == "div" and left:  # k / a: not a chain we invert
+            return None
+        f = np.true_divide if op == "mul" else np.multiply  # y = a·k ⇔ a = y/k;  y = a/k ⇔ a = y·k
+        out = []
+        for l, h in parts:
+            with np.errstate(all="ignore"):
+                c = [f(u, v) for u in (l, h) for v in (kl, kh)]
+            c = [0.0 if math.isnan(v) else v for v in c]
+            out.append((_dn(min(c)), _up(max(c))))
+        return _preimage(a, _parts(out))
+    if op in ("abs", "sq") or (op == "pow" and _exact_int(g[2]) is not None and _exact_int(g[2]) > 0):
+        n = 1 if op == "abs" else 2 if op == "sq" else _exact_int(g[2])
+        out = []
+        for l, h in parts:
+            if n % 2 == 1 and op == "pow":  # odd power: a sign-preserving root
+                out.append((_root(l, n, False), _root(h, n, True)))
+                continue
+            if h < 0:
+                continue
+            rl, rh = _root(max(l, 0.0), n, False), _root(h, n, True)
+            out += [(-rh, -rl), (rl, rh)]
+        return _preimage(g[1], _parts(out))
+    if op == "exp":
+        out = []
+        for l, h in parts:
+            if h <= 0:
+                continue
+            with np.errstate(all="ignore"):
+                out.append((_dn(np.log(l), _WF) if l > 0 else -_INF, _up(np.log(h), _WF)))
+        return _preimage(g[1], _parts(out))
+    return None
+
+
+def _root(v: float, n: int, upper: bool) -> float:
+    """An outward-rounded n-th root of v (sign kept for odd n): below the exact one unless ``upper``."""
+    if n == 1 or not math.isfinite(v):
+        return v
+    r = math.copysign(abs(v) ** (1.0 / n), v)
+    return float(_up(r, _WF) if upper else _dn(r, _WF))
+
+
+def _meet(p: tuple, q: tuple) -> tuple:
+    return _parts((max(a, c), min(b, d)) for a, b in p for c, d in q)
+
+
+@lru_cache(maxsize=512)
+def _cond_sets(c: tuple):
+    """(var, T, F) with T ⊇ {c true} and F ⊇ {c false}, closed unions of intervals of one
+    variable, for conditions built from comparisons of chains (see :func:`_preimage`) with
+    constants by & | ~; None otherwise.  The closure keeps the sets valid at the boundary."""
+    op = c[0]
+    if op in _FLIP:
+        left, right = c[1], c[2]
+        if right[0] == "const" and left[0] != "const":
+            g, k = left, right
+        elif left[0] == "const" and right[0] != "const":
+            g, k, op = right, left, _FLIP[op]
+        else:
+            return None
+        kl, kh = k[2], k[3]
+        if not (math.isfinite(kl) and math.isfinite(kh)):
+            return None
+        true, false = {
+            "lt": (((-_INF, kh),), ((kl, _INF),)), "le": (((-_INF, kh),), ((kl, _INF),)),
+            "gt": (((kl, _INF),), ((-_INF, kh),)), "ge": (((kl, _INF),), ((-_INF, kh),)),
+            "eq": (((kl, kh),), _LINE), "ne": (_LINE, ((kl, kh),)),
+        }[op]
+        pt, pf = _preimage(g, true), _preimage(g, false)
+        if pt is None or pf is None:
+            return None
+        return pt[0], pt[1], pf[1]
+    if op == "not":
+        inner = _cond_sets(c[1])
+        return None if inner is None else (inner[0], inner[2], inner[1])
+    if op in ("and", "or"):
+        a, b = _cond_sets(c[1]), _cond_sets(c[2])
+        if a is None or b is None or a[0] != b[0]:
+            return None
+        if op == "and":
+            return a[0], _meet(a[1], b[1]), a[2] + b[2]
+        return a[0], a[1] + b[1], _meet(a[2], b[2])
+    return None
+
+
+@lru_cache(maxsize=512)
+def _breakpoints(t: tuple) -> tuple:
+    """Finite ends of the condition sets of every ``where`` in t over the 1-D variable, sorted:
+    cutting an interval there decides each such condition on the open pieces."""
+    out: set[float] = set()
+
+    def walk(u: tuple) -> None:
+        if u[0] == "where":
+            sets = _cond_sets(u[1])
+            if sets is not None and sets[0] is None:
+                out.update(v for part in sets[1] + sets[2] for v in part if math.isfinite(v))
+        for c in u[1:]:
+            if isinstance(c, tuple):
+                walk(c)
+
+    walk(t)
+    return tuple(sorted(out))
 
 
 def _enclosure(t: tuple, lo, hi):
@@ -384,8 +737,11 @@ class _Compiler:
                 raise self.err(f"'{'&' if op == 'and' else '|'}' needs comparison results on both sides")
             if op == "pow" and not xb and not abs(b[1]) <= MAX_EXPONENT:
                 raise self.err(f"constant exponent {b[1]:g} exceeds {MAX_EXPONENT:g} in absolute value")
-            if op == "pow" and self.dim is not None and b == ("const", 2.0, 2.0, 2.0):
-                return self.fold(("sq", a)), False, xa  # d-D: a*a, exact where it is (see _i_sq)
+            if op == "pow" and b == ("const", 2.0, 2.0, 2.0):
+                return self.fold(("sq", a)), False, xa  # a*a, exact where it is (see _i_sq)
+            if op == "mul" and ba != bb:  # an indicator product a*(cond) is where(cond, a, 0)
+                cond, val = (a, b) if ba else (b, a)
+                return self.fold(("where", cond, val, ("const", 0.0, 0.0, 0.0))), False, xa or xb
             return self.fold((op, a, b)), op in ("and", "or"), xa or xb
         if isinstance(n, ast.Compare):
             ops = [_CMPOPS.get(type(o)) for o in n.ops]
@@ -556,12 +912,20 @@ class Cost:
     def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
         """Rigorous enclosure of L over each interval [lo, hi] (broadcast; ends may be ±inf).
 
-        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi],
-        both for the exact real value of L(t) and for its float64 evaluation ``self(t)``.
+        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi]:
+        for the exact real value of L(t), and for its float64 evaluation ``self(t)`` wherever that
+        does not overflow (``exp(x)*0`` is 0 for every real x, although its float value at
+        x = 800 is NaN).
 
         Notes
         -----
-        Interval arithmetic with outward rounding (``_W1``/``_WF`` above).  Named costs and even
+        Interval arithmetic with outward rounding (``_W1``/``_WF`` above), made as tight as the
+        function allows in three ways: an indicator product ``a*(cond)`` is compiled as
+        ``where(cond, a, 0)``; [lo, hi] is cut at the breakpoints of every condition that compares
+        a chain of x (x under ±, × ÷ by constants, abs, integer powers, exp) with a constant, and
+        each branch of ``where`` is enclosed only over the part of the piece where it is taken;
+        and on a piece where an interval derivative proves L monotone the enclosure is the
+        enclosure of L at the piece's ends.  Named costs and even
         integer powers go through |t| and are tight ([−1, 2]**2 = [0, 4]); other dependencies
         (``x*x``, ``x - x``) are loose.  Division by an interval containing 0 and sqrt, log or a
         real power of an interval reaching below 0 give [−inf, inf]; a comparison gives [0, 0],
@@ -574,7 +938,7 @@ class Cost:
             lo = np.where(np.isnan(lo), -_INF, np.minimum(lo, _CAP))
             hi = np.where(np.isnan(hi), _INF, np.maximum(hi, -_CAP))
             if self.kind == "expr":
-                return _enclosure(self._tree, lo, hi)
+                return _tight_enclosure(self._tree, lo, hi)
             rlo, rhi = _mig_mag(lo, hi)
             if self.kind != "abs":
                 c = _W1 if self.kind == "square" else _WF
@@ -645,17 +1009,25 @@ class Cost:
             res = _grow(self._tree, lo, hi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
-    def check_rewards_spread(self, scale: float) -> None:
+    def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
         """Raise CostError when the cost is smaller far from 0 than anywhere near it.
 
         Then spreading the noise ever wider lowers the expected cost toward that far value, so
         no optimal noise exists and every LP window would be beaten by a wider one.  Far points
-        are ±10^k·scale (k = 3..12); "near" is [−2·scale, 2·scale] sampled on 801 points.
+        are ±10^k·scale (k = 3..12); "near" is [−2·scale, 2·scale], sampled on 801 points on ℝ
+        and at every integer of it on ℤ (``integer``: only the domain the problem lives on is
+        looked at, so x**2 + x, nonnegative on ℤ but not on ℝ, passes there).
         A far value equal to the minimum near 0 also has no optimum (the infimum is only approached);
         a constant cost passes (every noise is optimal).
         """
-        near = np.linspace(-2.0, 2.0, 801) * scale
+        if integer:
+            r = max(1, int(round(2.0 * scale)))
+            near = np.arange(-r, r + 1, dtype=np.float64)
+        else:
+            near = np.linspace(-2.0, 2.0, 801) * scale
         far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
+        if integer:
+            far = np.round(far)
         ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
         with np.errstate(all="ignore"):
             lf = self(far)
@@ -679,6 +1051,20 @@ class Cost:
             raise CostError(f"cost {self.spec!r} is {what} at x={xv!r} on {where}")
         return y
 
+    def domain_minimum(self, *, integer: bool) -> float:
+        """A proven lower bound of L over the whole domain, ℤ (``integer``) or ℝ, and +0.0 or
+        more when L is proven nonnegative there; named costs give 0.0.
+
+        Interval arithmetic (:meth:`enclose`) over pieces that cover the domain: on ℤ every
+        integer with |k| <= 4096 exactly, then integer ranges growing geometrically to ±∞; on ℝ
+        geometric pieces around 0 out to ±∞, where pieces with a negative lower end are
+        bisected (a few rounds) so that a touching zero at a dyadic point, (x-1)**2 written
+        x**2 - 2*x + 1, is still proven nonnegative.  The value may be below the true minimum
+        (never above it); the certificates use it where they need a floor for the cost on
+        parts of the domain they do not enumerate.
+        """
+        return _domain_minimum(self, bool(integer))
+
     def is_symmetric_nondecreasing(self, x_nonneg) -> bool:
         """Whether L(x) = L(−x) (relative 1e-12) and L is nondecreasing along the points x >= 0.
 
@@ -695,6 +1081,37 @@ class Cost:
             sym = (yp == ym) | (np.abs(yp - ym) <= 1e-12 * np.maximum(np.abs(yp), np.abs(ym)) + 1e-300)
             up = (yp[1:] >= yp[:-1]) | (yp[1:] >= yp[:-1] - 1e-12 * np.abs(yp[:-1]))
         return bool(sym.all() and up.all())
+
+
+@lru_cache(maxsize=256)
+def _domain_minimum(cost: "Cost", integer: bool) -> float:
+    if cost.kind != "expr":
+        return 0.0
+    g = np.geomspace(1e-300, 1e300, 2400)
+    with np.errstate(all="ignore"):
+        if integer:
+            k = np.arange(-4096.0, 4097.0)
+            lo_pts, _ = cost.enclose(k, k)
+            e = np.unique(np.ceil(np.concatenate([[4097.0], g[g > 4097.0]])))
+            a, b = np.append(e, e[-1]), np.append(e[1:] - 1.0, np.inf)   # [e_i, e_{i+1} − 1], [e_last, ∞)
+            a, b = np.concatenate([a, -b]), np.concatenate([b, -a])
+            lo, _ = cost.enclose(a, b)
+            return float(min(np.min(lo_pts), np.min(lo)))
+        a = np.concatenate([[0.0], g])
+        b = np.append(g, np.inf)
+        a, b = np.concatenate([a, -b]), np.concatenate([b, -a])
+        lo, _ = cost.enclose(a, b)
+        for _ in range(48):  # bisect the pieces that are not yet proven nonnegative
+            bad = lo < 0
+            if not bad.any() or bad.sum() > 4096:
+                break
+            a_bad, b_bad = a[bad], b[bad]
+            fin = np.isfinite(a_bad) & np.isfinite(b_bad)
+            mid = np.where(fin, 0.5 * a_bad + 0.5 * b_bad, np.where(np.isfinite(a_bad), 2 * np.abs(a_bad) + 1, -2 * np.abs(b_bad) - 1))
+            a = np.concatenate([a[~bad], a_bad, mid])
+            b = np.concatenate([b[~bad], mid, b_bad])
+            lo, _ = cost.enclose(a, b)
+        return float(np.min(lo))
 
 
 def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:

@@ -1,17 +1,17 @@
-r"""Input distributions p_X on ℤ for the Wasserstein utility [seed 003_ca6d82ab86e3039e.txt §III-C, §V].
+r"""Input distributions p_X on ℤ for the Wasserstein utility [QHFL22, §III-C, §V].
 
 The Wasserstein objective of :mod:`optmech.problems.wasserstein` compares a *random* input X with
-the output X + θ, so it needs the input's pmf (discrete-wasserstein.md §4.1).  This module
+the output X + θ, so it needs the input's pmf [QHFL22, §III-C].  This module
 builds it from a short spec string or reads it from a CSV file.
 
 Specs (lattice step Δ = 1, as in the paper's simulations):
 
 ``poisson:RATE:LO:HI``
     The Poisson(RATE) pmf restricted to the integers LO..HI and renormalised (the paper's
-    "Poisson γ = 5" input [seed 003 §V]; it does not say how it truncates, so the renormalised
+    "Poisson γ = 5" input [QHFL22, §V]; it does not say how it truncates, so the renormalised
     restriction is our choice).
 ``gaussian:MU:SIGMA:LO:HI``
-    The floor-binned Gaussian p(k) = ∫_k^{k+1} φ((t − μ)/σ)/σ dt [seed 003 (2), the binning the
+    The floor-binned Gaussian p(k) = ∫_k^{k+1} φ((t − μ)/σ)/σ dt [QHFL22, (2), the binning the
     paper uses for its Gaussian input], restricted to LO..HI and renormalised.
 ``uniform:LO:HI``
     p(k) = 1/(HI − LO + 1) on LO..HI.

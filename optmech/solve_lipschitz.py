@@ -1,10 +1,10 @@
-"""Certified brackets for optimal additive noise under ε-Lipschitz privacy [seed 004].
+"""Certified brackets for optimal additive noise under ε-Lipschitz privacy [KHP15].
 
 ``solve_lipschitz(epsilon, cost, dim=1, norm="l1", domain="integer"|"continuous")`` returns a
 :class:`optmech.result.Result` whose [lower_bound, upper_bound] contains the optimal cost when
 ``certified`` is true.
 
-What is certified, and how (reference/lipschitz.md §6–§8):
+What is certified, and how:
 
 * **Lower bound.**  :func:`optmech.certify.dual_lower_bound` of a relaxation built in
   :mod:`optmech.problems.lipschitz` (points of ℤ, cells of ℝ, or ℓ2 shells of ℝ^d; far lumps priced
@@ -272,16 +272,16 @@ def _references(eps, mode, cost, dim, domain, power, lo, up) -> list[ReferenceVa
         d = dim
         v = d / eps if power == 1 else d * (d + 1) / eps**2
         add("l2-laplace", v, {"epsilon": eps, "dim": d},
-            "density ∝ e^{-ε‖v‖₂}: optimal for l2sq (seed 004 Thm 8; E r = d/ε, E r² = d(d+1)/ε²)")
+            "density ∝ e^{-ε‖v‖₂}: optimal for l2sq ([KHP15] Thm 8; E r = d/ε, E r² = d(d+1)/ε²)")
         return refs
     d = dim
     if domain == "continuous":
         if kind == "abs":
             add("laplace" if d == 1 else "iid-laplace", d / eps, {"epsilon": eps, "dim": d},
-                "Laplace(1/ε) per coordinate: E|X| = 1/ε (optimality for |x| is not a theorem of seed 004)")
+                "Laplace(1/ε) per coordinate: E|X| = 1/ε (optimality for |x| is not a theorem of [KHP15])")
         elif kind == "square":
             add("laplace" if d == 1 else "iid-laplace", 2 * d / eps**2, {"epsilon": eps, "dim": d},
-                "Laplace(1/ε) per coordinate: MSE 2/ε² each, optimal (seed 004 Thms 6, 7)")
+                "Laplace(1/ε) per coordinate: MSE 2/ε² each, optimal ([KHP15] Thms 6, 7)")
     else:
         b = math.exp(-eps)
         if kind == "abs":
@@ -427,7 +427,7 @@ def solve_lipschitz(epsilon, cost, *, dim: int = 1, norm: str = "l1", domain: st
                   "Lipschitz-private); cost bounded piecewise with outward rounding"]
     if factor > 1:
         claims.append(f"l1 norm in {dim}-D with a separable cost: optimum = {dim} x the 1-D optimum (marginals of an "
-                      "l1-Lipschitz law are Lipschitz; the product of 1-D mechanisms is l1-Lipschitz) [lipschitz.md §8]")
+                      "l1-Lipschitz law are Lipschitz; the product of 1-D mechanisms is l1-Lipschitz)")
     return Result(
         problem=problem, lower_bound=lo, upper_bound=up, certified=bool(certified), status=status if certified or
         status != "optimal" else "uncertified", message=message, seconds=time.perf_counter() - t0, references=refs,
@@ -449,7 +449,7 @@ def solve_lipschitz(epsilon, cost, *, dim: int = 1, norm: str = "l1", domain: st
 def _l2_sandwich(eps: float, dim: int, domain: str, resolution, target_gap: float, time_limit: float, solver: str,
                  t0: float) -> Result:
     """ℓ2 Lipschitz privacy with the separable, non-radial cost ‖x‖₁: no exact reduction applies, and a
-    nearest-neighbour stencil enforces the ℓ1 (polyhedral) norm, not ℓ2 (reference/lipschitz.md §8).
+    nearest-neighbour stencil enforces the ℓ1 (polyhedral) norm, not ℓ2.
     What it gives is reported as what it is: since ‖v‖₂ <= ‖v‖₁ <= √d ‖v‖₂, every ε-ℓ2-Lipschitz law
     is ε-ℓ1-Lipschitz (the ℓ1 problem at ε is a relaxation: its certified lower bound is a lower
     bound), and every (ε/√d)-ℓ1-Lipschitz law is ε-ℓ2-Lipschitz (the ℓ1 product at ε/√d is feasible:
@@ -474,7 +474,7 @@ def _l2_sandwich(eps: float, dim: int, domain: str, resolution, target_gap: floa
 
         v = l2_laplace_cost("l1", eps, dim, 1.0)
         refs.append(ReferenceValue("l2-laplace", v, {"scale": 1.0 / eps}, bool(lo <= v <= up), True,
-                                   "density proportional to exp(-epsilon ||x||_2): epsilon-Lipschitz in l2 [004], so "
+                                   "density proportional to exp(-epsilon ||x||_2): epsilon-Lipschitz in l2 [KHP15], so "
                                    "an upper bound on the l2 optimum", kind="upper"))
     return dataclasses.replace(
         lo_r, problem=problem, lower_bound=lo, upper_bound=up, certified=certified, status=status, message=message,
@@ -483,7 +483,7 @@ def _l2_sandwich(eps: float, dim: int, domain: str, resolution, target_gap: floa
                    "epsilon-Lipschitz in l2 since ||v||_1 <= sqrt(d) ||v||_2"),
         claims=[f"l2 Lipschitz privacy, cost l1 (separable, not radial): a nearest-neighbour stencil enforces the l1 "
                 "norm; since ||v||_2 <= ||v||_1, the l1-Lipschitz problem at epsilon is a relaxation (lower bound "
-                f"{lo:.10g}) [lipschitz.md §8]",
+                f"{lo:.10g})",
                 f"upper bound: the product of 1-D laws at epsilon/sqrt(d) is epsilon-Lipschitz in l2 (||v||_1 <= "
                 f"sqrt(d) ||v||_2): {up:.10g}",
                 "the l2 optimum lies in between; the gap is the l1/l2 norm mismatch, not a solver tolerance"],

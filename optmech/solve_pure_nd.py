@@ -4,7 +4,7 @@ certificates → Result.
 Lower bound: the repaired dual of the relaxation (lattice points, or cells priced at their
 minimum cost), as in 1-D.
 
-Upper bound (reference/numerics.md §5 in d dimensions).  The masses of an LP solution — the
+Upper bound (the 1-D majorant repair of :mod:`optmech.certify`, in d dimensions).  The masses of an LP solution — the
 lattice LP itself, or on the continuous domain the restriction LP whose rows cover every
 connected cell pair — are repaired to their smallest β-majorant for the layers' step sets,
 φ = max(φ, β·dilate(φ)) iterated to its fixed point (β = e^{−ε + 1e-11}), on the LP's own
@@ -460,7 +460,7 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
         name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
         claims.append(f"{name} symmetry: one variable per orbit (the cost"
                       + (" was checked to be" if s.cost.kind == "expr" else " and the norm are")
-                      + " invariant; averaging an optimum over the group is optimal) [reference/multidim.md §9]")
+                      + " invariant; averaging an optimum over the group is optimal)")
     lp_info = alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.support.reps)}
     if s.cells:
         lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
@@ -497,7 +497,7 @@ class LayeredBracket:
 
 
 def solve_layered(problem, *, solver: str = "default", time_limit: float | None = None) -> LayeredBracket:
-    """The ℓ1-layer LP [000 §3.2; multidim.md §9 Test A]: the best layered mechanism, certified both ways.
+    """The ℓ1-layer LP [Geng13, §3.2]: the best layered mechanism, certified both ways.
 
     Its upper end is the exact, audited cost of a layered ε-DP mechanism, hence an upper bound on
     the problem's optimum; the lower end bounds every layered mechanism (not V* itself).
@@ -567,15 +567,15 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
             f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {s.delta:g}")
         if norm == "l2":
             add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
-                "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [004]")
+                "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
         if norm == "l1" and cost in ("l1", "l2sq"):
             from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_optimal_cost
 
             g = optimal_gamma_nd(cost, eps, d, s.delta)
             proven = cost == "l1"
             add("staircase", staircase_nd_optimal_cost(cost, eps, s.delta, d), {"gamma": g}, False,
-                "the d-D staircase at its best gamma [001; 000 (3.7) for d = 2]: "
-                + ("V* for l1 cost (000 for d = 2; multidim.md §7 for every d)" if proven
+                "the d-D staircase at its best gamma [GKOV15; Geng13, (3.7) for d = 2]: "
+                + ("V* for l1 cost ([GKOV15, Thm 1] for d = 2; the [GKOV15] conjecture, since proved, for every d)" if proven
                    else "an upper bound; its optimality for l2sq cost is open"), kind=None if proven else "upper")
         return out
     D = int(s.delta)
@@ -587,7 +587,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
         vals = discrete_staircase_nd_costs(cost, eps, D, d)
         r = int(np.argmin(vals)) + 1
         add("discrete_staircase", vals[r - 1], {"r": r}, False,
-            "the best l1 lattice staircase (reference/multidim.md §8): an upper bound; equal to the lattice optimum in "
-            "every case the digest tested (d = 3..5)")
+            "the best l1 lattice staircase: an upper bound; equal to the lattice optimum in "
+            "every case tested so far (d = 3..5)")
     return out
 

@@ -1,7 +1,7 @@
-r"""Optimal lattice noise for the W1 utility of [seed 003_ca6d82ab86e3039e.txt §IV-C]: certified bracket.
+r"""Optimal lattice noise for the W1 utility of [QHFL22, §IV-C]: certified bracket.
 
-``solve_wasserstein(input_pmf, epsilon, m)`` minimises W1(X, X + θ) (or the seed's surrogate P2,
-which is E|θ|, discrete-wasserstein.md §4.3) over noise θ on ℤ that is ε-DP (δ = 0) or
+``solve_wasserstein(input_pmf, epsilon, m)`` minimises W1(X, X + θ) (or the paper's surrogate P2,
+which is E|θ| [derived]) over noise θ on ℤ that is ε-DP (δ = 0) or
 (ε, δ)-DP for integer sensitivity m.
 
 Lower bound: the repaired dual (:func:`optmech.certify.dual_lower_bound`) of the relaxation LP of
@@ -22,9 +22,9 @@ and audited again.  Its W1 is exact (finite support).
 
 References (each with its exact W1 and its audited ε): the GKOV discrete staircase P_r for every
 r = 1..m (the best one under W1 and the E|θ|-optimal one), the discrete Laplace λ = e^{−ε/m},
-the seed's floor-binned Laplacian at the tight calibration λ = m/ε and at the paper's
-λ = (m+1)/ε (errata 1), the seed's staircase (20) with a = 5 and a = 20, ρ = e^{−ε/⌈m/a⌉}
-(errata 2), and for δ > 0 the uniform law with the corrected δ = m/n (errata 3) and the seed's
+the paper's floor-binned Laplacian at the tight calibration λ = m/ε and at the paper's
+λ = (m+1)/ε (errata 1), the paper's staircase (20) with a = 5 and a = 20, ρ = e^{−ε/⌈m/a⌉}
+(errata 2), and for δ > 0 the uniform law with the corrected δ = m/n (errata 3) and the paper's
 Exponential (23) normalised and calibrated to its true profile δ = 1 − e^{−ηm} (errata 4; it is
 never ε-DP).
 """
@@ -60,7 +60,7 @@ def _mech(W: int, k_lo: int, weights, beta: float, left_gen, right_gen) -> Latti
 
 
 def staircase_mechanism(epsilon: float, m: int, r: int) -> LatticeMechanism:
-    """GKOV discrete staircase P_r [seed 000 (2.17)]: flat block of 2r − 1 points, steps of width m."""
+    """GKOV discrete staircase P_r [Geng13, (2.17)]: flat block of 2r − 1 points, steps of width m."""
     b = math.exp(-epsilon)
     i = np.arange(-(m - 1), m)
     w = np.where(np.abs(i) < r, 1.0, b)
@@ -73,13 +73,13 @@ def discrete_laplace_mechanism(epsilon: float, m: int) -> LatticeMechanism:
 
 
 def binned_laplacian_mechanism(lam_scale: float) -> LatticeMechanism:
-    """[seed 003 (2), §IV-B]: Laplace(0, λ) floor-binned: α^k (k >= 0), α^{−k−1} (k < 0), α = e^{−1/λ}."""
+    """[QHFL22, (2), §IV-B]: Laplace(0, λ) floor-binned: α^k (k >= 0), α^{−k−1} (k < 0), α = e^{−1/λ}."""
     a = math.exp(-1.0 / lam_scale)
     return _mech(1, -1, [1.0, 1.0], a, [1.0], [1.0])
 
 
 def staircase003_mechanism(epsilon: float, m: int, a: int) -> tuple[LatticeMechanism, float]:
-    """[seed 003 (20)]: ρ^j on [ja, (j+1)a) and on [−(j+1)a, −ja); ρ = e^{−ε/⌈m/a⌉} (tight by (21))."""
+    """[QHFL22, (20)]: ρ^j on [ja, (j+1)a) and on [−(j+1)a, −ja); ρ = e^{−ε/⌈m/a⌉} (tight by (21))."""
     rho = math.exp(-epsilon / math.ceil(m / a))
     w = np.ones(2 * a)
     return _mech(a, -a, w, rho, w[:a], w[-a:]), rho
@@ -159,17 +159,17 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
     r_best = min(fam, key=lambda r: fam[r][0])
     r_abs = min(ab, key=lambda r: ab[r])
     refs.append(_ref("discrete_staircase", fam[r_best], {"r": r_best, "r_abs_optimal": r_abs}, lo, up,
-                     "GKOV P_r minimising this utility over r = 1..m [seed 000 (2.17); discrete-wasserstein.md §4.4]"))
+                     "GKOV P_r minimising this utility over r = 1..m [Geng13, (2.17)]"))
     refs.append(_ref("discrete_staircase_abs_optimal_r", fam[r_abs], {"r": r_abs}, lo, up,
-                     "GKOV P_r with the E|theta|-optimal r (the optimum of the seed's surrogate P2)"))
+                     "GKOV P_r with the E|theta|-optimal r (the optimum of the paper's surrogate P2)"))
     mech = discrete_laplace_mechanism(epsilon, m)
     refs.append(_ref("discrete_laplace", w1_of_mechanism(X, mech),
                      {"lambda": math.exp(-epsilon / m), "realised_epsilon": realised_epsilon(mech, m)}, lo, up,
                      "two-sided geometric p ~ exp(-epsilon|k|/m)"))
     for tag, lam, note in (
-        ("tight", m / epsilon, "seed 003 floor-binned Laplacian at the tight calibration lambda = m/epsilon "
+        ("tight", m / epsilon, "[QHFL22] floor-binned Laplacian at the tight calibration lambda = m/epsilon "
                                "(errata 1: the paper's (19) epsilon = (m+1)/lambda is loose); a shifted geometric"),
-        ("paper", (m + 1) / epsilon, "seed 003 floor-binned Laplacian at the paper's calibration lambda = (m+1)/epsilon "
+        ("paper", (m + 1) / epsilon, "[QHFL22] floor-binned Laplacian at the paper's calibration lambda = (m+1)/epsilon "
                                      "(Table V); it actually runs at epsilon*m/(m+1)"),
     ):
         mech = binned_laplacian_mechanism(lam)
@@ -179,7 +179,7 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
         mech, rho = staircase003_mechanism(epsilon, m, a)
         refs.append(_ref(f"staircase003_a{a}", w1_of_mechanism(X, mech),
                          {"a": a, "rho": rho, "realised_epsilon": realised_epsilon(mech, m)}, lo, up,
-                         "seed 003 staircase (20), rho = exp(-epsilon/ceil(m/a)); (21) is tight; errata 2: the text's "
+                         "[QHFL22] staircase (20), rho = exp(-epsilon/ceil(m/a)); (21) is tight; errata 2: the text's "
                          "c_b = 1/rho^c is off by one step"))
     if delta > 0:
         n = math.ceil(m / delta)
@@ -202,7 +202,7 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
             mech = _mech(1, 1, [1.0], beta, [0.0], [1.0])  # k >= 1 only
             val = w1_of_mechanism(X, mech)
             refs.append(_ref("exponential003", val, {"eta": eta, "realised_epsilon": None}, lo, up,
-                             "seed 003 (23) normalised and calibrated to its true profile delta = 1 - exp(-eta*m) "
+                             "[QHFL22] (23) normalised and calibrated to its true profile delta = 1 - exp(-eta*m) "
                              "(errata 4: one-sided, never epsilon-DP; the paper's epsilon = eta*m is false)",
                              valid=True))
     return refs, {r: fam[r][0] for r in fam}
@@ -225,7 +225,7 @@ def _check(epsilon, m, delta, utility, target_gap):
 
 
 def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float) -> int:
-    """K >= width + m, with tail e^{−εK/m} far below the target (discrete-wasserstein.md §6)."""
+    """K >= width + m, with tail e^{−εK/m} far below the target."""
     L = math.log(1.0 / target_gap) + 8.0
     return int(max(inp.hi - inp.lo + m, math.ceil(m * L / epsilon)) + (inp.hi - inp.lo) + m)
 
@@ -316,7 +316,7 @@ def solve_wasserstein(
     lo_cert = best.lower_certificate
     claims = [
         "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
-        "[discrete-wasserstein.md §4.2; corrects seed 003's 'non-convex']",
+        "[derived]; [QHFL22, §IV-C] calls it non-convex",
         "lower bound: relaxation on the window -K..K with far masses; out-of-range W1 terms replaced by valid linear "
         "lower bounds (see optmech.problems.wasserstein)",
     ]
@@ -327,7 +327,7 @@ def solve_wasserstein(
         claims.append("upper bound: the LP's finite pmf, hockey-stick delta audited for every shift 0 < |s| <= m"
                       + (f" (mixed at weight {up.mixed:.3g} with a delta/2 law)" if up is not None and up.mixed else ""))
     if utility == "surrogate":
-        claims.append("surrogate P2 of seed 003 equals E|theta| for every input [discrete-wasserstein.md §4.3]")
+        claims.append("surrogate P2 of [QHFL22] equals E|theta| for every input [derived]")
     return Result(
         problem={"kind": "wasserstein", "privacy": "approx" if delta > 0 else "pure", "domain": "integer",
                  "input": input_pmf.to_dict(), "epsilon": epsilon, "sensitivity": m,

@@ -3,7 +3,7 @@
 Specs are frozen and validated on construction; every invalid value raises
 :class:`optmech.errors.SpecError` with a one-line message naming the value.
 
-The 1-D pure ε-DP problem is [seed 000 (2.10)–(2.11) continuous, (2.15)–(2.16) integer]:
+The 1-D pure ε-DP problem is [Geng13, (2.10)–(2.11) continuous, (2.15)–(2.16) integer]:
 minimise E L(X) over noise laws P with P(S) <= e^ε P(S + d) for all S and |d| <= Δ.
 """
 
@@ -35,7 +35,7 @@ def _finite_positive(name: str, value: object) -> float:
 
 @dataclass(frozen=True)
 class PureDP:
-    """Pure ε-differential privacy, ε > 0 [seed 000 Def 2.1]."""
+    """Pure ε-differential privacy, ε > 0 [Geng13, Def 2.1]."""
 
     epsilon: float
 
@@ -51,7 +51,7 @@ class PureDP:
 
 @dataclass(frozen=True)
 class ApproxDP:
-    """(ε, δ)-differential privacy [seed 002 (3); 000 Ch. 4]: P(S) <= e^ε P(S + v) + δ.
+    """(ε, δ)-differential privacy [GV13, (3); Geng13, Ch. 4]: P(S) <= e^ε P(S + v) + δ.
 
     ε >= 0 (ε = 0 is (0, δ)-DP), 0 <= δ < 1, not both 0.  δ = 0 is pure ε-DP and is solved by the
     pure-DP machinery (1-D).
@@ -83,14 +83,14 @@ class ApproxDP:
 
 @dataclass(frozen=True)
 class IntegerLattice:
-    """Noise on ℤ for an integer-valued query with integer sensitivity Δ [seed 000 §2.8]."""
+    """Noise on ℤ for an integer-valued query with integer sensitivity Δ [Geng13, §2.8]."""
 
     name = "integer"
 
 
 @dataclass(frozen=True)
 class Continuous:
-    """Noise on ℝ, discretised into cells of width Δ/resolution [seed 000 App. A Lemma A.6].
+    """Noise on ℝ, discretised into cells of width Δ/resolution [Geng13, App. A, Lemma A.6].
 
     ``resolution=None`` lets :func:`optmech.solve` choose it from the target gap.
     """
@@ -189,7 +189,7 @@ class Problem:
                 raise SpecError(f"sensitivity={int(delta)} is too large for the integer domain (at most 1e7)")
         object.__setattr__(self, "sensitivity", delta)
         if not isinstance(self.cost, str):
-            self.cost.check_rewards_spread(delta)
+            self.cost.check_rewards_spread(delta, integer=isinstance(self.domain, IntegerLattice))
         gap = self.target_gap
         if gap is None:
             gap = 1e-9 if isinstance(self.domain, IntegerLattice) else 1e-4

@@ -1,7 +1,7 @@
 """Bound tables: one certified solve per (Δ, ε, δ) row, in parallel, as text, CSV, JSON or markdown.
 
-``optmech table --privacy approx`` reproduces the lower/upper bound comparisons of seed 002
-(000 Ch. 4) and adds the certified optimum V*; ``--privacy pure`` compares V* with the staircase
+``optmech table --privacy approx`` reproduces the lower/upper bound comparisons of [GV13]
+([Geng13] Ch. 4) and adds the certified optimum V*; ``--privacy pure`` compares V* with the staircase
 and Laplace closed forms.  Rows are independent and run in worker processes
 (:class:`concurrent.futures.ProcessPoolExecutor`); a progress bar (tqdm) is drawn on a terminal.
 
@@ -12,7 +12,7 @@ Column contract (more columns may be added, none renamed):
 * pure: ``sensitivity, epsilon, v_star_lower, v_star_upper, staircase, laplace, ratio_laplace_to_v_star``
 
 ``ratio_best_simple_to_v_star`` is min(ub_uniform, ub_laplace) / v_star_upper (the best of the
-two simple mechanisms of 002 against the certified optimum; dividing by the upper end of the
+two simple mechanisms of [GV13] against the certified optimum; dividing by the upper end of the
 bracket makes it conservative by at most the relative gap).  ``ratio_laplace_to_v_star`` is
 laplace / v_star_upper.  A theorem lower bound whose side conditions fail is still shown, with
 ``lb_theorem_valid = false``: it is *not* a bound.

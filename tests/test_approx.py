@@ -53,7 +53,7 @@ def test_delta1_bracket_contains_truncated_geometric(eps, delta, cost, L):
 
 @pytest.mark.parametrize("D,delta", [(1, 0.1), (1, 0.05), (2, 0.1), (3, 0.05)])
 def test_zero_epsilon_l1_is_uniform(D, delta):
-    """(0, δ), ℓ1: V* = Δ/(4δ), the uniform mechanism [002 Thm 1 for Δ = 1; digest §4.1 for Δ > 1]."""
+    """(0, δ), ℓ1: V* = Δ/(4δ), the uniform mechanism [GV13, Thm 1 for Δ = 1; digest §4.1 for Δ > 1]."""
     r = solve(0.0, delta, D, "abs")
     v = D / (4 * delta)
     assert r.certified and r.lower_bound - 1e-9 * v <= v <= r.upper_bound + 1e-9 * v
@@ -244,7 +244,7 @@ def test_cli_table_pure_json():
     assert [list(r)[:7] for r in rows] == [["sensitivity", "epsilon", "v_star_lower", "v_star_upper", "staircase", "laplace",
                                              "ratio_laplace_to_v_star"]] * 2
     for r in rows:
-        v = 1 / (2 * math.sinh(r["epsilon"] / 2))  # 000 Thm 2.5
+        v = 1 / (2 * math.sinh(r["epsilon"] / 2))  # [Geng13] Thm 2.5
         assert r["v_star_lower"] - 1e-9 <= v <= r["v_star_upper"] + 1e-9
         assert r["ratio_laplace_to_v_star"] == pytest.approx((1 / r["epsilon"]) / r["v_star_upper"], rel=1e-12)
 

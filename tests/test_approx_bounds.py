@@ -2,7 +2,7 @@
 
 Every closed form is checked against an independent route (a direct sum over the pmf it
 describes, the printed formula at a δ where it applies, or the paper's explicit dual certificate
-rebuilt here by its recursion), never against hard-coded outputs.  Seed 002 = Geng & Viswanath
+rebuilt here by its recursion), never against hard-coded outputs.  [GV13] = Geng & Viswanath
 (equation numbers are the paper's); digest reference/approx-dp.md.
 """
 
@@ -161,7 +161,7 @@ def test_thm2_equals_the_primal_certificate_sum(cost, D, delta):
     k = np.array([1 + i * D for i in range(N)])
     direct = 2 * float(np.sum(delta * L(k)))  # (133) on both sides
     bnd = theorem_lower_bound(cost, 0.0, delta, D)
-    assert bnd.parameters["theorem"].startswith("002 Thm 2")
+    assert bnd.parameters["theorem"].startswith("[GV13] Thm 2")
     assert bnd.value == pytest.approx(direct, rel=1e-12)
     assert bnd.parameters["formula_29"] == pytest.approx(direct, rel=1e-13)
     if cost == "abs":  # Cor 4 (33), which needs (28)
@@ -280,7 +280,7 @@ def test_thm1_is_the_uniform_cost():
     for delta in (0.5, 0.1, 0.05, 0.01, 0.005):
         t = theorem_lower_bound("abs", 0.0, delta, 1)
         u = uniform_upper_bound("abs", delta, 1)
-        assert t.valid and t.parameters["theorem"].startswith("002 Thm 1")
+        assert t.valid and t.parameters["theorem"].startswith("[GV13] Thm 1")
         assert t.value == pytest.approx(1 / (4 * delta), rel=1e-13)
         assert u.value == pytest.approx(t.value, rel=1e-13)
         sq = theorem_lower_bound("square", 0.0, delta, 1)

@@ -268,7 +268,7 @@ def test_perturbed_pmf_is_detected():
 
 @pytest.mark.parametrize("n,delta", [(5, 1), (10, 3), (4, 7)])
 def test_uniform_is_not_pure_and_delta_is_delta_over_n(n, delta):
-    """discrete-wasserstein.md §3 (corrected 003 (22)): δ = m/(b − a + Δ_lattice) = Δ/n, capped at 1,
+    """discrete-wasserstein.md §3 (corrected [QHFL22] (22)): δ = m/(b − a + Δ_lattice) = Δ/n, capped at 1,
     for every ε >= 0 (only the mass shifted onto zeros counts)."""
     pmf = finite_pmf(np.arange(n), np.full(n, 1.0 / n))
     assert realised_epsilon(pmf, delta) is None

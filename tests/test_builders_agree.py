@@ -33,7 +33,7 @@ def test_general_continuous_path_brackets_the_staircase():
 def test_expression_cost_on_the_continuum_converges_and_brackets_the_staircase():
     """min(|x|, 1) with Δ = 1: Thm 2.4 makes the best staircase optimal; its cost is computed here
     in closed form, V(γ) = 2[aγ²/2 + ba(1−γ²)/2 + (b/(1−b))(aγ + ba(1−γ))] with
-    a = (1−b)/(2(γ + b(1−γ))) [seed 000 (2.13)], and minimised over γ."""
+    a = (1−b)/(2(γ + b(1−γ))) [Geng13, (2.13)], and minimised over γ."""
     import math
 
     from scipy.optimize import minimize_scalar

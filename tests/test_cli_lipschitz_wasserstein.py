@@ -1,4 +1,4 @@
-"""The command line for Lipschitz privacy [004], Wasserstein utility [003] and ``optmech compare``."""
+"""The command line for Lipschitz privacy [KHP15], Wasserstein utility [QHFL22] and ``optmech compare``."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ def test_sample_csv_discrete_and_dd(tmp_path):
     rows = g.read_text().splitlines()
     assert rows[0] == "x1,x2" and len(rows) == 101
     vals = np.array([[int(v) for v in r.split(",")] for r in rows[1:]])
-    assert vals.min() >= -2 and vals.max() <= 1  # n = 4 points: {-2, -1, 0, 1} [000 (4.28)]
+    assert vals.min() >= -2 and vals.max() <= 1  # n = 4 points: {-2, -1, 0, 1} [Geng13, (4.28)]
 
 
 def test_sample_zero_draws_writes_an_empty_file(tmp_path):
@@ -65,7 +65,7 @@ def test_mechanism_json_contract():
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     b = math.exp(-1.0)
-    v_star = (2 ** (-2 / 3) * (b * (1 + b)) ** (2 / 3) + b) / (1 - b) ** 2  # 000 Thm 2.7
+    v_star = (2 ** (-2 / 3) * (b * (1 + b)) ** (2 / 3) + b) / (1 - b) ** 2  # [Geng13] Thm 2.7
     assert d["expected_cost"] == pytest.approx(v_star, rel=1e-13)
     assert set(d["parameters"]) == {"gamma"} and d["shape_parameter"] == "optimal"
     p = run_cli("mechanism", "--mechanism", "staircase", "--epsilon", "1", "--gamma", "0.5", "--json")
@@ -74,10 +74,10 @@ def test_mechanism_json_contract():
     assert d["expected_cost"] == pytest.approx(Staircase(epsilon=1, sensitivity=1, gamma=0.5).expected_cost("abs"), rel=1e-14)
     p = run_cli("mechanism", "--mechanism", "discrete_laplace", "--epsilon", "2", "--sensitivity", "3", "--json")
     lam = math.exp(-2 / 3)
-    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(2 * lam / (1 - lam**2), rel=1e-13)  # 002 (231)
+    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(2 * lam / (1 - lam**2), rel=1e-13)  # [GV13] (231)
     p = run_cli("mechanism", "--mechanism", "uniform", "--delta", "0.05", "--sensitivity", "3", "--json")
     d = json.loads(p.stdout)
-    assert d["expected_cost"] == pytest.approx(3 / (4 * 0.05), rel=1e-13)  # 002 Cor 4 V_UB
+    assert d["expected_cost"] == pytest.approx(3 / (4 * 0.05), rel=1e-13)  # [GV13] Cor 4 V_UB
     assert d["privacy"]["notion"] == "approx" and d["privacy"]["delta"] <= 0.05
 
 
@@ -117,7 +117,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args):
 
 def test_sample_and_describe_a_solved_mechanism(tmp_path):
     """``--from`` turns ``optmech solve --save`` into a sampler: its law is the discrete staircase
-    (the proven optimum for |x| on ℤ [000 Thm 2.13])."""
+    (the proven optimum for |x| on ℤ [Geng13, Thm 2.13])."""
     saved, out = tmp_path / "s.json", tmp_path / "x.npy"
     p = run_cli("solve", "--domain", "integer", "--epsilon", "1", "--sensitivity", "3", "--save", str(saved), "--json")
     assert p.returncode == 0, p.stderr
@@ -158,14 +158,14 @@ def test_dd_sample_and_mechanism(tmp_path):
     l1 = np.abs(x).sum(axis=1)
     assert abs(l1.mean() - d["expected_cost"]) < 5 * l1.std() / math.sqrt(l1.size)
     p = run_cli("mechanism", "--mechanism", "l2_laplace", "--dim", "4", "--epsilon", "0.5", "--cost", "l2sq", "--json")
-    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(4 * 5 / 0.25, rel=1e-12)  # n(n+1)Δ²/ε² [004]
+    assert json.loads(p.stdout)["expected_cost"] == pytest.approx(4 * 5 / 0.25, rel=1e-12)  # n(n+1)Δ²/ε² [KHP15]
     p = run_cli("mechanism", "--mechanism", "staircase", "--dim", "2", "--epsilon", "1", "--cost", "abs^2", "--json")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_audit_cli_contract(tmp_path):
     """``optmech audit``: the JSON fields of the issue's contract, for a solver file (pure) and a
-    finite CSV pmf (not pure; uniform on n points has δ(ε) = Δ/n for every ε [003 corrected (22)])."""
+    finite CSV pmf (not pure; uniform on n points has δ(ε) = Δ/n for every ε [QHFL22, corrected (22)])."""
     saved = tmp_path / "s.json"
     assert run_cli("solve", "--domain", "integer", "--epsilon", "0.7", "--sensitivity", "2", "--save", str(saved)).returncode == 0
     p = run_cli("audit", str(saved), "--sensitivity", "2", "--epsilon", "0.35", "0.70", "--epsilon", "1e0", "--json")

@@ -35,7 +35,7 @@ def test_sphere_formulas_by_enumeration(d):
 
 
 def test_reductions():
-    """d = 1 is P_r [000 (2.17)]; Δ = 1 is the product of geometric laws [000 Thm 2.12]."""
+    """d = 1 is P_r [Geng13, (2.17)]; Δ = 1 is the product of geometric laws [Geng13, Thm 2.12]."""
     m1, s1 = DiscreteStaircaseND(epsilon=0.7, sensitivity=4, r=3, dim=1), DiscreteStaircase(epsilon=0.7, sensitivity=4, r=3)
     k = np.arange(-30, 31)
     assert np.allclose(m1.pmf(k[:, None]), s1.pmf(k), rtol=1e-13)

@@ -14,6 +14,7 @@ import pytest
 
 from optmech.errata import ERRATA, SEEDS, TOPICS, Erratum, errata_for
 from optmech.reproduce import catalogue_paths
+from optmech.sources import TAGS
 
 mp.mp.dps = 30
 
@@ -39,7 +40,7 @@ LN15 = mp.log(mp.mpf(3) / 2)
 
 
 def g2(rho: mp.mpf) -> mp.mpf:
-    """ℓ2 limit of V_LB·ε²/Δ² at δ = ρε (approx-dp digest §6); g2(1) is 002 (218)."""
+    """ℓ2 limit of V_LB·ε²/Δ² at δ = ρε (approx-dp digest §6); g2(1) is [GV13] (218)."""
     t = mp.log(1 + 1 / (2 * rho))
     return 2 - 2 * rho * (t**2 + 2 * t)
 
@@ -50,7 +51,7 @@ def gamma_283() -> mp.mpf:
 
 
 def c_288() -> mp.mpf:
-    """002 (288), the unsimplified form; (289) must agree with it."""
+    """[GV13] (288), the unsimplified form; (289) must agree with it."""
     a = mp.mpf(3) / 2
     la = mp.log(a)
     g = gamma_283()
@@ -59,7 +60,7 @@ def c_288() -> mp.mpf:
 
 
 def staircase_2d_cost(gamma: mp.mpf, b: mp.mpf) -> mp.mpf:
-    """000 (3.7), cost per Δ of the d = 2 staircase."""
+    """[Geng13] (3.7), cost per Δ of the d = 2 staircase."""
     num = gamma**3 + 3 * b / (1 - b) * gamma**2 + 3 * (b**2 + b) / (1 - b) ** 2 * gamma
     num += b * (1 + 4 * b + b**2) / (1 - b) ** 3
     den = gamma**2 + 2 * b / (1 - b) * gamma + (b + b**2) / (1 - b) ** 2
@@ -67,7 +68,7 @@ def staircase_2d_cost(gamma: mp.mpf, b: mp.mpf) -> mp.mpf:
 
 
 def gkov_mean_abs_direct(eps: mp.mpf, d: int, r: int, periods: int = 80) -> mp.mpf:
-    """E abs(θ) of 000 (2.17) by direct summation over the lattice (both sides)."""
+    """E abs(θ) of [Geng13] (2.17) by direct summation over the lattice (both sides)."""
     b = mp.e ** (-eps)
     a = (1 - b) / (2 * r + 2 * b * (d - r) - (1 - b))
     total = mp.mpf(0)
@@ -104,7 +105,7 @@ def binned_laplace_tight_eps(lam: mp.mpf, m: int, window: int = 120) -> mp.mpf:
 def test_registry_size_and_types() -> None:
     assert 20 <= len(ERRATA) <= 35
     assert all(isinstance(e, Erratum) for e in ERRATA)
-    assert set(SEEDS) == {"000", "001", "002", "003", "004"}
+    assert set(SEEDS) == {"000", "001", "002", "003", "004"} == set(TAGS)
     assert set(TOPICS) == CATALOGUE
 
 
@@ -123,7 +124,8 @@ def test_entry_fields(e: Erratum) -> None:
     assert isinstance(e.topics, tuple)
     assert set(e.topics) <= CATALOGUE
     assert len(set(e.topics)) == len(e.topics)
-    assert f"({e.seed})" in e.where
+    assert f"[{TAGS[e.seed]}]" in e.where  # the place is cited by tag, never by catalogue code
+    assert not any(f"({k})" in e.where or f"({k})" in e.printed for k in TAGS)
     if e.value is None:
         assert e.value_text() == "—"
     else:
@@ -153,9 +155,9 @@ def test_errata_for() -> None:
 
 
 def test_value_text_formatting() -> None:
-    e = Erratum(seed="002", where="x (002)", printed="p", corrected="c", value=1.0 / 3.0)
+    e = Erratum(seed="002", where="x [GV13]", printed="p", corrected="c", value=1.0 / 3.0)
     assert e.value_text() == "0.333333"
-    assert Erratum(seed="002", where="x (002)", printed="p", corrected="c").value_text() == "—"
+    assert Erratum(seed="002", where="x [GV13]", printed="p", corrected="c").value_text() == "—"
 
 
 # ---------------------------------------------------------------------------
@@ -227,7 +229,7 @@ def test_cor3_leading_coefficient() -> None:
         v = cost(g_star)
         coeff = (v - mp.e ** (-2 * eps / 3) / mp.cbrt(2)) * mp.e ** (eps / 3)
     assert _rel(e.value, coeff) < 1e-6
-    # the printed 001 form ∛(2Δ) is not linear in Δ: at Δ = 8 it is off by a factor 4
+    # the printed [GKOV15] form ∛(2Δ) is not linear in Δ: at Δ = 8 it is off by a factor 4
     assert abs(mp.cbrt(2 * 8) / (mp.cbrt(2) * 8) - mp.mpf(1) / 4) < 1e-20
 
 

@@ -120,7 +120,7 @@ def test_seeded_samples_are_reproducible_and_shaped():
 
 
 def test_gamma_heuristic_probability_near_zero():
-    """Pr[|X| <= γ̃Δ] = (b − b²)/(3b − b²) under γ̃ = b/2 [seed 000 §2.7.2]."""
+    """Pr[|X| <= γ̃Δ] = (b − b²)/(3b − b²) under γ̃ = b/2 [Geng13, §2.7.2]."""
     for eps in (0.5, 2.0, 8.0):
         b = math.exp(-eps)
         st = Staircase.heuristic(epsilon=eps, sensitivity=2.0)
@@ -135,8 +135,8 @@ def test_gamma_heuristic_probability_near_zero():
 
 @pytest.mark.parametrize("delta,sens", [(0.1, 1), (0.05, 3), (0.25, 2)])
 def test_uniform_matches_seed_formulas(delta, sens):
-    """Δ/(2δ) ∈ ℤ: mass δ/Δ on [−Δ/(2δ), Δ/(2δ) − 1] (000 (4.13)); E|X| = Δ/(4δ) and
-    E X² = Δ²/(12δ²) + 1/6 (002 Thm 3 / Cor 4-5), d-D products (4.28): dΔ/(4δ) (Cor 19)."""
+    """Δ/(2δ) ∈ ℤ: mass δ/Δ on [−Δ/(2δ), Δ/(2δ) − 1] ([Geng13] (4.13)); E|X| = Δ/(4δ) and
+    E X² = Δ²/(12δ²) + 1/6 ([GV13] Thm 3 / Cor 4-5), d-D products (4.28): dΔ/(4δ) (Cor 19)."""
     u = Uniform(delta=delta, sensitivity=sens)
     half = round(sens / (2 * delta))
     assert (u.lo, u.hi) == (-half, half - 1)
@@ -208,7 +208,7 @@ def test_lattice_pmf_from_solver(solved):
     assert isinstance(m, LatticePMF) and m.lattice
     k = np.arange(-200, 201)
     assert math.fsum(m.pmf(k)) == pytest.approx(1.0, abs=1e-12)
-    ds = DiscreteStaircase.optimal("abs", epsilon=1.0, sensitivity=3)  # the optimum [000 Thm 2.13]
+    ds = DiscreteStaircase.optimal("abs", epsilon=1.0, sensitivity=3)  # the optimum [Geng13, Thm 2.13]
     assert np.max(np.abs(m.pmf(k) - ds.pmf(k))) < 1e-8
     assert np.max(np.abs(m.cdf(k) - ds.cdf(k))) < 1e-8
     lo, hi = m.expected_cost_bounds("abs")
@@ -234,7 +234,7 @@ def test_piecewise_density_from_solver(solved):
     lo, hi = m.expected_cost_bounds("abs")
     assert lo <= hi and hi == pytest.approx(r.upper_bound, rel=1e-9)
     st = Staircase.optimal("abs", epsilon=1.0, sensitivity=1.0)
-    assert st.expected_cost("abs") <= hi * (1 + 1e-12)  # the staircase is optimal [000 Thm 2.5]
+    assert st.expected_cost("abs") <= hi * (1 + 1e-12)  # the staircase is optimal [Geng13, Thm 2.5]
 
 
 def test_tabulated_round_trip(solved):

@@ -1,6 +1,6 @@
 """Tests of optmech.mechanisms: closed forms vs independent numeric routes, mass, DP ratios,
 optimal parameters, references, samplers.  Formulas are checked against the seeds
-(000 = Geng dissertation, 002 = Geng-Viswanath (ε,δ) paper), never against hard-coded results.
+([Geng13] = Geng dissertation, [GV13] = Geng-Viswanath (ε,δ) paper), never against hard-coded results.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_series_constants_match_seed_and_polylog():
     for eps in [1e-3, 0.1, 1.0, 7.0]:
         b, u = nx.b_and_u(eps)
         c = nx.series_constants(b, u, 6)
-        # 000 App. A.4 closed forms for c_0..c_3
+        # [Geng13] App. A.4 closed forms for c_0..c_3
         assert rel(c[0], 1 / u) < 1e-15
         assert rel(c[1], b / u**2) < 1e-15
         assert rel(c[2], (b * b + b) / u**3) < 1e-14
@@ -256,7 +256,7 @@ def test_optimal_gamma_cubic_cost_is_minimum():
 
 
 def test_asymptotic_gain_at_eps_10():
-    # 000 §2.10.1: "about 15-fold and 23-fold improvement" at ε ≈ 10 (Fig. 2.7)
+    # [Geng13] §2.10.1: "about 15-fold and 23-fold improvement" at ε ≈ 10 (Fig. 2.7)
     eps, delta = 10.0, 1.0
     gain_abs = laplace_cost_abs(eps, delta) / staircase_optimal_cost_abs(eps, delta)
     gain_sq = laplace_cost_square(eps, delta) / staircase_optimal_cost_square(eps, delta)
@@ -265,7 +265,7 @@ def test_asymptotic_gain_at_eps_10():
 
 
 def test_small_epsilon_gap_series():
-    # 000 Cor 2.6 and 2.8: V_Lap - V* -> Δ ε/24 (|x|) and Δ²/12 (x²) as ε -> 0
+    # [Geng13] Cor 2.6 and 2.8: V_Lap - V* -> Δ ε/24 (|x|) and Δ²/12 (x²) as ε -> 0
     eps, delta = 1e-3, 2.0
     gap1 = laplace_cost_abs(eps, delta) - staircase_optimal_cost_abs(eps, delta)
     gap2 = laplace_cost_square(eps, delta) - staircase_optimal_cost_square(eps, delta)
@@ -343,7 +343,7 @@ def test_optimal_r_large_delta_is_fast():
 def test_delta_one_is_geometric(eps):
     b = math.exp(-eps)
     i = np.arange(-30, 31)
-    geo = (1 - b) / (1 + b) * b ** np.abs(i)  # 000 Thm 2.12
+    geo = (1 - b) / (1 + b) * b ** np.abs(i)  # [Geng13] Thm 2.12
     assert np.allclose(DiscreteStaircase(epsilon=eps, sensitivity=1, r=1).pmf(i), geo, rtol=1e-14, atol=0)
     assert np.allclose(Geometric(epsilon=eps).pmf(i), geo, rtol=1e-14, atol=0)
     assert Geometric(epsilon=eps).pmf(0) == pytest.approx(math.tanh(eps / 2), rel=1e-15)
@@ -370,12 +370,12 @@ def test_discrete_laplace_costs_vs_brute_force(eps, delta):
     n = int(60 * delta / eps) + 10
     i = np.arange(-n, n + 1)
     p = mech.pmf(i)
-    assert np.allclose(p, (1 - lam) / (1 + lam) * lam ** np.abs(i), rtol=1e-13, atol=0)  # 002 (64)
+    assert np.allclose(p, (1 - lam) / (1 + lam) * lam ** np.abs(i), rtol=1e-13, atol=0)  # [GV13] (64)
     assert abs(math.fsum(p) + mech.sf(n) + mech.cdf(-n - 1) - 1) < 1e-14
     for cost in [ABS, SQUARE, POW(3), POW(1.5), EXPR_ABS, ASYM]:
         assert rel(discrete_laplace_cost(cost, eps, delta), math.fsum(p * cost(i))) < 1e-13
-    assert rel(discrete_laplace_cost_abs(eps, delta), 2 * lam / (1 - lam * lam)) < 1e-13  # 002 (231)
-    assert rel(discrete_laplace_cost_square(eps, delta), 2 * lam / (1 - lam) ** 2) < 1e-13  # 002 (238)
+    assert rel(discrete_laplace_cost_abs(eps, delta), 2 * lam / (1 - lam * lam)) < 1e-13  # [GV13] (231)
+    assert rel(discrete_laplace_cost_square(eps, delta), 2 * lam / (1 - lam) ** 2) < 1e-13  # [GV13] (238)
     # ε-DP for sensitivity Δ: p_k <= e^ε p_{k+s}, |s| <= Δ
     assert np.max(p[delta:-delta] / p[2 * delta :]) <= math.exp(eps) * (1 + 1e-12)
 

@@ -1,10 +1,10 @@
 """Tests of optmech.mechanisms.multidim: the d-D staircase, Laplace, discrete Laplace and ℓ2
 Laplace laws.  Every closed form is checked against an independent route (quadrature of the
-radial law, the seeds' printed formulas, mpmath brute force, Monte Carlo with tolerances from the
+radial law, the papers' printed formulas, mpmath brute force, Monte Carlo with tolerances from the
 sample standard error, fixed seeds), never against hard-coded outputs.
 
-Seeds: 001 = Geng-Kairouz-Oh-Viswanath 2015 (§II), 000 = Geng dissertation (§3.2-3.3, (3.7)),
-002 = Geng-Viswanath (ε,δ) paper ((120)-(128)), 004 = Koufogiannis-Han-Pappas (Thm 8, (14)).
+Papers: [GKOV15] = Geng-Kairouz-Oh-Viswanath 2015 (§II), [Geng13] = Geng dissertation (§3.2-3.3, (3.7)),
+[GV13] = Geng-Viswanath (ε,δ) paper ((120)-(128)), [KHP15] = Koufogiannis-Han-Pappas (Thm 8, (14)).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def radial_quad(m: StaircaseND, power: float = 0.0) -> float:
 
 
 def mp_V(gamma, c, b, d, m):
-    """E‖X‖₁^m/Δ^m = (d/(d+m)) N_{d+m}/N_d with N_q = Σ_{j=1}^q C(q,j) c_{q−j}(b + (1−b)γ^j) [001 §II]."""
+    """E‖X‖₁^m/Δ^m = (d/(d+m)) N_{d+m}/N_d with N_q = Σ_{j=1}^q C(q,j) c_{q−j}(b + (1−b)γ^j) [GKOV15, §II]."""
 
     def N(q):
         return mpmath.fsum(mpmath.binomial(q, j) * c[q - j] * (b + (1 - b) * gamma**j) for j in range(1, q + 1))
@@ -103,7 +103,7 @@ def radial_cdf(m: StaircaseND, r: np.ndarray) -> np.ndarray:
 
 
 def seed_cost_d2(eps: float, delta: float, gamma: float) -> float:
-    """V(P_γ) of seed 000 (3.7), last line."""
+    """V(P_γ) of [Geng13] (3.7), last line."""
     b = math.exp(-eps)
     u = 1.0 - b
     num = gamma**3 + 3 * b / u * gamma**2 + 3 * (b * b + b) / u**2 * gamma + b * (1 + 4 * b + b * b) / u**3
@@ -133,14 +133,14 @@ def test_normaliser_special_cases_match_seeds():
     for eps in (0.05, 1.0, 6.0):
         b = math.exp(-eps)
         for g in (0.0, 0.2, 0.9, 1.0):
-            # d = 1: 1-D staircase [000 (2.13)]; d = 2: [000 §3.3]
+            # d = 1: 1-D staircase [Geng13, (2.13)]; d = 2: [Geng13, §3.3]
             assert staircase_nd_normaliser(eps, 1.3, g, 1) == pytest.approx((1 - b) / (2 * 1.3 * (g + b * (1 - g))), rel=1e-13)
             a2 = 1.0 / (2 * 1.3**2 * (g * g + 2 * b / (1 - b) * g + (b + b * b) / (1 - b) ** 2))
             assert staircase_nd_normaliser(eps, 1.3, g, 2) == pytest.approx(a2, rel=1e-13)
 
 
 def test_normaliser_against_seed_formula_in_mpmath():
-    """a(γ) = d!/(2^dΔ^d Σ_k C(d,k) c_{d−k}(b + (1−b)γ^k)) [001 §II] with polylog c_k."""
+    """a(γ) = d!/(2^dΔ^d Σ_k C(d,k) c_{d−k}(b + (1−b)γ^k)) [GKOV15, §II] with polylog c_k."""
     with mpmath.workdps(40):
         for d, eps, g in [(3, 0.3, 0.4), (6, 1e-3, 0.7), (10, 5.0, 0.01), (20, 0.5, 0.5)]:
             b, c = mp_constants(eps, d)
@@ -460,7 +460,7 @@ def test_l2_laplace_normalisation_and_costs():
         m3 = L2Laplace(epsilon=eps, sensitivity=delta, dim=3)
         total3 = integrate.quad(lambda r: 4 * math.pi * r * r * float(m3.pdf(np.array([0.0, r, 0.0]))), 0, 80 * s)[0]
         assert total3 == pytest.approx(1.0, rel=1e-10)
-    # 004 Thm 8: E‖V‖² = n(n+1)/ε² at Δ = 1
+    # [KHP15] Thm 8: E‖V‖² = n(n+1)/ε² at Δ = 1
     assert l2_laplace_cost("l2sq", 0.5, 4) == pytest.approx(4 * 5 / 0.25, rel=1e-15)
     m1 = L2Laplace(epsilon=1.2, sensitivity=0.5, dim=1)
     lap = Laplace(epsilon=1.2, sensitivity=0.5)
@@ -499,7 +499,7 @@ def test_discrete_laplace_nd_normalisation_and_costs():
         assert m.expected_cost("linf") == pytest.approx((p * a.max(-1)).sum(), rel=1e-11)
         assert m.expected_cost("l2") == pytest.approx((p * np.sqrt((a * a).sum(-1))).sum(), rel=1e-11)
         assert m.pmf(np.full(d, 0.5)) == 0.0
-    # seed 002 (122), (127)
+    # [GV13] (122), (127)
     lam = math.exp(-0.3 / 2)
     assert discrete_laplace_nd_cost("l1", 0.3, 2, 5) == pytest.approx(2 * 5 * lam / (1 - lam * lam), rel=1e-13)
     assert discrete_laplace_nd_cost("l2sq", 0.3, 2, 5) == pytest.approx(2 * 5 * lam / (1 - lam) ** 2, rel=1e-13)

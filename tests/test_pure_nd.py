@@ -35,7 +35,7 @@ def test_orbits_partition_the_domain():
 @pytest.mark.parametrize("eps", [0.5, 1.5])
 @pytest.mark.parametrize("cost", ["l1", "l2sq"])
 def test_delta1_is_the_product_of_geometrics(eps, cost):
-    """Δ = 1, d = 2: V* = 2 × the 1-D geometric cost [000 Thm 2.12 per coordinate; digest §8]."""
+    """Δ = 1, d = 2: V* = 2 × the 1-D geometric cost [Geng13, Thm 2.12 per coordinate; digest §8]."""
     b = math.exp(-eps)
     one = 2 * b / (1 - b * b) if cost == "l1" else 2 * b / (1 - b) ** 2
     r = solve(eps, 1, 2, cost)
@@ -89,7 +89,7 @@ def test_cli_dim2_json_and_errors():
 
 def test_conjecture_mode(tmp_path):
     """--candidate: the ℓ1 lattice staircase is optimal within the certificate at d = 2 (where the
-    continuous analogue is proven, 000 Thm 3.1); the product Laplace is not; infeasible candidates
+    continuous analogue is proven, [Geng13] Thm 3.1); the product Laplace is not; infeasible candidates
     are refused before solving."""
     base = ["solve", "--dim", "2", "--epsilon", "1", "--sensitivity", "2", "--domain", "integer", "--cost", "l1", "--json"]
     d = json.loads(run_cli(*base, "--candidate", "staircase").stdout)
@@ -98,7 +98,7 @@ def test_conjecture_mode(tmp_path):
     assert c["optimal_within_certificate"] and c["gap_to_lower_bound"] <= 1e-6
     assert c["value"] == pytest.approx(float(discrete_staircase_nd_costs("l1", 1.0, 2, 2).min()), rel=1e-13)
     lap = json.loads(run_cli(*base, "--candidate", "laplace").stdout)["candidate"]
-    b = math.exp(-0.5)  # i.i.d. discrete Laplace, λ = e^{-ε/Δ}: E‖X‖₁ = 2·2λ/(1−λ²) [002 (122)]
+    b = math.exp(-0.5)  # i.i.d. discrete Laplace, λ = e^{-ε/Δ}: E‖X‖₁ = 2·2λ/(1−λ²) [GV13, (122)]
     assert lap["value"] == pytest.approx(2 * 2 * b / (1 - b * b), rel=1e-13)
     assert not lap["optimal_within_certificate"] and lap["gap_to_lower_bound"] > 1e-3
     # a saved mechanism as the candidate; one made for a larger ε is refused (exit 2, one line)
@@ -126,7 +126,7 @@ def test_conjecture_mode(tmp_path):
 def test_l2_sensitivity_against_l1_balls():
     """ℓ2 balls of radius 1 and 2 in ℤ² are the ℓ1 balls of the same radius, and the ℓ2 ball of
     radius 3 lies between the ℓ1 balls of radius 3 and 4 (‖v‖₁ <= √2·3 < 5): the optima must match
-    and be sandwiched.  d = 3, Δ = 1: 3 × the 1-D geometric optimum for ℓ2² [000 Thm 2.12]."""
+    and be sandwiched.  d = 3, Δ = 1: 3 × the 1-D geometric optimum for ℓ2² [Geng13, Thm 2.12]."""
     for D in (1, 2):
         a, b = solve(1.0, D, 2, "l1", norm="l2"), solve(1.0, D, 2, "l1", norm="l1")
         assert a.certified and b.certified

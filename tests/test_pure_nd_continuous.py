@@ -4,11 +4,11 @@ LP, expression costs and the d-D command line.
 Expected values come from outside the LPs:
 
 * the d = 2 ℓ1 staircase at its best γ, ``staircase_nd_optimal_cost("l1", ε, Δ, 2)``, which is V*
-  of the continuous problem for ℓ1 cost and ℓ1 sensitivity [000 (3.7)], linear in Δ;
+  of the continuous problem for ℓ1 cost and ℓ1 sensitivity [Geng13, (3.7)], linear in Δ;
 * the best ℓ1 lattice staircase, min of ``discrete_staircase_nd_costs`` (reference/multidim.md §8);
 * Δ = 1 on ℤ^d with a separable cost a|x1| + b|x2|: a shift of ℓ1 length 1 moves one coordinate by
   one, so the product of 1-D geometric laws (parameter λ = e^{−ε}) is ε-DP, and every ε-DP law's
-  marginals are 1-D ε-DP, whose optimum is the geometric law [000 Thm 2.12]: V* = (a + b)·2λ/(1 − λ²);
+  marginals are 1-D ε-DP, whose optimum is the geometric law [Geng13, Thm 2.12]: V* = (a + b)·2λ/(1 − λ²);
 * the rotation y = ((x1 + x2)/2, (x1 − x2)/2) maps ℓ∞ sensitivity onto ℓ1 sensitivity in ℝ²
   (‖v‖∞ = ‖Av‖₁) with ‖x‖₁ = 2‖y‖∞ and ‖x‖₂² = 2‖y‖₂², so V*_ℓ∞(l1) = 2 V*_ℓ1(linf) and
   V*_ℓ∞(l2sq) = 2 V*_ℓ1(l2sq): certified brackets computed on the two (different) cell grids must
@@ -62,7 +62,7 @@ def contains(lo, up, v, rel=REL) -> bool:
 
 
 def geometric_abs(eps: float) -> float:
-    """E|G| of the two-sided geometric law P(k) ∝ e^{−ε|k|} on ℤ [000 Thm 2.12]."""
+    """E|G| of the two-sided geometric law P(k) ∝ e^{−ε|k|} on ℤ [Geng13, Thm 2.12]."""
     lam = math.exp(-eps)
     return 2 * lam / (1 - lam * lam)
 
@@ -171,7 +171,7 @@ def test_continuous_linf_l2_are_certified_below_laplace(norm):
     assert r.lower_bound <= lap
     ref = {x.name: x for x in r.references}
     assert ref["laplace"].value == pytest.approx(lap, rel=1e-13)
-    if norm == "l2":  # density ∝ exp(−ε‖x‖₂/Δ) [004]
+    if norm == "l2":  # density ∝ exp(−ε‖x‖₂/Δ) [KHP15]
         assert r.lower_bound <= ref["l2_laplace"].value
     # V*_norm >= V*_l1 = the staircase, so the upper end is above it
     assert r.upper_bound >= staircase_nd_optimal_cost("l1", eps, 1.0, 2)

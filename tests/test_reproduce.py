@@ -16,6 +16,7 @@ from optmech.errors import SpecError
 from optmech.reproduce import REPORTS, catalogue_paths, load_catalogue
 from optmech.reproduce._report import Context
 from optmech.reproduce import seed000, seed002
+from optmech.sources import TAGS
 from optmech.sweep import parse_spec, normalised, run_job
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,6 +194,8 @@ def test_reproduce_quick_writes_its_report(quick_run):
     for spec in load_catalogue(quick=True):
         assert f"## {spec.name}:" in text
     assert "Errata we know of" in text and "15-fold" in text and "23-fold" in text
+    assert "## References" in text and all(f"**[{t}]**" in text for t in TAGS.values())
+    assert "*Seed " not in text and "| seed |" not in text  # papers are named by tag, not by catalogue code
     pngs = list((out / "figures").glob("*.png"))
     assert len(pngs) >= 5
     for s in summary["sections"]:
@@ -231,7 +234,7 @@ def test_reproduce_out_must_be_a_folder(tmp_path):
 
 def test_reproduce_list_and_run_quick_on_a_catalogue_spec(tmp_path):
     p = _cli("reproduce", "--list", "--out", str(tmp_path))
-    assert p.returncode == 0 and "000-fig2.7-staircase-gain: seed 000" in p.stdout
+    assert p.returncode == 0 and "000-fig2.7-staircase-gain: [Geng13], Fig. 2.7" in p.stdout
     spec = ROOT / "problems" / "000-fig2.7-staircase-gain.toml"
     p = _cli("run", str(spec), "--quick", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), "--json")
     assert p.returncode == 0, p.stderr

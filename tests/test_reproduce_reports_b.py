@@ -1,4 +1,4 @@
-"""Reports of seeds 003, 004 and the staircase conjecture, on real results of a few tiny problems."""
+"""Reports of [QHFL22], [KHP15] and the staircase conjecture, on real results of a few tiny problems."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _figures_exist(section, tmp_path):
         assert (tmp_path / f).is_file() and (tmp_path / f).stat().st_size > 1000
 
 
-# -- seed 003 -----------------------------------------------------------------------------------------
+# -- [QHFL22] -----------------------------------------------------------------------------------------
 
 def test_reports_registered():
     for name in ("wasserstein_optimum", "wasserstein_vs_epsilon", "wasserstein_vs_m", "lipschitz_mse",
@@ -78,7 +78,7 @@ def test_fig7_report(tmp_path):
                [_w(input=GAUSS, epsilon=2.0, sensitivity=15), _w(input=POISSON, epsilon=2.0, sensitivity=15)])
     s = REPORTS["wasserstein_optimum"](ctx)
     assert _by_claim(s, "Fig. 7: the optimal noise is staircase-shaped").ok is True
-    # the same GKOV member for both inputs: the seed's input dependence is not reproduced
+    # the same GKOV member for both inputs: the paper's input dependence is not reproduced
     c = _by_claim(s, "Fig. 7: the height and width")
     assert c.ok is False and "r = 5 (Gaussian), r = 5 (Poisson)" in c.optmech
     _figures_exist(s, tmp_path)
@@ -108,7 +108,7 @@ def test_fig9_report(tmp_path):
     _figures_exist(s, tmp_path)
 
 
-# -- seed 004 -----------------------------------------------------------------------------------------
+# -- [KHP15] -----------------------------------------------------------------------------------------
 
 def test_lipschitz_mse_report(tmp_path):
     base = dict(privacy="lipschitz", cost="l2sq", resolution=20, epsilon=1.0)
@@ -145,7 +145,7 @@ def test_lattice_staircase_costs_independent():
 
 def test_conjecture_report(tmp_path):
     base = dict(privacy="pure", domain="integer", cost="l1", norm="l1", epsilon=3.0, sensitivity=2)
-    ctx = _ctx(tmp_path, "conj", "conjecture", "001 Thm 2", "staircase_conjecture",
+    ctx = _ctx(tmp_path, "conj", "conjecture", "[GKOV15] Thm 2", "staircase_conjecture",
                [dict(base, dim=3), dict(base, dim=4)])
     s = REPORTS["staircase_conjecture"](ctx)
     assert _by_claim(s, "Thm 2 (conjectured").ok is True

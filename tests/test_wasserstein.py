@@ -1,4 +1,4 @@
-"""Exact W1 utility of lattice noise [seed 003 §IV-C; discrete-wasserstein.md §4]: certified brackets."""
+"""Exact W1 utility of lattice noise [QHFL22, §IV-C; discrete-wasserstein.md §4]: certified brackets."""
 
 from __future__ import annotations
 
@@ -176,7 +176,7 @@ def test_lp_is_relaxation_for_staircase():
 
 
 def test_poisson_fig7_setting():
-    """Poisson(5) on [0, 30], eps = 2, m = 15 (seed 003 Fig. 7 setting)."""
+    """Poisson(5) on [0, 30], eps = 2, m = 15 ([QHFL22] Fig. 7 setting)."""
     t0 = time.perf_counter()
     res = solve_wasserstein(parse_input_spec("poisson:5:0:30"), 2.0, 15, time_limit=120)
     sec = time.perf_counter() - t0

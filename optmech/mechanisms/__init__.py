@@ -1,8 +1,8 @@
 """Reference mechanisms for 1-D pure ε-DP: closed forms, numeric costs, samplers.
 
-Families (names follow the seeds): ``staircase`` [000 (2.13), Thm 2.4], ``discrete_staircase``
-[000 (2.17), Thm 2.13], ``geometric`` [000 Thm 2.12], ``laplace`` [000 §2.6],
-``discrete_laplace`` [002 Thm 10].  :func:`references_for` collects the values the LP bracket
+Families (names follow the papers): ``staircase`` [Geng13, (2.13), Thm 2.4], ``discrete_staircase``
+[Geng13, (2.17), Thm 2.13], ``geometric`` [Geng13, Thm 2.12], ``laplace`` [Geng13, §2.6],
+``discrete_laplace`` [GV13, Thm 10].  :func:`references_for` collects the values the LP bracket
 is checked against.
 """
 

@@ -151,7 +151,7 @@ def integer_power_of(cost) -> int | None:
 
 
 def is_symmetric_nondecreasing(cost, sensitivity: float, domain: str) -> bool:
-    """The property check used by the references (000 Property 2.1 / 2.3).
+    """The property check used by the references ([Geng13] Property 2.1 / 2.3).
 
     Continuous: ``cost.is_symmetric_nondecreasing(linspace(0, 60Δ, 4001))``.
     Integer: the same on a lattice grid (all of 0..4000 plus 4001 rounded points up to 60Δ).
@@ -187,7 +187,7 @@ def series_constants(b: float, u: float, m_max: int) -> np.ndarray:
 
     c_0 = 1/u and, for k >= 1, c_k = Li_{-k}(b) = b * sum_j A(k, j) b^j / u^{k+1} with the
     (positive) Eulerian numbers A(k, j): every term is positive, so the relative error is a few
-    ulp for all b in (0, 1) [derived; 000 App. A.4 lists c_0..c_3, which this reproduces].
+    ulp for all b in (0, 1) [derived; Geng13, App. A.4 lists c_0..c_3, which this reproduces].
     """
     c = np.empty(m_max + 1)
     c[0] = 1.0 / u
@@ -282,7 +282,7 @@ class PeriodSum:
     e_k = b^k max_{o in probes} Lsym(k*period + o), stop once ``e_k rho/(1-rho) <= rtol sum_{j<=k} e_j``
     where rho < 1 is the largest ratio e_{j+1}/e_j over the last 8 periods (for a nondecreasing
     cost the probe o = period bounds the period; the geometric tail estimate assumes the ratios
-    stay <= rho, true when L(x + period)/L(x) is eventually nonincreasing, cf. 000 Property 2.2).
+    stay <= rho, true when L(x + period)/L(x) is eventually nonincreasing, cf. [Geng13] Property 2.2).
 
     *Tail mode* (when more than ``k_direct`` periods would be needed, i.e. ε ≲ 0.01): periods
     k < k0 = k_direct are summed directly and the rest by Gregory's formula,

@@ -4,17 +4,17 @@ Every function returns a :class:`Bound`: the value, whether it is a lower or an 
 optimal expected cost V*, whether it is **valid** (every side condition it rests on holds), each
 side condition by name, and its provenance.  A lower-bound formula whose side condition fails is
 still evaluated (so that the failure can be seen) but is flagged ``valid=False`` and its note says
-plainly that it is *not* a bound.  Seeds: 002 = Geng & Viswanath, (ε, δ) optimal noise for integer
-queries (seed 002_846847e30c2441ef.txt; equation numbers are the paper's), the same as Ch. 4 of
-the dissertation 000 (its Thm 4.x = paper Thm x); digest: reference/approx-dp.md.
+plainly that it is *not* a bound.  Source: [GV13] = Geng & Viswanath, (ε, δ) optimal noise for integer
+queries (equation numbers are the paper's), the same as Ch. 4 of
+the dissertation [Geng13] (its Thm 4.x = paper Thm x).
 
 Functions
 ---------
 :func:`theorem_lower_bound` (``thm_lower_bound``)
-    ε = 0, Δ = 1: 002 Thm 1 (V* itself).  ε = 0, Δ >= 2: 002 Thm 2 (29), needs 1/(2δ) ∈ ℤ and (28).
-    ε > 0: 002 Thm 8 (62) with the partial-atom generalisation for non-integer n, needs (61).
-    d > 1, ε = 0: 002 Thm 16 (ℓ1, (76)) / Thm 17 (ℓ2², (77)), need 1/(2δ) ∈ ℤ.  d > 1, ε > 0:
-    d × the 1-D Thm 8 value by the marginal argument (digest §4.3) [derived, not a seed theorem].
+    ε = 0, Δ = 1: [GV13] Thm 1 (V* itself).  ε = 0, Δ >= 2: [GV13] Thm 2 (29), needs 1/(2δ) ∈ ℤ and (28).
+    ε > 0: [GV13] Thm 8 (62) with the partial-atom generalisation for non-integer n, needs (61).
+    d > 1, ε = 0: [GV13] Thm 16 (ℓ1, (76)) / Thm 17 (ℓ2², (77)), need 1/(2δ) ∈ ℤ.  d > 1, ε > 0:
+    d × the 1-D Thm 8 value by the marginal argument [derived, not a theorem of the paper].
 :func:`relaxed_lp_lower_bound` (``relaxed_lp``)
     The paper's relaxed LPs, truncated so that the finite LP is still a relaxation, solved and
     certified through their duals (:func:`optmech.certify.dual_lower_bound`): always a valid
@@ -31,7 +31,7 @@ How ``valid`` is decided
 holds exactly the side conditions the validity rests on.
 
 * Cost condition ``cost_symmetric_nondecreasing``: L(k) = L(−k), L nondecreasing on k >= 0 and
-  L(0) = 0 (the seeds' standing assumption, 002 §II).  Named costs (``abs``, ``square``,
+  L(0) = 0 (the papers' standing assumption, [GV13] §II).  Named costs (``abs``, ``square``,
   ``pow:P``) satisfy it exactly; expressions are checked with
   ``nx.is_symmetric_nondecreasing(cost, Δ, "integer")`` and on every integer the formula uses.
 * Integrality (``inv_2delta_integer``, n integer, Δ/(2δ) ∈ ℤ): x is taken as the integer N when
@@ -42,7 +42,7 @@ holds exactly the side conditions the validity rests on.
   dual certificate evaluated at the given δ* (the certificates' feasibility does not involve δ,
   and at δ = 1/(2N) the objective equals the printed formula), and Thm 1 is the exact optimum
   of its relaxation p_k <= δ at the given δ (equal to (22) at δ = 1/(2N)).
-* Thm 8 for non-integer n (digest §5.2, partial atom).  With n' = ⌊n⌋, the primal puts a·b^i on
+* Thm 8 for non-integer n (partial atom) [derived].  With n' = ⌊n⌋, the primal puts a·b^i on
   1 + iΔ (i < n') and the leftover half-mass r = ½ − Σ_{i<n'} a b^i on 1 + n'Δ.  The dual
   certificate (181)–(185) built with n_c = ⌈n⌉ = n' + 1 atoms is complementary to that primal
   (the rows of the last, partial atom carry zero multipliers in (182) exactly as those of the
@@ -54,7 +54,7 @@ holds exactly the side conditions the validity rests on.
   (``parameters["primal_value"]``; tests/test_approx_bounds.py checks both equalities and the
   certificate's feasibility on a long window).  ``parameters["n_integer"]`` records whether n
   was an integer; it is not a validity condition.  (61) fails for ℓ1 and ℓ2 costs whenever
-  Δ <= 2 (digest §5.2), so those values are always flagged invalid.
+  Δ <= 2, so those values are always flagged invalid.
 * Thm 2 (ε = 0): valid = cost condition ∧ 1/(2δ) ∈ ℤ ∧ (28).  (28) ⇔ (137) for the certificate
   (142)–(146), i.e. ½μ <= y_0 (not merely y_0 >= 0).  For ℓ1, (28) ⇔ Δ >= 3 (32).  When
   1/(2δ) is not an integer no value is given (nan): use ``relaxed_lp``.
@@ -298,10 +298,10 @@ def _sum(x: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------------------------------------
-# closed forms: 002 Thm 1, 2, 8, 16, 17
+# closed forms: [GV13] Thm 1, 2, 8, 16, 17
 # ------------------------------------------------------------------------------------------------
 def thm8_n(epsilon: float, delta: float) -> float:
-    r"""n with Σ_{k<n} a b^k = ½ [002 (58)–(60)]: n = (1/ε) ln(1 + (e^ε − 1)/(2δ)) (digest §5.2).
+    r"""n with Σ_{k<n} a b^k = ½ [GV13, (58)–(60)]: n = (1/ε) ln(1 + (e^ε − 1)/(2δ)).
 
     Evaluated as 1 + log1p((1 − b)(1/(2δ) − 1))/ε (no overflow of e^ε, no cancellation for small
     ε); n = 1/(2δ) at ε = 0 (the limit, where a = δ and b = 1).
@@ -405,16 +405,16 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
             t = _thm8_core(cost, eps, delta, D)
         except ProblemTooLarge as exc:
             return _bound(name, math.nan, "lower", {"cost_symmetric_nondecreasing": ok_cost, "condition_61": False},
-                          {"theorem": "002 Thm 8 (000 Thm 4.8)", "n": n}, True, f"NOT evaluated: {exc}")
+                          {"theorem": "[GV13] Thm 8 ([Geng13] Thm 4.8)", "n": n}, True, f"NOT evaluated: {exc}")
         conds = {"cost_symmetric_nondecreasing": ok_cost, "condition_61": t.pop("condition_61")}
-        params = {"theorem": "002 Thm 8 (000 Thm 4.8)", **t}
+        params = {"theorem": "[GV13] Thm 8 ([Geng13] Thm 4.8)", **t}
         params.pop("value")
         how = ("n is an integer: (62) exactly" if t["n_integer"] else
-               f"n = {t['n']:.6g} is not an integer: partial-atom generalisation (digest §5.2), "
+               f"n = {t['n']:.6g} is not an integer: partial-atom generalisation [derived], "
                f"{t['full_atoms']} atoms a·b^i on 1 + iΔ and the leftover half-mass {t['partial_atom_mass']:.6g} "
                f"on 1 + {t['full_atoms']}Δ; certificate (181)–(185) with n_c = ⌈n⌉ = {t['atoms']} atoms")
         if all(conds.values()):
-            note = (f"valid lower bound on V* [seed 002 Thm 8, (62); 000 Thm 4.8]: {how}; the value is the "
+            note = (f"valid lower bound on V* [GV13, Thm 8, (62); Geng13, Thm 4.8]: {how}; the value is the "
                     "objective (172) of the dual certificate (181)–(185) at the given δ, feasible because (61) holds")
         else:
             why = []
@@ -423,7 +423,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
                            "so the certificate violates (174)")
             if not ok_cost:
                 why.append("the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0")
-            note = f"NOT a valid lower bound: {'; '.join(why)} [seed 002 Thm 8]; {how}"
+            note = f"NOT a valid lower bound: {'; '.join(why)} [GV13, Thm 8]; {how}"
         return _bound(name, t["value"], "lower", conds, params, True, note)
 
     # ε = 0
@@ -432,10 +432,10 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
     ok_cost = _cost_condition(cost, D, 2.0 + (math.ceil(m) + 1.0) * D)
     if D == 1:
         conds = {"inv_2delta_integer": N is not None, "cost_symmetric_nondecreasing": ok_cost}
-        params: dict[str, Any] = {"theorem": "002 Thm 1 (000 Thm 4.1)", "inv_2delta": m, "N": N, "exact_optimum": True}
+        params: dict[str, Any] = {"theorem": "[GV13] Thm 1 ([Geng13] Thm 4.1)", "inv_2delta": m, "N": N, "exact_optimum": True}
         if N is None:
             return _bound(name, math.nan, "lower", conds, params, True,
-                          f"NOT evaluated: 002 Thm 1 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
+                          f"NOT evaluated: [GV13] Thm 1 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
         _expressible(2.0 * N, "Thm 1")
         k = np.arange(-N, N)
         # exact optimum of the relaxation p_k <= δ (k ∈ ℤ) at the given δ; = (22) at δ = 1/(2N)
@@ -444,21 +444,21 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
         try:
             t2 = _thm2_core(cost, delta, D, N)
             params["thm2"] = {"value": t2["value"], "condition_28": t2["condition_28"], "valid": False,
-                              "note": "002 Thm 2 at Δ = 1 fails (28) and exceeds V*: not a bound"}
+                              "note": "[GV13] Thm 2 at Δ = 1 fails (28) and exceeds V*: not a bound"}
         except ProblemTooLarge:
             pass
         if all(conds.values()):
-            note = ("V* itself [seed 002 Thm 1, (22); 000 Thm 4.1]: uniform mass δ on [−1/(2δ), 1/(2δ) − 1] is optimal; "
+            note = ("V* itself [GV13, Thm 1, (22); Geng13, Thm 4.1]: uniform mass δ on [−1/(2δ), 1/(2δ) − 1] is optimal; "
                     "a lower bound (and attained)")
         else:
-            note = "NOT a valid lower bound: the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0 [002 Thm 1]"
+            note = "NOT a valid lower bound: the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0 [GV13, Thm 1]"
         return _bound(name, value, "lower", conds, params, True, note)
 
     conds = {"inv_2delta_integer": N is not None, "condition_28": False, "cost_symmetric_nondecreasing": ok_cost}
-    params = {"theorem": "002 Thm 2 (000 Thm 4.2)", "inv_2delta": m, "N": N}
+    params = {"theorem": "[GV13] Thm 2 ([Geng13] Thm 4.2)", "inv_2delta": m, "N": N}
     if N is None:
         return _bound(name, math.nan, "lower", conds, params, True,
-                      f"NOT evaluated: 002 Thm 2 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
+                      f"NOT evaluated: [GV13] Thm 2 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
     try:
         t = _thm2_core(cost, delta, D, N)
     except ProblemTooLarge as exc:
@@ -466,7 +466,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
     conds["condition_28"] = t.pop("condition_28")
     params.update({k: v for k, v in t.items() if k != "value"})
     if all(conds.values()):
-        note = ("valid lower bound on V* [seed 002 Thm 2, (29); 000 Thm 4.2]: the objective (136) of the dual "
+        note = ("valid lower bound on V* [GV13, Thm 2, (29); Geng13, Thm 4.2]: the objective (136) of the dual "
                 "certificate (142)–(146) at the given δ (= (29) at δ = 1/(2N)), feasible because (28) holds")
     else:
         why = []
@@ -475,16 +475,16 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
                        "violates (137): ½μ > y_0")
         if not ok_cost:
             why.append("the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0")
-        note = f"NOT a valid lower bound: {'; '.join(why)} [seed 002 Thm 2]"
+        note = f"NOT a valid lower bound: {'; '.join(why)} [GV13, Thm 2]"
     return _bound(name, t["value"], "lower", conds, params, True, note)
 
 
 def _thm_nd_eps0(name_nd: str, delta: float, D: int, d: int) -> Bound:
-    """002 Thm 16 (ℓ1) / Thm 17 (ℓ2²): dual candidates (242)–(243) / (252)–(253) at the given δ."""
+    """[GV13] Thm 16 (ℓ1) / Thm 17 (ℓ2²): dual candidates (242)–(243) / (252)–(253) at the given δ."""
     name = "thm_lower_bound"
     m = 1.0 / (2.0 * delta)
     N = _near_int(m)
-    thm = "002 Thm 16 (000 Thm 4.16)" if name_nd == "l1" else "002 Thm 17 (000 Thm 4.17)"
+    thm = "[GV13] Thm 16 ([Geng13] Thm 4.16)" if name_nd == "l1" else "[GV13] Thm 17 ([Geng13] Thm 4.17)"
     conds = {"inv_2delta_integer": N is not None}
     params: dict[str, Any] = {"theorem": thm, "inv_2delta": m, "N": N, "dim": d}
     if N is None:
@@ -502,13 +502,14 @@ def _thm_nd_eps0(name_nd: str, delta: float, D: int, d: int) -> Bound:
         formula = d * D**2 / (12.0 * delta**2) + (1.0 / D - 1.0) * d * D**2 / (4.0 * delta) + (1 - D) / 2.0 * d + d * D**2 / 6.0  # (77)
     value = d * (mu1 - delta * _sum(y))
     params.update({"mu": d * mu1, "formula": formula})
-    note = (f"valid lower bound on V* [seed {thm}]: dual objective of the paper's candidate at the given δ "
-            "(= the printed formula at δ = 1/(2N)), feasible for the dual of (75) with k ∈ ℤ (errata §7.4)")
+    note = (f"valid lower bound on V* ({thm}): dual objective of the paper's candidate at the given δ "
+            "(= the printed formula at δ = 1/(2N)), feasible for the dual of (75) with k ∈ ℤ "
+            "(k ∈ ℕ as printed: see the erratum on (73)–(75) [GV13])")
     return _bound(name, value, "lower", conds, params, True, note)
 
 
 def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: int, dim: int = 1) -> Bound:
-    r"""The seed's closed-form lower bound on V* for (ε, δ)-DP integer noise, with its side conditions.
+    r"""The paper's closed-form lower bound on V* for (ε, δ)-DP integer noise, with its side conditions.
 
     Parameters
     ----------
@@ -528,9 +529,9 @@ def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: in
 
     Notes
     -----
-    * ε = 0, Δ = 1: 002 Thm 1, :math:`V^* = \sum_{k=-1/(2δ)}^{1/(2δ)-1} δL(k)` (22).
-    * ε = 0, Δ >= 2: 002 Thm 2, :math:`V_{LB} = 2δ\sum_{i=0}^{1/(2δ)-1} L(1+iΔ)` (29), needs (28).
-    * ε > 0: 002 Thm 8, :math:`V_{LB} = 2\sum_{k=0}^{n-1} a b^k L(1+kΔ)` (62),
+    * ε = 0, Δ = 1: [GV13] Thm 1, :math:`V^* = \sum_{k=-1/(2δ)}^{1/(2δ)-1} δL(k)` (22).
+    * ε = 0, Δ >= 2: [GV13] Thm 2, :math:`V_{LB} = 2δ\sum_{i=0}^{1/(2δ)-1} L(1+iΔ)` (29), needs (28).
+    * ε > 0: [GV13] Thm 8, :math:`V_{LB} = 2\sum_{k=0}^{n-1} a b^k L(1+kΔ)` (62),
       a = (δ + (e^ε − 1)/2)e^{−ε}, b = e^{−ε}, needs (61); partial atom for non-integer n.
     * d > 1: Thm 16 / 17 at ε = 0; d × Thm 8 (marginal argument, derived) at ε > 0.
 
@@ -545,19 +546,19 @@ def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: in
         return _thm_lower_1d(marg, eps, dlt, D)
     if name_nd not in _SEPARABLE:
         return _bound("thm_lower_bound", math.nan, "lower", {"cost_has_theorem": False}, {"dim": d, "cost": name_nd},
-                      True, f"no theorem: 002 §V gives lower bounds for the separable costs l1 and l2sq only, not {name_nd}")
+                      True, f"no theorem: [GV13] §V gives lower bounds for the separable costs l1 and l2sq only, not {name_nd}")
     if eps == 0.0:
         return _thm_nd_eps0(name_nd, dlt, D, d)
     one = _thm_lower_1d(marg, eps, dlt, D)
     value = d * one.value
-    params = {"theorem": "d × 002 Thm 8 by the marginal argument (digest §4.3) [derived]", "dim": d,
+    params = {"theorem": "d × [GV13] Thm 8 by the marginal argument [derived]", "dim": d,
               "one_dimensional": one.parameters, "one_dimensional_value": one.value}
     if one.valid:
-        note = ("valid lower bound on V* [derived, not a seed theorem]: each marginal of d-D (ε,δ)-DP noise is 1-D "
-                f"(ε,δ)-DP for |s| <= Δ and {name_nd} is a sum over coordinates, so V*_d >= d·V*_1 >= d × (002 Thm 8): "
+        note = ("valid lower bound on V* [derived, not a theorem of the paper]: each marginal of d-D (ε,δ)-DP noise is 1-D "
+                f"(ε,δ)-DP for |s| <= Δ and {name_nd} is a sum over coordinates, so V*_d >= d·V*_1 >= d × ([GV13] Thm 8): "
                 + one.note)
     else:
-        note = "NOT a valid lower bound: d × the 1-D 002 Thm 8 value, which is invalid here: " + one.note
+        note = "NOT a valid lower bound: d × the 1-D [GV13] Thm 8 value, which is invalid here: " + one.note
     return _bound("thm_lower_bound", value, "lower", one.conditions, params, True, note)
 
 
@@ -567,8 +568,8 @@ def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: in
 def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1) -> Bound:
     r"""Exact cost of uniform noise of width n = ⌈Δ/δ⌉ per coordinate: a valid upper bound on V*.
 
-    The mechanism is :class:`~optmech.mechanisms.uniform.Uniform` [002 (30), (78); 000 (4.13),
-    (4.28)], (0, Δ/n)-DP with Δ/n <= δ, hence (ε, δ)-DP for every ε >= 0 [002 Thm 3, Thm 9,
+    The mechanism is :class:`~optmech.mechanisms.uniform.Uniform` [GV13, (30), (78); Geng13, (4.13),
+    (4.28)], (0, Δ/n)-DP with Δ/n <= δ, hence (ε, δ)-DP for every ε >= 0 [GV13, Thm 3, Thm 9,
     Thm 18].  Its cost is an exact finite sum.  When Δ/(2δ) is an integer M (within
     INTEGER_RTOL) the paper's closed form is also reported in ``parameters`` and compared:
     1-D (31) = 2Σ_{i=1}^{M−1} L(i)/(2M) + L(M)/(2M) (symmetric L with L(0) = 0); d > 1:
@@ -586,7 +587,7 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
         return _bound("uniform", math.nan, "upper", {}, {"dim": d}, True, f"not computed: {exc}")
     n = mech.n
     params: dict[str, Any] = {"width": n, "realised_delta": D / n, "dim": d,
-                              "theorem": "002 Thm 3/9 (000 Thm 4.3/4.9)" if d == 1 else "002 Thm 18 (000 Thm 4.18)"}
+                              "theorem": "[GV13] Thm 3/9 ([Geng13] Thm 4.3/4.9)" if d == 1 else "[GV13] Thm 18 ([Geng13] Thm 4.18)"}
     M = _near_int(D / (2.0 * dlt))
     params["half_width_integer"] = M is not None
     closed = None
@@ -595,23 +596,23 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
             if _cost_condition(marg, D, M + 1):
                 i = np.arange(1, M)
                 closed = 2.0 * _sum(_L(marg, i)) / (2.0 * M) + _L1(marg, float(M)) / (2.0 * M)  # (31), δ/Δ = 1/(2M)
-                params["closed_form_source"] = "002 (31) (000 (4.14))"
+                params["closed_form_source"] = "[GV13] (31) ([Geng13] (4.14))"
         elif name_nd == "l1":
             closed = d * M / 2.0  # Cor 19 (80): dΔ/(4δ) at δ = Δ/(2M)
-            params["closed_form_source"] = "002 Cor 19 (80) (000 Cor 4.19)"
+            params["closed_form_source"] = "[GV13] Cor 19 (80) ([Geng13] Cor 4.19)"
         elif name_nd == "l2sq":
             closed = d * M * M / 3.0 + d / 6.0  # Cor 20 (87): dΔ²/(12δ²) + d/6 at δ = Δ/(2M)
-            params["closed_form_source"] = "002 Cor 20 (87) (000 Cor 4.20)"
+            params["closed_form_source"] = "[GV13] Cor 20 (87) ([Geng13] Cor 4.20)"
     params["closed_form"] = closed
     if closed is not None:
         params["closed_form_agrees"] = bool(n == 2 * M and abs(closed - value) <= 1e-12 * max(1.0, abs(value)))
     note = (f"upper bound: exact cost of uniform noise on {n} consecutive integers per coordinate, "
-            f"(0, {D}/{n})-DP hence (ε, δ)-DP for every ε [seed 002 (30)/(78), Thm 3/9/18]")
+            f"(0, {D}/{n})-DP hence (ε, δ)-DP for every ε [GV13, (30)/(78), Thm 3/9/18]")
     return _bound("uniform", value, "upper", {}, params, True, note)
 
 
 def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 1) -> Bound:
-    r"""Cost of discrete Laplace noise, λ = e^{−ε/Δ} [002 Thm 10, Cor 11 (66); 000 Cor 4.11; d-D (120)–(128)].
+    r"""Cost of discrete Laplace noise, λ = e^{−ε/Δ} [GV13, Thm 10, Cor 11 (66); Geng13, Cor 4.11; d-D (120)–(128)].
 
     (ε, 0)-DP, hence (ε, δ)-DP: a valid upper bound for ε > 0.  Not defined at ε = 0 (value inf,
     ``valid=False``).  d > 1: product law; ``l1`` = 2dλ/(1−λ²), ``l2sq`` = 2dλ/(1−λ)² exact,
@@ -635,12 +636,12 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
     value = discrete_laplace_nd_cost(name_nd, eps, D, d)
     exact = name_nd in _SEPARABLE
     return _bound("discrete_laplace", value, "upper", conds, params, exact,
-                  "upper bound: product discrete Laplace, ε-DP for ℓ1 sensitivity Δ [seed 002 (120)–(128)]"
+                  "upper bound: product discrete Laplace, ε-DP for ℓ1 sensitivity Δ [GV13, (120)–(128)]"
                   + ("" if exact else "; numeric"))
 
 
 def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 1) -> Bound:
-    r"""Cost of the (ε, 0)-optimal discrete staircase min_r Σ L P_r [000 (2.17), Thm 2.13]: an upper bound.
+    r"""Cost of the (ε, 0)-optimal discrete staircase min_r Σ L P_r [Geng13, (2.17), Thm 2.13]: an upper bound.
 
     Each P_r is ε-DP, hence (ε, δ)-DP, so min_r P_r is a valid upper bound for ε > 0 and any cost.
     d > 1: Δ = 1 is the product of geometric laws (= discrete Laplace with λ = e^{−ε}); Δ > 1 the best
@@ -662,14 +663,14 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
                           "upper bound (ε,0)-DP, hence (ε,δ)-DP; " + ref.note)
         r, v = optimal_r(marg, eps, D)
         return _bound("discrete_staircase", v, "upper", conds, {"r": r}, False,
-                      "upper bound: min_r of the discrete staircase P_r costs, each (ε,0)-DP [000 (2.17)]; numeric")
+                      "upper bound: min_r of the discrete staircase P_r costs, each (ε,0)-DP [Geng13, (2.17)]; numeric")
     if D == 1:
         from optmech.mechanisms.multidim import discrete_laplace_nd_cost
 
         value = discrete_laplace_nd_cost(name_nd, eps, 1, d)
         exact = name_nd in _SEPARABLE
         return _bound("discrete_staircase", value, "upper", conds, {"dim": d, "lambda": math.exp(-eps)}, exact,
-                      "upper bound: product of geometric laws (the Δ = 1 staircase, 000 Thm 2.12), ε-DP for the shifts ±e_m")
+                      "upper bound: product of geometric laws (the Δ = 1 staircase, [Geng13] Thm 2.12), ε-DP for the shifts ±e_m")
     conds["sphere_sum_cost"] = name_nd in ("l1", "l2sq")
     if name_nd not in ("l1", "l2sq"):
         return _bound("discrete_staircase", math.nan, "upper", conds, {"dim": d}, True,
@@ -679,7 +680,7 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
     values = discrete_staircase_nd_costs(name_nd, eps, D, d)
     r = int(np.argmin(values)) + 1
     return _bound("discrete_staircase", float(values[r - 1]), "upper", conds, {"dim": d, "r": r}, False,
-                  "upper bound: the best ℓ1 discrete staircase on ℤ^d (reference/multidim.md §8), (ε,0)-DP for ℓ1 "
+                  "upper bound: the best ℓ1 discrete staircase on ℤ^d, (ε,0)-DP for ℓ1 "
                   "sensitivity Δ; series over lattice spheres (tail < 1e-17)")
 
 
@@ -706,7 +707,7 @@ def _beyond(cost: Cost, K: int, side: int) -> float:
 
 
 def _build_symmetric(cost: Cost, eps: float, delta: float, D: int, K: int) -> LinearProgram:
-    """002 (25)–(27) (ε = 0) / (54)–(57) (ε > 0) on P_0..P_K with cumulative columns and far mass."""
+    """[GV13] (25)–(27) (ε = 0) / (54)–(57) (ε > 0) on P_0..P_K with cumulative columns and far mass."""
     E = math.exp(eps)
     half_em1 = math.expm1(eps) / 2.0
     P = np.arange(K + 1)  # P_k, k = 0..K
@@ -762,7 +763,7 @@ def _build_symmetric(cost: Cost, eps: float, delta: float, D: int, K: int) -> Li
 
 
 def _build_all_k(cost: Cost, eps: float, delta: float, D: int, K: int) -> LinearProgram:
-    """002 (75) (ε = 0) / (104) (ε > 0) at d = 1 with k ∈ ℤ, on the window [−K, K], survival columns, far masses."""
+    """[GV13] (75) (ε = 0) / (104) (ε > 0) at d = 1 with k ∈ ℤ, on the window [−K, K], survival columns, far masses."""
     E = math.exp(eps)
     N = 2 * K + 1
     x = np.arange(-K, K + 1)
@@ -802,11 +803,11 @@ def _build_all_k(cost: Cost, eps: float, delta: float, D: int, K: int) -> Linear
 
 
 def build_relaxed_lp(cost: Any, epsilon: float, delta: float, sensitivity: int, K: int, variant: str = "symmetric") -> LinearProgram:
-    r"""The truncated relaxed LP of 002 as a :class:`~optmech.lp.LinearProgram` (a relaxation of V*).
+    r"""The truncated relaxed LP of [GV13] as a :class:`~optmech.lp.LinearProgram` (a relaxation of V*).
 
-    ``variant="symmetric"``: (25)–(27) / (54)–(57) [000 (4.8)–(4.10) / (4.19)–(4.22)], symmetric
+    ``variant="symmetric"``: (25)–(27) / (54)–(57) [Geng13, (4.8)–(4.10) / (4.19)–(4.22)], symmetric
     pmf, variables P_0..P_K.  Rows, with E = e^ε and the cumulative columns C_j = Σ_{k=1}^{j} P_k
-    (digest §3 "Sparsity": (e^ε − 1)Σ_{k<i} P_k + e^ε Σ_{k=i}^{i+Δ−1} P_k = e^ε C_{i+Δ−1} − C_{i−1}),
+    (sparse form: (e^ε − 1)Σ_{k<i} P_k + e^ε Σ_{k=i}^{i+Δ−1} P_k = e^ε C_{i+Δ−1} − C_{i−1}),
 
     .. math::
 
@@ -818,7 +819,7 @@ def build_relaxed_lp(cost: Any, epsilon: float, delta: float, sensitivity: int, 
     At ε = 0 these are (26)–(27).  The normalisation is taken as an equality (any symmetric pmf
     satisfies it; the inequality of (54) gives the same value because every row coefficient is >= 0).
 
-    ``variant="all_k"``: (75) / (104) at d = 1 with k ∈ ℤ (errata §7.4), no symmetry, window
+    ``variant="all_k"``: (75) / (104) at d = 1 with k ∈ ℤ (not ℕ as printed: :mod:`optmech.errata`), no symmetry, window
     [−K, K], survival columns T_j = P(X >= j) (T_{K+1} = right far mass F₊):
     T_{−K} + F₋ = 1, T_j − P_j − T_{j+1} = 0 and P(X >= k) − e^ε P(X >= k+Δ) = T_k − e^ε T_{k+Δ} <= δ
     for −K <= k <= K + 1 − Δ; objective Σ L(j)P_j + F₊ min_{k>K} L + F₋ min_{k<−K} L.
@@ -896,11 +897,11 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
     solver : str
         Solver profile name (``optmech/profiles``) or path to a TOML profile.
     variant : {None, "symmetric", "all_k"}
-        1-D only.  ``"symmetric"``: 002 (25)–(27) (ε = 0) / (54)–(57) (ε > 0), the default for named
+        1-D only.  ``"symmetric"``: [GV13] (25)–(27) (ε = 0) / (54)–(57) (ε > 0), the default for named
         costs (exactly symmetric).  ``"all_k"``: the 1-D version of (75) / (104) with k ∈ ℤ (no
         symmetry; the default for expression costs, whose symmetry cannot be proved).  d > 1
         always uses (75) / (104) with k ∈ ℤ, which for the separable costs ``l1`` and ``l2sq``
-        decouples over coordinates (digest §4.3): its value is exactly d × the 1-D ``all_k`` value.
+        decouples over coordinates: its value is exactly d × the 1-D ``all_k`` value.
 
     Returns
     -------
@@ -909,14 +910,14 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
         was solved and the value certified by :func:`optmech.certify.dual_lower_bound` (weak
         duality with the solver's duals, rounding accounted for): the truncated LP is a relaxation
         of the relaxed LP (see :func:`build_relaxed_lp`), which is a relaxation of the exact
-        problem [002 §III-B, §IV-A, §V], so the value is <= V* by construction.  The symmetric
+        problem [GV13, §III-B, §IV-A, §V], so the value is <= V* by construction.  The symmetric
         variant also needs a symmetric cost (condition ``cost_symmetric``; exact for named costs,
         checked on the window's integers for expressions).
 
     Notes
     -----
     Window: K0 = Δ(⌈n⌉ + 2) with n = (1/ε)ln(1 + (e^ε − 1)/(2δ)) (1/(2δ) at ε = 0; the optimum's
-    support ends near Δ(n + 1), digest §3), doubled until the certified value improves by at most
+    support ends near Δ(n + 1)), doubled until the certified value improves by at most
     1e-12 relative (at most 6 doublings, K <= 1e6).  The best certified value is returned;
     ``parameters["history"]`` lists every solve.
     """
@@ -931,10 +932,10 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
                           f"not available: (75)/(104) decouple over coordinates only for l1 and l2sq, not {name_nd}")
         one = relaxed_lp_lower_bound(marg, eps, dlt, D, 1, solver=solver, variant="all_k")
         value = float(np.nextafter(d * one.value, -np.inf)) if math.isfinite(one.value) else one.value
-        params = {"dim": d, "relaxation": "002 (75)/(104) with k ∈ ℤ" , "one_dimensional": one.parameters,
+        params = {"dim": d, "relaxation": "[GV13] (75)/(104) with k ∈ ℤ" , "one_dimensional": one.parameters,
                   "one_dimensional_value": one.value}
         note = (f"d × the 1-D all_k relaxed LP: (75)/(104) with k ∈ ℤ decouple over coordinates for {name_nd} "
-                "(digest §4.3), so this is their value; " + one.note)
+                "so this is their value; " + one.note)
         return _bound(name, value, "lower", {**one.conditions, "cost_separable": True}, params, False, note)
 
     if variant is None:
@@ -953,8 +954,8 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
             return _bound(name, math.nan, "lower", {**conds, "certified": False}, {"variant": variant}, False,
                           "not computed: the symmetric relaxation (54)–(57) assumes a symmetric cost; use variant='all_k'")
     builder = _build_symmetric if variant == "symmetric" else _build_all_k
-    which = ("002 (25)–(27) (000 (4.8)–(4.10))" if eps == 0.0 else "002 (54)–(57) (000 (4.19)–(4.22))") \
-        if variant == "symmetric" else ("002 (75) at d = 1, k ∈ ℤ" if eps == 0.0 else "002 (104) at d = 1, k ∈ ℤ")
+    which = ("[GV13] (25)–(27) ([Geng13] (4.8)–(4.10))" if eps == 0.0 else "[GV13] (54)–(57) ([Geng13] (4.19)–(4.22))") \
+        if variant == "symmetric" else ("[GV13] (75) at d = 1, k ∈ ℤ" if eps == 0.0 else "[GV13] (104) at d = 1, k ∈ ℤ")
     try:
         value, info = _solve_doubling(lambda K: builder(marg, eps, dlt, D, K), K0, solver)
     except (SolveFailed, SolverUnavailable) as exc:

@@ -76,7 +76,7 @@ class Privacy:
     Attributes
     ----------
     notion : {"pure", "approx", "lipschitz"}
-        ε-DP, (ε, δ)-DP, or Lipschitz privacy (|ln P(u∈S) − ln P(u'∈S)| <= ε‖u − u'‖, [004]).
+        ε-DP, (ε, δ)-DP, or Lipschitz privacy (|ln P(u∈S) − ln P(u'∈S)| <= ε‖u − u'‖, [KHP15]).
     epsilon, delta : float
         The guarantee (δ = 0 for pure DP; for Lipschitz privacy ε is per unit distance).
     sensitivity : float
@@ -193,7 +193,7 @@ class Mechanism:
         return _scalar_out(x, y)
 
     def sample(self, size=None, rng=None):
-        """Draw samples, vectorised (floating-point sampler: not exactly DP, see pure-dp.md §6).
+        """Draw samples, vectorised (floating-point sampler: not exactly DP, see :mod:`optmech.mechanisms.rng`).
 
         Parameters
         ----------

@@ -1,6 +1,6 @@
 r"""Discrete staircase and geometric mechanisms for integer queries under pure ε-DP.
 
-Discrete staircase [seed 000_eff4162216f89ace.txt (2.17), Thm 2.13]: for integer Δ ≥ 1,
+Discrete staircase [Geng13, (2.17), Thm 2.13]: for integer Δ ≥ 1,
 1 ≤ r ≤ Δ and b = e^{-ε},
 
 .. math::
@@ -16,7 +16,7 @@ i ≥ 0 (Property 2.3), :math:`V^* = \min_{1 \le r \le \Delta} \sum_i L(i) P_r(i
 output-independent ε-DP noise on ℤ (the reduction to output-independent noise, Thm 2.11,
 assumes a periodic family).
 
-Cost of P_r [derived, pure-dp.md §5]: with w_j = Σ_{k≥0} b^k (L(kΔ+j) + L(−kΔ−j)),
+Cost of P_r [derived]: with w_j = Σ_{k≥0} b^k (L(kΔ+j) + L(−kΔ−j)),
 
 .. math:: V(r) = a(r)\,[(1-b) \sum_{j<r} w_j + b \sum_{j<\Delta} w_j - L(0)],
 
@@ -62,7 +62,7 @@ def _a(b: float, u: float, delta: int, r):
 
 
 def discrete_staircase_normaliser(epsilon, sensitivity, r) -> float:
-    """a(r) = (1 − b)/(2r + 2b(Δ − r) − (1 − b)) [seed 000 (2.17)]."""
+    """a(r) = (1 − b)/(2r + 2b(Δ − r) − (1 − b)) [Geng13, (2.17)]."""
     eps, delta = _check(epsilon, sensitivity)
     r = nx.check_int_range(r, "r", 1, delta)
     b, u = nx.b_and_u(eps)
@@ -107,7 +107,7 @@ class _Numeric:
 def _costs(cost, eps: float, delta: int, r: np.ndarray) -> tuple[np.ndarray, bool, str]:
     m = nx.integer_power_of(cost)
     if m is not None and m >= 1:
-        return _moment_costs(m, eps, delta, r), True, "closed form via c_k series constants [derived, pure-dp.md §5]"
+        return _moment_costs(m, eps, delta, r), True, "closed form via c_k series constants [derived]"
     num = _Numeric(cost, eps, delta)
     return num.costs(r), False, num.note()
 
@@ -148,7 +148,7 @@ def optimal_r(cost, epsilon, sensitivity) -> tuple[int, float]:
 
 def discrete_staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     """V* on ℤ as a :class:`Reference` named ``discrete_staircase`` with parameters {"r": r*};
-    None unless the cost is symmetric and nondecreasing (000 Property 2.3)."""
+    None unless the cost is symmetric and nondecreasing ([Geng13] Property 2.3)."""
     eps, delta = _check(epsilon, sensitivity)
     if not nx.is_symmetric_nondecreasing(cost, delta, "integer"):
         return None
@@ -159,7 +159,7 @@ def discrete_staircase_reference(cost, epsilon, sensitivity) -> Reference | None
     except ProblemTooLarge as exc:
         return Reference("discrete_staircase", math.nan, {"r": 0}, False, f"not computed: {exc}")
     thm = "Thm 2.12" if delta == 1 else "Thm 2.13"
-    return Reference("discrete_staircase", v, {"r": r}, exact, f"optimum V* [seed 000 {thm}]; " + note)
+    return Reference("discrete_staircase", v, {"r": r}, exact, f"optimum V* [Geng13, {thm}]; " + note)
 
 
 # --------------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ def _check_geometric(sensitivity) -> None:
 
 
 def geometric_cost(cost, epsilon, sensitivity=1) -> float:
-    """E L(X) for the two-sided geometric P(i) = ((1−b)/(1+b)) b^{|i|} [seed 000 Thm 2.12].
+    """E L(X) for the two-sided geometric P(i) = ((1−b)/(1+b)) b^{|i|} [Geng13, Thm 2.12].
 
     Only defined for sensitivity 1 (SpecError otherwise).
     """
@@ -185,12 +185,12 @@ def geometric_cost(cost, epsilon, sensitivity=1) -> float:
 
 def geometric_reference(cost, epsilon, sensitivity=1) -> Reference | None:
     """The geometric mechanism as a :class:`Reference` named ``geometric``: V* for Δ = 1 and a
-    symmetric nondecreasing cost [seed 000 Thm 2.12]; None otherwise."""
+    symmetric nondecreasing cost [Geng13, Thm 2.12]; None otherwise."""
     eps, delta = _check(epsilon, sensitivity)
     if delta != 1 or not nx.is_symmetric_nondecreasing(cost, delta, "integer"):
         return None
     ref = discrete_laplace_reference(cost, eps, 1, name="geometric")
-    note = "optimum V* for Δ = 1 [seed 000 Thm 2.12]; " + ref.note.split("; ", 1)[-1]
+    note = "optimum V* for Δ = 1 [Geng13, Thm 2.12]; " + ref.note.split("; ", 1)[-1]
     return Reference("geometric", ref.value, ref.parameters, ref.exact, note)
 
 
@@ -199,7 +199,7 @@ def geometric_reference(cost, epsilon, sensitivity=1) -> Reference | None:
 
 
 class DiscreteStaircase(Mechanism):
-    r"""Discrete staircase noise on ℤ for integer sensitivity Δ [seed 000 (2.17)].
+    r"""Discrete staircase noise on ℤ for integer sensitivity Δ [Geng13, (2.17)].
 
     .. math:: P_r(kΔ + j) = a(r) b^k \,(j < r), \quad a(r) b^{k+1} \,(r \le j < Δ),\quad
               P_r(-i) = P_r(i)
@@ -215,7 +215,7 @@ class DiscreteStaircase(Mechanism):
     Notes
     -----
     ε-DP for every r: P(i) ≤ e^ε P(i + s) for |s| ≤ Δ.  Optimal at r = r* for symmetric
-    nondecreasing costs [000 Thm 2.13].  ``sample`` is the derived sampler of pure-dp.md §6
+    nondecreasing costs [Geng13, Thm 2.13].  ``sample`` is a derived sampler
     (Y = GΔ + J with a sign and one rejection at 0; floating point).
     """
 
@@ -279,7 +279,7 @@ class DiscreteStaircase(Mechanism):
 
 
 class Geometric(DiscreteLaplace):
-    r"""Two-sided geometric noise P(i) = ((1−b)/(1+b)) b^{|i|}, b = e^{-ε} [seed 000 Thm 2.12].
+    r"""Two-sided geometric noise P(i) = ((1−b)/(1+b)) b^{|i|}, b = e^{-ε} [Geng13, Thm 2.12].
 
     ε-DP for sensitivity 1 only (``sensitivity`` defaults to 1; anything else is a SpecError).
     Identical to ``DiscreteStaircase(r=1, sensitivity=1)`` and ``DiscreteLaplace(sensitivity=1)``.

@@ -1,16 +1,16 @@
-r"""The d-dimensional discrete staircase on ℤ^d for integer ℓ1 sensitivity Δ [reference/multidim.md §8].
+r"""The d-dimensional discrete staircase on ℤ^d for integer ℓ1 sensitivity Δ [derived].
 
-The lattice analogue of the ℓ1 staircase [001 §II; 000 §3.2]: with b = e^{−ε} and 1 <= r <= Δ,
+The lattice analogue of the ℓ1 staircase [GKOV15, §II; Geng13, §3.2]: with b = e^{−ε} and 1 <= r <= Δ,
 
 .. math:: P(x) = a\,\varphi(\|x\|_1), \qquad \varphi(k) = b^{\lfloor (k - r)/\Delta \rfloor + 1},
 
-i.e. φ(qΔ + j) = b^q for j < r and b^{q+1} for r <= j < Δ (the 1-D P_r of 000 (2.17) at d = 1).
+i.e. φ(qΔ + j) = b^q for j < r and b^{q+1} for r <= j < Δ (the 1-D P_r of [Geng13] (2.17) at d = 1).
 A shift ‖t‖₁ <= Δ moves ‖x‖₁ by at most Δ and the level ⌊(k − r)/Δ⌋ by at most one, so P is
 ε-DP for ℓ1 sensitivity Δ.  Δ = 1 is the product of two-sided geometric laws, exactly optimal for
 separable symmetric nondecreasing costs; for Δ >= 2 the full lattice LP optimum equalled the best
-member of this family in every case the digest tested (d ∈ {3, 4, 5}).
+member of this family in every case tested so far (d ∈ {3, 4, 5}).
 
-Lattice ℓ1 spheres [derived, reference/multidim.md §8]: |S_0| = 1 and for k >= 1
+Lattice ℓ1 spheres [derived]: |S_0| = 1 and for k >= 1
 
 .. math:: |S_k| = \sum_{j=1}^{\min(d,k)} 2^j \binom{d}{j}\binom{k-1}{j-1}
 
@@ -162,7 +162,7 @@ class DiscreteStaircaseND(_NDMechanism):
 
     def _privacy_note(self) -> str:
         return ("discrete_staircase_nd: the level floor((||x||_1 - r)/sensitivity) moves by at most one under an "
-                "l1 shift <= sensitivity [reference/multidim.md §8]")
+                "l1 shift <= sensitivity")
 
     # -- sampler --------------------------------------------------------------------------------
     def _radii_cdf(self) -> np.ndarray:

@@ -10,7 +10,7 @@ Python::
 Families (``--mechanism``): staircase, discrete_staircase, geometric, laplace, discrete_laplace,
 uniform, l2_laplace.  With ``dim > 1`` they map to the d-D laws: the ℓ1 staircase
 (:class:`StaircaseND`), the ℓ1 discrete staircase on ℤ^d (:class:`DiscreteStaircaseND`), i.i.d.
-Laplace / discrete Laplace / geometric products, the product uniform [000 (4.28)] and the ℓ2-Laplace.
+Laplace / discrete Laplace / geometric products, the product uniform [Geng13, (4.28)] and the ℓ2-Laplace.
 """
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 r"""Laplace and discrete Laplace baselines for 1-D pure ε-DP.
 
-* **Laplace** [seed 000_eff4162216f89ace.txt §2.6.1; 001 (13)]: density
+* **Laplace** [Geng13, §2.6.1; GKOV15, (13)]: density
   :math:`f(x) = \frac{1}{2s} e^{-|x|/s}` with scale :math:`s = \Delta/\epsilon`; ε-DP for
   sensitivity Δ.  :math:`E|X|^p = \Gamma(p+1) s^p` for every p > 0, so E|X| = Δ/ε and
   EX² = 2Δ²/ε².
-* **Discrete Laplace** [seed 002_846847e30c2441ef.txt Thm 10, (64), (231), (238)]: with
+* **Discrete Laplace** [GV13, Thm 10, (64), (231), (238)]: with
   :math:`\lambda = e^{-\epsilon/\Delta}`, :math:`p_k = \frac{1-\lambda}{1+\lambda}\lambda^{|k|}` on ℤ;
-  (ε, 0)-DP for integer sensitivity Δ (002 states it for (ε, δ), it holds with δ = 0).
+  (ε, 0)-DP for integer sensitivity Δ ([GV13] states it for (ε, δ), it holds with δ = 0).
   E|X| = 2λ/(1 − λ²), EX² = 2λ/(1 − λ)²; generally E|X|^m = 2 (1−λ)/(1+λ) c_m(λ).
 
 Both are valid ε-DP mechanisms for *any* cost, hence upper bounds on V*; for symmetric
-nondecreasing costs they are never better than the (discrete) staircase [000 Thm 2.4/2.13].
+nondecreasing costs they are never better than the (discrete) staircase [Geng13, Thm 2.4/2.13].
 Other costs use the periodised sum ``M(o) = Σ_k b^k (L(kΔ+o) + L(−kΔ−o))`` with b = e^{-ε}:
 ``E L(X) = (ε/2Δ) ∫_0^Δ e^{−εo/Δ} M(o) do`` (Laplace, adaptive Gauss-Legendre) and
 ``E L(X) = p_0 [Σ_{j<Δ} λ^j M(j) − L(0)]`` (discrete Laplace), truncated by a ratio-test tail
@@ -52,13 +52,13 @@ def _check(epsilon, sensitivity, integer=False):
 
 
 def laplace_cost_abs(epsilon, sensitivity) -> float:
-    """E|X| = Δ/ε [seed 000 §2.6.1]."""
+    """E|X| = Δ/ε [Geng13, §2.6.1]."""
     eps, delta = _check(epsilon, sensitivity)
     return delta / eps
 
 
 def laplace_cost_square(epsilon, sensitivity) -> float:
-    """E X² = 2Δ²/ε² [seed 000 §2.6.2]."""
+    """E X² = 2Δ²/ε² [Geng13, §2.6.2]."""
     eps, delta = _check(epsilon, sensitivity)
     return 2.0 * (delta / eps) ** 2
 
@@ -109,14 +109,14 @@ def _lam(eps: float, delta: int) -> tuple[float, float]:
 
 
 def discrete_laplace_cost_abs(epsilon, sensitivity) -> float:
-    """E|X| = 2λ/(1 − λ²), λ = e^{-ε/Δ} [seed 002 (231)]."""
+    """E|X| = 2λ/(1 − λ²), λ = e^{-ε/Δ} [GV13, (231)]."""
     eps, delta = _check(epsilon, sensitivity, integer=True)
     lam, _ = _lam(eps, delta)
     return 2.0 * lam / -math.expm1(-2.0 * eps / delta)
 
 
 def discrete_laplace_cost_square(epsilon, sensitivity) -> float:
-    """E X² = 2λ/(1 − λ)², λ = e^{-ε/Δ} [seed 002 (238)]."""
+    """E X² = 2λ/(1 − λ)², λ = e^{-ε/Δ} [GV13, (238)]."""
     eps, delta = _check(epsilon, sensitivity, integer=True)
     lam, one_minus = _lam(eps, delta)
     return 2.0 * lam / one_minus**2
@@ -128,9 +128,9 @@ def _discrete_laplace_detail(cost, eps: float, delta: int) -> tuple[float, bool,
     m = nx.integer_power_of(cost)
     if m is not None and m >= 1:
         if m == 1:
-            return 2.0 * lam / -math.expm1(-2.0 * eps / delta), True, "closed form [seed 002 (231)]"
+            return 2.0 * lam / -math.expm1(-2.0 * eps / delta), True, "closed form [GV13, (231)]"
         if m == 2:
-            return 2.0 * lam / one_minus**2, True, "closed form [seed 002 (238)]"
+            return 2.0 * lam / one_minus**2, True, "closed form [GV13, (238)]"
         c = nx.series_constants(lam, one_minus, m)
         return 2.0 * p0 * float(c[m]), True, "closed form 2(1−λ)/(1+λ)·Li_{-m}(λ) [derived]"
     M = nx.PeriodSum(nx.symmetrised(cost), eps, float(delta), interpolate=delta > 128)
@@ -163,7 +163,7 @@ def discrete_laplace_reference(cost, epsilon, sensitivity, *, name: str = "discr
         return Reference(name, math.inf, params, False, f"cost series diverges ({exc})")
     except ProblemTooLarge as exc:
         return Reference(name, math.nan, params, False, f"not computed: {exc}")
-    return Reference(name, value, params, exact, "upper bound (ε-DP baseline, 002 Thm 10); " + note)
+    return Reference(name, value, params, exact, "upper bound (ε-DP baseline, [GV13] Thm 10); " + note)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def discrete_laplace_reference(cost, epsilon, sensitivity, *, name: str = "discr
 
 
 class Laplace(Mechanism):
-    r"""Laplace noise with scale Δ/ε [seed 000 §2.6.1].
+    r"""Laplace noise with scale Δ/ε [Geng13, §2.6.1].
 
     .. math:: f(x) = \frac{\epsilon}{2\Delta} e^{-\epsilon |x|/\Delta}
     """
@@ -197,7 +197,7 @@ class Laplace(Mechanism):
 
 
 class DiscreteLaplace(Mechanism):
-    r"""Discrete Laplace noise on ℤ with λ = e^{-ε/Δ} [seed 002 Thm 10, (64)].
+    r"""Discrete Laplace noise on ℤ with λ = e^{-ε/Δ} [GV13, Thm 10, (64)].
 
     .. math:: p_k = \frac{1-\lambda}{1+\lambda}\lambda^{|k|}, \quad \lambda = e^{-\epsilon/\Delta}
 

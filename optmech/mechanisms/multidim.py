@@ -4,8 +4,8 @@ Four families, each a :class:`~optmech.mechanisms.base.Mechanism` with an instan
 ``dim`` = d (1 <= d <= 64).  Points are arrays whose last axis has length d; ``sample`` returns
 arrays of shape ``(*size, d)``; ``mean()``/``var()`` are per-coordinate arrays of length d.
 
-* :class:`StaircaseND` (``staircase_nd``): the ℓ1 staircase [seed 001_b787b1b1a7fc2430.txt §II;
-  seed 000_eff4162216f89ace.txt §3.2], ε-DP for ℓ1 sensitivity Δ,
+* :class:`StaircaseND` (``staircase_nd``): the ℓ1 staircase [GKOV15, §II;
+  Geng13, §3.2], ε-DP for ℓ1 sensitivity Δ,
 
   .. math::
 
@@ -13,12 +13,12 @@ arrays of shape ``(*size, d)``; ``mean()``/``var()`` are per-coordinate arrays o
       a(\gamma) = \frac{d!}{2^d\Delta^d N_d(\gamma)}, \qquad b = e^{-\epsilon},
 
   with :math:`c_k = \sum_{i\ge0} i^k b^i` and
-  :math:`N_m(\gamma) = \sum_{j=1}^m \binom{m}{j} c_{m-j}(b + (1-b)\gamma^j)` (001 §II).
-* :class:`LaplaceND` (``laplace_nd``): i.i.d. Laplace(Δ/ε) per coordinate [001 Def. 3], density
+  :math:`N_m(\gamma) = \sum_{j=1}^m \binom{m}{j} c_{m-j}(b + (1-b)\gamma^j)` ([GKOV15] §II).
+* :class:`LaplaceND` (``laplace_nd``): i.i.d. Laplace(Δ/ε) per coordinate [GKOV15, Def. 3], density
   ∝ e^{−ε‖x‖₁/Δ}, ε-DP for ℓ1 sensitivity Δ.
 * :class:`DiscreteLaplaceND` (``discrete_laplace_nd``): product of discrete Laplace laws with
-  λ = e^{−ε/Δ} on ℤ^d [seed 002_846847e30c2441ef.txt (120)], ε-DP for integer ℓ1 sensitivity Δ.
-* :class:`L2Laplace` (``l2_laplace``): density ∝ e^{−ε‖x‖₂/Δ} [seed 004_c57e05a765ac0084.txt
+  λ = e^{−ε/Δ} on ℤ^d [GV13, (120)], ε-DP for integer ℓ1 sensitivity Δ.
+* :class:`L2Laplace` (``l2_laplace``): density ∝ e^{−ε‖x‖₂/Δ} [KHP15,
   Thm 8, (14)], ε-DP for ℓ2 sensitivity Δ and (ε/Δ)-Lipschitz private w.r.t. ‖·‖₂.
 
 Costs (:data:`COSTS_ND`): ``l1`` = ‖x‖₁, ``l2`` = ‖x‖₂, ``l2sq`` = ‖x‖₂², ``linf`` = ‖x‖∞, and
@@ -32,7 +32,7 @@ Derivations used here [derived; each is checked in tests/test_mechanisms_multidi
   with :math:`\tilde N_m(\gamma) = \sum_j \binom{m}{j}((1-b)\gamma)^j \hat c_{m-j}` and
   :math:`\hat c_k = (1-b)^{k+1}c_k = b\sum_j A(k,j)b^j` (Eulerian numbers, ĉ_0 = 1): every term
   is positive and bounded by k!, so nothing overflows or cancels for any ε in (0, 700].
-* **Moments** (reference/multidim.md §3): E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ).  The
+* **Moments**: E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ).  The
   direction Θ = X/‖X‖₁ is uniform (cone measure) on the ℓ1 sphere and independent of ‖X‖₁, so
   E‖X‖₂² = (2/(d+1)) E‖X‖₁², E‖X‖∞ = E‖X‖₁ H_d/d (mean largest of d uniform spacings), and
   E‖X‖₂ = E‖X‖₁ E‖G‖₂/d for G i.i.d. Exp(1) (‖G‖₁ ~ Gamma(d) is independent of G/‖G‖₁).
@@ -50,13 +50,13 @@ Derivations used here [derived; each is checked in tests/test_mechanisms_multidi
   bisection, compared with γ = 0 ≡ 1.  For small ε V(γ) is extremely flat (relative spread
   ≈ 3e-3 (ε/2π)^d, e.g. 1e-182 at d = 64, ε = 0.01), so the working precision is >= 50 digits plus
   that many, and is raised whenever the spread seen on the grid is within 25 digits of it.
-* **Sampler** (reference/multidim.md §10): (k, β) from an inverse-CDF table of the shell masses
+* **Sampler**: (k, β) from an inverse-CDF table of the shell masses
   b^k((k+γ)^d − k^d), b^{k+1}((k+1)^d − (k+γ)^d) (written as positive sums) truncated where the
   tail is < 2^−60; when that table would exceed 2^19 shells (tiny ε) the shell index comes from the
   exact mixture Pr(k) ∝ b^k Σ_{i<d} C(d,i)(uγ^{d−i} + b) k^i, each k^i b^k being, by Worpitzky's
   identity k^i = Σ_j A(i,j) C(k+j, i), a mixture of shifted negative binomials.  Radius within the
   shell R = (lo^d + U(hi^d − lo^d))^{1/d} (evaluated as hi·(1 − (1−U)(1 − (lo/hi)^d))^{1/d});
-  direction G/‖G‖₁ with G_j = ±Exp(1) = Laplace(1).  Floating point: not exactly DP (pure-dp.md §6).
+  direction G/‖G‖₁ with G_j = ±Exp(1) = Laplace(1).  Floating point: not exactly DP (see :mod:`optmech.mechanisms.rng`).
 
 Tested by: tests/test_mechanisms_multidim.py.
 """
@@ -175,7 +175,7 @@ def _log_normaliser(eps: float, delta: float, gamma: float, d: int) -> float:
 
 
 def staircase_nd_normaliser(epsilon, sensitivity, gamma, dim) -> float:
-    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [seed 001_b787b1b1a7fc2430.txt §II] (0.0 if it underflows)."""
+    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [GKOV15, §II] (0.0 if it underflows)."""
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
     return math.exp(_log_normaliser(eps, delta, gamma, d))
 
@@ -188,7 +188,7 @@ def _moment(m: int, eps: float, delta: float, gamma: float, d: int) -> float:
 
 
 def staircase_nd_moment(m, epsilon, sensitivity, gamma, dim) -> float:
-    r"""E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ) [derived, reference/multidim.md §3].
+    r"""E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ) [derived].
 
     Integer 0 <= m <= 60; evaluated in the positive, scaled form Ñ of the module docstring.
     """
@@ -534,8 +534,8 @@ def _gamma_star(name: str, m, eps: float, d: int, cost) -> float:
 def optimal_gamma_nd(cost, epsilon, dim, sensitivity=1.0) -> float:
     """γ* = argmin over the γ-circle (0 ≡ 1) of the d-D staircase cost (independent of Δ).
 
-    d = 1: closed forms [seed 000 Thm 2.5, 2.7]; d = 2 and an ℓ1-proportional cost (l1, l2, linf):
-    the larger root of the quartic [derived; seed 000 (3.7) differentiated]; otherwise the
+    d = 1: closed forms [Geng13, Thm 2.5, 2.7]; d = 2 and an ℓ1-proportional cost (l1, l2, linf):
+    the larger root of the quartic [derived; Geng13, (3.7) differentiated]; otherwise the
     high-precision stationarity-polynomial search of the module docstring.  Returns a float in
     [0, 1) (0.0 when the minimum is the kink γ = 0 ≡ 1).
     """
@@ -551,8 +551,8 @@ def optimal_gamma_nd(cost, epsilon, dim, sensitivity=1.0) -> float:
 def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
     """min over γ of the d-D staircase cost, i.e. the cost at :func:`optimal_gamma_nd`.
 
-    For ``l1`` this is V* over all ε-DP noise for d <= 2 [seed 001 Thm 1] and, by the later
-    literature cited in reference/multidim.md §7, for every d.
+    For ``l1`` this is V* over all ε-DP noise for d <= 2 [GKOV15, Thm 1] and, by later
+    proofs of the [GKOV15] conjecture (e.g. Kulesza, Suresh, Wang, AISTATS 2025), for every d.
     """
     eps = nx.check_epsilon(epsilon)
     delta = nx.check_sensitivity(sensitivity)
@@ -569,7 +569,7 @@ def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
 
 
 def laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
-    """E L(X) for i.i.d. Laplace(s) coordinates, s = Δ/ε [001 Def. 3].
+    """E L(X) for i.i.d. Laplace(s) coordinates, s = Δ/ε [GKOV15, Def. 3].
 
     l1 = d s, l2sq = 2 d s², linf = s H_d, l2 = s E‖G‖₂ (G i.i.d. Exp(1)), pow:M = s^M Γ(d+M)/Γ(d)
     (‖X‖₁/s ~ Gamma(d)).
@@ -594,7 +594,7 @@ def _laplace_cost(name: str, m, s: float, d: int) -> float:
 
 
 def discrete_laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
-    """E L(X) for i.i.d. discrete Laplace coordinates, λ = e^{−ε/Δ} [seed 002 (120)–(128)].
+    """E L(X) for i.i.d. discrete Laplace coordinates, λ = e^{−ε/Δ} [GV13, (120)–(128)].
 
     l1 = 2dλ/(1−λ²) (122), l2sq = 2dλ/(1−λ)² (127), linf = Σ_n 1 − (1 − 2λ^{n+1}/(1+λ))^d,
     l2 by the E√S integral with the discrete φ (see :func:`_omphi_dlap`).
@@ -625,9 +625,9 @@ def _dlap_l2_mean(a: float, d: int) -> float:
 
 
 def l2_laplace_cost(cost, epsilon, dim, sensitivity=1.0) -> float:
-    """E L(X) for the density ∝ e^{−ε‖x‖₂/Δ} [seed 004 Thm 8]: ‖X‖₂ ~ Gamma(d, Δ/ε).
+    """E L(X) for the density ∝ e^{−ε‖x‖₂/Δ} [KHP15, Thm 8]: ‖X‖₂ ~ Gamma(d, Δ/ε).
 
-    l2 = dΔ/ε, l2sq = d(d+1)Δ²/ε² (004: n(n+1)/ε² at Δ = 1), l1 = E‖X‖₂ · dΓ(d/2)/(√πΓ((d+1)/2)),
+    l2 = dΔ/ε, l2sq = d(d+1)Δ²/ε² ([KHP15]: n(n+1)/ε² at Δ = 1), l1 = E‖X‖₂ · dΓ(d/2)/(√πΓ((d+1)/2)),
     linf = E‖X‖₂ E‖Z‖∞/E‖Z‖₂ (Z standard normal, E‖Z‖₂ = √2Γ((d+1)/2)/Γ(d/2)).
     """
     eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), _check_dim(dim)
@@ -729,7 +729,7 @@ def _shell_geometry(k: np.ndarray, beta: np.ndarray, gamma: float, d: int) -> tu
 
 
 class _StaircaseSampler:
-    """Radius sampler of the d-D staircase (reference/multidim.md §10, steps 1–2)."""
+    """Radius sampler of the d-D staircase (the shell law of the module docstring)."""
 
     def __init__(self, eps: float, gamma: float, d: int) -> None:
         self.eps, self.gamma, self.d = eps, gamma, d
@@ -888,7 +888,7 @@ class _NDMechanism(Mechanism):
 
 
 class StaircaseND(_NDMechanism):
-    r"""The ℓ1 staircase on ℝ^d [seed 001_b787b1b1a7fc2430.txt §II; seed 000 §3.2].
+    r"""The ℓ1 staircase on ℝ^d [GKOV15, §II; Geng13, §3.2].
 
     .. math:: f_\gamma(x) = a(\gamma)\, b^{\lfloor \|x\|_1/\Delta - \gamma\rfloor + 1},\quad
               a(\gamma) = \frac{d!}{2^d\Delta^d N_d(\gamma)},\quad b = e^{-\epsilon}
@@ -905,9 +905,9 @@ class StaircaseND(_NDMechanism):
     Notes
     -----
     ε-DP for ℓ1 sensitivity Δ for every γ: |‖x + t‖₁ − ‖x‖₁| <= ‖t‖₁ <= Δ moves the level
-    ⌊‖x‖₁/Δ − γ⌋ by at most one [001 §II].  For ‖x‖₁ optimal at γ* among all ε-DP noise for
-    d <= 2 [001 Thm 1], for d > 2 by the later literature (reference/multidim.md §7).
-    d = 1 is the 1-D staircase [000 (2.13)].
+    ⌊‖x‖₁/Δ − γ⌋ by at most one [GKOV15, §II].  For ‖x‖₁ optimal at γ* among all ε-DP noise for
+    d <= 2 [GKOV15, Thm 1], for d > 2 by later proofs of the [GKOV15] conjecture.
+    d = 1 is the 1-D staircase [Geng13, (2.13)].
     """
 
     name = "staircase_nd"
@@ -945,7 +945,7 @@ class StaircaseND(_NDMechanism):
         return staircase_nd_moment(m, self.epsilon, self.sensitivity, self.gamma, self.dim)
 
     def _sample(self, n, rng):
-        # reference/multidim.md §10: radius from the shell law, direction uniform on the ℓ1 sphere
+        # radius from the shell law, direction uniform on the ℓ1 sphere
         if self._sampler is None:
             self._sampler = _StaircaseSampler(self.epsilon, self.gamma, self.dim)
         radius = self._sampler.radius(n, rng)
@@ -958,11 +958,11 @@ class StaircaseND(_NDMechanism):
 
     def _privacy_note(self) -> str:
         return ("staircase_nd: f(x) <= e^epsilon f(x+t) for ||t||_1 <= sensitivity (the level "
-                "floor(||x||_1/sensitivity - gamma) moves by at most one) [001 §II]")
+                "floor(||x||_1/sensitivity - gamma) moves by at most one) [GKOV15, §II]")
 
 
 class LaplaceND(_NDMechanism):
-    r"""i.i.d. Laplace(Δ/ε) noise per coordinate [seed 001 Def. 3].
+    r"""i.i.d. Laplace(Δ/ε) noise per coordinate [GKOV15, Def. 3].
 
     .. math:: f(x) = \left(\frac{\epsilon}{2\Delta}\right)^d e^{-\epsilon\|x\|_1/\Delta}
 
@@ -1002,7 +1002,7 @@ class LaplaceND(_NDMechanism):
 
 
 class DiscreteLaplaceND(_NDMechanism):
-    r"""Product of discrete Laplace laws on ℤ^d, λ = e^{−ε/Δ} [seed 002_846847e30c2441ef.txt (120)].
+    r"""Product of discrete Laplace laws on ℤ^d, λ = e^{−ε/Δ} [GV13, (120)].
 
     .. math:: P(k) = \left(\frac{1-\lambda}{1+\lambda}\right)^d \lambda^{\|k\|_1}
 
@@ -1042,17 +1042,17 @@ class DiscreteLaplaceND(_NDMechanism):
         return DiscreteLaplace(epsilon=self.epsilon, sensitivity=self.sensitivity)
 
     def _privacy_note(self) -> str:
-        return "discrete_laplace_nd: pmf ratio lambda^{-||t||_1} <= e^epsilon for integer ||t||_1 <= sensitivity [002 (120)]"
+        return "discrete_laplace_nd: pmf ratio lambda^{-||t||_1} <= e^epsilon for integer ||t||_1 <= sensitivity [GV13, (120)]"
 
 
 class L2Laplace(_NDMechanism):
-    r"""ℓ2 Laplace noise on ℝ^d [seed 004_c57e05a765ac0084.txt Thm 8, (14)].
+    r"""ℓ2 Laplace noise on ℝ^d [KHP15, Thm 8, (14)].
 
     .. math:: f(x) = \frac{\Gamma(d/2)\,\epsilon^d}{2\pi^{d/2}\Gamma(d)\Delta^d} e^{-\epsilon\|x\|_2/\Delta}
 
     ‖X‖₂ ~ Gamma(d, Δ/ε) and X/‖X‖₂ uniform on the sphere.  ε-DP for ℓ2 sensitivity Δ (triangle
-    inequality) and (ε/Δ)-Lipschitz private w.r.t. ‖·‖₂ [004 Prop. 4]; for Δ = 1 it minimises
-    E‖X‖₂² = d(d+1)/ε² among ε-Lipschitz private additive noise [004 Thm 8].  d = 1: Laplace.
+    inequality) and (ε/Δ)-Lipschitz private w.r.t. ‖·‖₂ [KHP15, Prop. 4]; for Δ = 1 it minimises
+    E‖X‖₂² = d(d+1)/ε² among ε-Lipschitz private additive noise [KHP15, Thm 8].  d = 1: Laplace.
     """
 
     name = "l2_laplace"
@@ -1091,4 +1091,4 @@ class L2Laplace(_NDMechanism):
 
     def _privacy_note(self) -> str:
         return ("l2_laplace: density ratio e^{epsilon(||x+t||_2 - ||x||_2)/sensitivity} <= e^epsilon for "
-                "||t||_2 <= sensitivity; also (epsilon/sensitivity)-Lipschitz private w.r.t. ||.||_2 [004 Prop. 4, Thm 8]")
+                "||t||_2 <= sensitivity; also (epsilon/sensitivity)-Lipschitz private w.r.t. ||.||_2 [KHP15, Prop. 4, Thm 8]")

@@ -1,19 +1,19 @@
 """Closed-form (or numeric) reference values to compare with the LP bracket.
 
 :func:`references_for` lists, for a 1-D pure ε-DP problem, the optimal mechanism's cost V*
-where a seed theorem gives it, plus the standard baselines:
+where a theorem of the papers gives it, plus the standard baselines:
 
-=============  =========================================  ==========================================
-domain         symmetric nondecreasing cost                any cost
-=============  =========================================  ==========================================
-continuous     ``staircase`` (V*, 000 Thm 2.4)            ``laplace`` (upper bound)
-integer        ``discrete_staircase`` (V*, 000 Thm 2.13),  ``discrete_laplace`` (upper bound)
+=============  =================================================  ==========================================
+domain         symmetric nondecreasing cost                       any cost
+=============  =================================================  ==========================================
+continuous     ``staircase`` (V*, [Geng13, Thm 2.4])              ``laplace`` (upper bound)
+integer        ``discrete_staircase`` (V*, [Geng13, Thm 2.13]),   ``discrete_laplace`` (upper bound)
                ``geometric`` if Δ = 1 (V*, Thm 2.12)
-=============  =========================================  ==========================================
+=============  =================================================  ==========================================
 
 "Symmetric nondecreasing" is ``cost.is_symmetric_nondecreasing(grid)`` on
 ``linspace(0, 60Δ, 4001)`` (continuous) or a lattice grid over the same range (integer).
-The V* values are optimal among output-independent noise laws (000 Thm 2.3/2.11 reduce to
+The V* values are optimal among output-independent noise laws ([Geng13] Thm 2.3/2.11 reduce to
 those under a periodicity assumption).  Closed forms are accurate to a few ulp; numeric routes
 state their method and estimated error in ``note``.
 """

@@ -20,7 +20,7 @@ CCS 2012): samplers that map uniform doubles through logs and products produce a
 approximates the density, with gaps and irregular low-order bits that can leak the true value.
 Nor against timing side channels (rejection loops), a compromised host, or memory disclosure
 of the generator state.  For deployment-grade guarantees use exact integer samplers (e.g.
-OpenDP's) or snapping; see reference/pure-dp.md §6.
+OpenDP's) or snapping (Mironov, CCS 2012).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-r"""Continuous staircase mechanism for 1-D pure ε-DP [seed 000_eff4162216f89ace.txt §2.5-2.7].
+r"""Continuous staircase mechanism for 1-D pure ε-DP [Geng13, §2.5-2.7].
 
-With :math:`b = e^{-\epsilon}` the staircase density is (000 eq. (2.13))
+With :math:`b = e^{-\epsilon}` the staircase density is ([Geng13] eq. (2.13))
 
 .. math::
 
@@ -13,7 +13,7 @@ equivalently :math:`f_\gamma(x) = a(\gamma) b^{\lfloor |x|/\Delta - \gamma \rflo
 γ ∈ [0, 1], including both ends).  It satisfies :math:`f(x) \le e^\epsilon f(x+d)` for
 :math:`|d| \le \Delta`, hence ε-DP for sensitivity Δ, for every γ ∈ [0, 1].
 
-Optimality [seed 000 Thm 2.4]: if L is symmetric, nondecreasing on x ≥ 0 (Property 2.1) and
+Optimality [Geng13, Thm 2.4]: if L is symmetric, nondecreasing on x ≥ 0 (Property 2.1) and
 :math:`\sup_{x\ge T} L(x+1)/L(x) < \infty` (Property 2.2), then
 :math:`V^* = \inf_{\gamma\in[0,1]} \int L f_\gamma` over all output-independent ε-DP noise (the
 reduction to output-independent noise, Thm 2.3, assumes a periodic, piecewise-constant family).
@@ -21,18 +21,18 @@ reduction to output-independent noise, Thm 2.3, assumes a periodic, piecewise-co
 
 Cost routes, best first:
 
-* ``|x|``: 000 App. A.3, :math:`V = \Delta(\tfrac{b}{1-b} + \tfrac12 \tfrac{b+(1-b)\gamma^2}{b+(1-b)\gamma})`;
+* ``|x|``: [Geng13] App. A.3, :math:`V = \Delta(\tfrac{b}{1-b} + \tfrac12 \tfrac{b+(1-b)\gamma^2}{b+(1-b)\gamma})`;
   γ* = 1/(1+e^{ε/2}) and V* = Δ e^{ε/2}/(e^ε − 1) (Thm 2.5).
-* ``x²``: 000 (A.25); γ* from (A.28) in the cancellation-free form
+* ``x²``: [Geng13] (A.25); γ* from (A.28) in the cancellation-free form
   γ* = (b(1+2b)/2) / (x^{2/3} + x^{1/3} b + b²), x = b(1+b)/2 (algebraically identical to (A.28),
   whose radicand factors as b(1+b)(1−b)³); V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² (Thm 2.7).
 * ``|x|^m``, integer m: :math:`E|X|^m = \Delta^m N_{m+1}(\gamma)/((m+1) N_1(\gamma))` with
-  :math:`N_n(\gamma)=\sum_{j=1}^{n}\binom{n}{j}c_{n-j}(b+(1-b)\gamma^j)` (000 App. A.5 with the
+  :math:`N_n(\gamma)=\sum_{j=1}^{n}\binom{n}{j}c_{n-j}(b+(1-b)\gamma^j)` ([Geng13] App. A.5 with the
   denominator's missing brackets restored); γ* is the unique root in (0, 1) of the stationarity
-  polynomial (000 (A.31), re-derived here; one sign change, so one positive root).
+  polynomial ([Geng13] (A.31), re-derived here; one sign change, so one positive root).
 * anything else: :math:`V(\gamma) = a(\gamma)[(1-b)W(\gamma) + bW(1)]` with
   :math:`W(t) = \int_0^{t\Delta} M(o)\,do` and the periodised cost
-  :math:`M(o) = \sum_k b^k (L(k\Delta+o) + L(-k\Delta-o))` (the period sum of pure-dp.md §3.2
+  :math:`M(o) = \sum_k b^k (L(k\Delta+o) + L(-k\Delta-o))` (the period sum of the c_k series
   exchanged with the integral; see ``_numerics.PeriodSum`` for the truncation, the Gregory tail
   used when ε ≲ 0.01 and the Chebyshev interpolation in the offset), by adaptive
   Gauss-Legendre; γ* by a grid of ~290 points (uniform plus geometric clusters at both ends,
@@ -80,21 +80,21 @@ def _check(epsilon, sensitivity, gamma=None):
 
 
 def staircase_normaliser(epsilon, sensitivity, gamma) -> float:
-    """a(γ) = (1 − b)/(2Δ(γ + b(1 − γ))) [seed 000 (2.13)]."""
+    """a(γ) = (1 − b)/(2Δ(γ + b(1 − γ))) [Geng13, (2.13)]."""
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     return u / (2.0 * delta * (b + u * gamma))
 
 
 def staircase_cost_abs(epsilon, sensitivity, gamma) -> float:
-    """E|X| of the staircase [seed 000 App. A.3]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
+    """E|X| of the staircase [Geng13, App. A.3]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     return delta * (b / u + 0.5 * (b + u * gamma * gamma) / (b + u * gamma))
 
 
 def staircase_cost_square(epsilon, sensitivity, gamma) -> float:
-    """E X² of the staircase [seed 000 (A.25)]."""
+    """E X² of the staircase [Geng13, (A.25)]."""
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     d = b + u * gamma
@@ -111,27 +111,27 @@ def _moment(m: int, eps: float, delta: float, gamma: float) -> float:
 
 
 def staircase_cost_moment(m: int, epsilon, sensitivity, gamma) -> float:
-    """E|X|^m for an integer m >= 0 via the series constants c_k (pure-dp.md §3.2) [derived]."""
+    """E|X|^m for an integer m >= 0 via the series constants c_k [derived]."""
     m = nx.check_int_range(m, "m", 0, 60)
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     return _moment(m, eps, delta, gamma)
 
 
 def staircase_optimal_cost_abs(epsilon, sensitivity) -> float:
-    """V* = Δ e^{ε/2}/(e^ε − 1) = Δ/(2 sinh(ε/2)) for L = |x| [seed 000 Thm 2.5]."""
+    """V* = Δ e^{ε/2}/(e^ε − 1) = Δ/(2 sinh(ε/2)) for L = |x| [Geng13, Thm 2.5]."""
     eps, delta = _check(epsilon, sensitivity)
     return delta * 0.5 / math.sinh(eps / 2.0)
 
 
 def staircase_optimal_cost_square(epsilon, sensitivity) -> float:
-    """V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² for L = x² [seed 000 Thm 2.7]."""
+    """V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² for L = x² [Geng13, Thm 2.7]."""
     eps, delta = _check(epsilon, sensitivity)
     b, u = nx.b_and_u(eps)
     return delta**2 * (2.0 ** (-2.0 / 3.0) * (b * (1.0 + b)) ** (2.0 / 3.0) + b) / u**2
 
 
 def _gamma_abs(eps: float) -> float:
-    return 1.0 / (1.0 + math.exp(eps / 2.0))  # [000 Thm 2.5]; ε <= 700 so no overflow
+    return 1.0 / (1.0 + math.exp(eps / 2.0))  # [Geng13, Thm 2.5]; ε <= 700 so no overflow
 
 
 def _gamma_square(eps: float) -> float:
@@ -244,11 +244,11 @@ class _Numeric:
 def _detail(cost, eps: float, delta: float, gamma: float) -> tuple[float, bool, str]:
     m = nx.integer_power_of(cost)
     if m == 1:
-        return staircase_cost_abs(eps, delta, gamma), True, "closed form [seed 000 App. A.3]"
+        return staircase_cost_abs(eps, delta, gamma), True, "closed form [Geng13, App. A.3]"
     if m == 2:
-        return staircase_cost_square(eps, delta, gamma), True, "closed form [seed 000 (A.25)]"
+        return staircase_cost_square(eps, delta, gamma), True, "closed form [Geng13, (A.25)]"
     if m is not None:
-        return _moment(m, eps, delta, gamma), True, "closed form via c_k series constants [derived, pure-dp.md §3.2]"
+        return _moment(m, eps, delta, gamma), True, "closed form via c_k series constants [derived]"
     num = _Numeric(cost, eps, delta)
     value = num.cost(gamma)
     return value, False, num.note(value)
@@ -272,13 +272,13 @@ def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
     """(γ*, V*, exact, note)."""
     m = nx.integer_power_of(cost)
     if m == 1:
-        return _gamma_abs(eps), staircase_optimal_cost_abs(eps, delta), True, "closed form [seed 000 Thm 2.5]"
+        return _gamma_abs(eps), staircase_optimal_cost_abs(eps, delta), True, "closed form [Geng13, Thm 2.5]"
     if m == 2:
         return (
             _gamma_square(eps),
             staircase_optimal_cost_square(eps, delta),
             True,
-            "closed form [seed 000 Thm 2.7, (A.28) in cancellation-free form]",
+            "closed form [Geng13, Thm 2.7, (A.28) in cancellation-free form]",
         )
     if m is not None:
         g = _gamma_moment(m, eps)
@@ -286,7 +286,7 @@ def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
             g,
             _moment(m, eps, delta, g),
             False,
-            "closed-form V(γ) via c_k [derived]; γ* = root of the stationarity polynomial (000 (A.31)), "
+            "closed-form V(γ) via c_k [derived]; γ* = root of the stationarity polynomial ([Geng13] (A.31)), "
             "rel. accuracy ~1e-14",
         )
     num = _Numeric(cost, eps, delta)
@@ -295,24 +295,24 @@ def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
 
 
 def optimal_gamma(cost, epsilon, sensitivity) -> float:
-    """γ* = argmin_{γ∈[0,1]} ∫ L f_γ (000 Thm 2.4; the optimum over all ε-DP noise only when the
+    """γ* = argmin_{γ∈[0,1]} ∫ L f_γ ([Geng13] Thm 2.4; the optimum over all ε-DP noise only when the
     cost is symmetric and nondecreasing, otherwise just the best staircase)."""
     eps, delta = _check(epsilon, sensitivity)
     return _optimum(cost, eps, delta)[0]
 
 
 def gamma_heuristic(epsilon) -> float:
-    """γ̃ = b/2 = e^{−ε}/2, the cost-free heuristic of [seed 000 §2.7.2].
+    """γ̃ = b/2 = e^{−ε}/2, the cost-free heuristic of [Geng13, §2.7.2].
 
     Pr[|X| <= γ̃Δ] → 1/3 as ε → ∞; for the |x| cost E|X| → Δ/3 under γ̃ while V* → 0, so it is a
-    poor choice there (reference/pure-dp.md §3.5).  Prefer :func:`optimal_gamma` for a known cost.
+    poor choice there [derived].  Prefer :func:`optimal_gamma` for a known cost.
     """
     return math.exp(-nx.check_epsilon(epsilon)) / 2.0
 
 
 def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     """V* as a :class:`Reference` named ``staircase``; None unless the cost is symmetric and
-    nondecreasing (000 Property 2.1, checked on linspace(0, 60Δ, 4001))."""
+    nondecreasing ([Geng13] Property 2.1, checked on linspace(0, 60Δ, 4001))."""
     eps, delta = _check(epsilon, sensitivity)
     if not nx.is_symmetric_nondecreasing(cost, delta, "continuous"):
         return None
@@ -322,7 +322,7 @@ def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     except nx.SeriesDiverged as exc:
         return Reference("staircase", math.inf, params, False, f"cost series diverges ({exc})")
     params["gamma"] = g
-    return Reference("staircase", float(v), params, exact, "optimum V* [seed 000 Thm 2.4]; " + note)
+    return Reference("staircase", float(v), params, exact, "optimum V* [Geng13, Thm 2.4]; " + note)
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,7 +330,7 @@ def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
 
 
 class Staircase(Mechanism):
-    r"""Continuous staircase noise for pure ε-DP with sensitivity Δ [seed 000 (2.13)].
+    r"""Continuous staircase noise for pure ε-DP with sensitivity Δ [Geng13, (2.13)].
 
     .. math:: f(x) = a(\gamma) b^{\lfloor |x|/\Delta - \gamma\rfloor + 1},\quad
               a(\gamma) = \frac{1-b}{2\Delta(\gamma + b(1-\gamma))},\quad b = e^{-\epsilon}
@@ -345,7 +345,7 @@ class Staircase(Mechanism):
     Notes
     -----
     ε-DP for every γ (f(x) ≤ e^ε f(x + d), |d| ≤ Δ); optimal for symmetric nondecreasing costs
-    at γ = γ* (000 Thm 2.4).  ``sample`` is Algorithm 1 of 001 §II (floating point).
+    at γ = γ* ([Geng13] Thm 2.4).  ``sample`` is Algorithm 1 of [GKOV15] §II (floating point).
     """
 
     name = "staircase"
@@ -368,7 +368,7 @@ class Staircase(Mechanism):
 
     @classmethod
     def heuristic(cls, *, epsilon, sensitivity) -> Staircase:
-        """The staircase with the heuristic γ̃ = e^{−ε}/2 [seed 000 §2.7.2]."""
+        """The staircase with the heuristic γ̃ = e^{−ε}/2 [Geng13, §2.7.2]."""
         return cls(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma_heuristic(epsilon))
 
     def _split(self, x):
@@ -389,7 +389,7 @@ class Staircase(Mechanism):
         return np.where(x >= 0, tail, 1.0 - tail)
 
     def _sample(self, n, rng):
-        # Algorithm 1 [seed 001 §II; 000 §2.5]: X = S·(G + B-step offset)·Δ with
+        # Algorithm 1 [GKOV15, §II; Geng13, §2.5]: X = S·(G + B-step offset)·Δ with
         # G ~ Geom(1 − b) on {0, 1, ...} drawn as ⌊E/ε⌋, E ~ Exp(1) (P(G >= i) = e^{−εi});
         # within the step, U·γ w.p. γ/(γ + (1−γ)b) (B = 0), else γ + U·(1 − γ) (B = 1).
         g = self.gamma

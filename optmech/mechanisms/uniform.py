@@ -1,11 +1,11 @@
-r"""Uniform noise for (0, δ)-DP [seed 000_eff4162216f89ace.txt (4.13), (4.28); 002 (30), (78)].
+r"""Uniform noise for (0, δ)-DP [Geng13, (4.13), (4.28); GV13, (30), (78)].
 
 Integer lattice, d >= 1 (product law, (4.28) for d > 1): n = ⌈Δ/δ⌉ points per coordinate,
 
 .. math:: P(i) = n^{-d}  \text{ for } i \in \{-\lfloor n/2\rfloor, \dots, n - 1 - \lfloor n/2\rfloor\}^d .
 
 When Δ/(2δ) is an integer, n = Δ/δ and the support is [−Δ/(2δ), Δ/(2δ) − 1], exactly (4.13)
-with mass δ/Δ per point.  Other δ use the generalised width ⌈Δ/δ⌉ of reference/approx-dp.md
+with mass δ/Δ per point.  Other δ use the generalised width ⌈Δ/δ⌉ [derived]
 (the smallest width that is (0, δ)-DP).  Privacy: the total variation between P and its shift by
 v is 1 − Π_m(1 − |v_m|/n) <= ‖v‖₁/n, with equality for a shift along one axis, so the realised
 δ is exactly Δ/n <= δ (computed with rationals, so float δ such as 0.1 give n = 10).  It is not
@@ -64,7 +64,7 @@ def _norm_cost(name: str, dim: int) -> str:
 
 
 class Uniform(Mechanism):
-    r"""Uniform noise on n = ⌈Δ/δ⌉ consecutive integers per coordinate: (0, δ)-DP [000 (4.13), (4.28)].
+    r"""Uniform noise on n = ⌈Δ/δ⌉ consecutive integers per coordinate: (0, δ)-DP [Geng13, (4.13), (4.28)].
 
     Parameters
     ----------
@@ -98,7 +98,7 @@ class Uniform(Mechanism):
         real = float(Fraction(self.sensitivity, self.n))
         return Privacy("approx", 0.0, real, self.sensitivity, "abs" if self.dim == 1 else "l1",
                        f"(0, delta)-DP with delta = sensitivity/width = {self.sensitivity}/{self.n} exactly "
-                       "[000 (4.13)/(4.28); total variation of a shifted uniform]")
+                       "[Geng13, (4.13)/(4.28); total variation of a shifted uniform]")
 
     # -- distribution ----------------------------------------------------------------------
     def _inside(self, k) -> np.ndarray:

@@ -1,7 +1,7 @@
-r"""Problem builder for (ε, δ)-DP additive noise on ℤ^d with integer ℓ1 sensitivity Δ [002; 000 Ch. 4].
+r"""Problem builder for (ε, δ)-DP additive noise on ℤ^d with integer ℓ1 sensitivity Δ [GV13; Geng13, Ch. 4].
 
 The constraint P(S) <= e^ε P(S + v) + δ for every set S and every shift 0 < ‖v‖₁ <= Δ is, for
-additive noise, exactly the hockey-stick condition (reference/approx-dp.md §3)
+additive noise, exactly the hockey-stick condition
 
 .. math:: \sum_x \bigl(p(x) - e^{\varepsilon} p(x+v)\bigr)_+ \le \delta \quad\text{for every } v,
 
@@ -53,7 +53,7 @@ v_i = 0, so x's Stab(v)-canonical form sorts |x_i| on the zero block and x_i on 
 block.  "even" (d = 1, or a 1-D cost that is only even: L(x) = L(−x) at every point of B, as for
 ``abs``/``square``/``pow``): G = {±1}, p(x) = p(−x), one of ±v, and every inner x keeps its row
 (the stabiliser of v ≠ 0 is trivial).  Monotonicity is *not* assumed: the (ε, δ) optimum is not
-monotone in |x| in general (reference/approx-dp.md §3).
+monotone in |x| in general.
 
 Columns: p (one per point, pair {x, −x} or orbit), far, t (one per kept shift and inner point, or
 per stabiliser orbit of inner points).  Rows: the hockey-stick epigraph rows (3 nonzeros each),

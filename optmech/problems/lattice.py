@@ -1,7 +1,7 @@
 """1-D lattices and cells: where the LP's variables live, and what a unit of mass costs there.
 
 A :class:`Grid1D` is either the integer lattice ℤ (one variable per point) or the cells
-[k·h, (k+1)·h) of width h = Δ/resolution (one variable per cell mass) [seed 000 App. A
+[k·h, (k+1)·h) of width h = Δ/resolution (one variable per cell mass) [Geng13, App. A,
 Lemma A.6].  In both cases a shift by the sensitivity is a shift by ``W`` indices, so
 the same LP structure serves both domains.
 
@@ -42,7 +42,7 @@ class Grid1D:
     repeat in every period, so a shift by Δ maps cell k onto cell k + W, and two cells contain
     points closer than Δ exactly when their indices differ by at most W.  The edges are
     symmetric (t ↦ Δ − t), so the mirror image of cell k is cell −k − 1.  A uniform grid
-    (``edges = linspace(0, Δ, W+1)``) is the cell discretisation of [seed 000 App. A Lemma A.6];
+    (``edges = linspace(0, Δ, W+1)``) is the cell discretisation of [Geng13, App. A, Lemma A.6];
     finer breakpoints where mass and cost concentrate keep the LP small at large ε.
 
     LP variables are *densities*: mass per unit length on cells, mass on points (``width = 1``).
@@ -161,7 +161,7 @@ class Grid1D:
 
         ``direction=+1`` covers [left(k_first), ∞), ``-1`` covers (−∞, right(k_first)].  The
         half-line is cut into dyadically growing pieces so that interval dependency stays local;
-        the result is clipped at 0 because costs are nonnegative.
+        the result is raised to :meth:`cost_floor`, the cost's proven minimum over the domain.
         """
         g = np.concatenate([[0.0], np.geomspace(max(self.h, 1e-300), 1e300, 600)])
         if direction > 0:
@@ -172,8 +172,17 @@ class Grid1D:
             end = float(self.right(k_first))
             a = np.append(end - g[1:], -np.inf)
             b = np.append(end - g[:-1], end - g[-1])
+        if self.kind == "integer":  # only the integers of each piece belong to the domain
+            a, b = np.ceil(a), np.floor(b)
+            keep = a <= b
+            a, b = a[keep], b[keep]
         lo, _ = cost.enclose(a, b)
-        return max(0.0, float(np.min(lo)))
+        return max(self.cost_floor(cost), float(np.min(lo)))
+
+    def cost_floor(self, cost: Cost) -> float:
+        """A proven lower bound of the cost on the whole domain (ℤ for integer grids, ℝ for
+        cells): :meth:`Cost.domain_minimum`, 0 or more when the cost is proven nonnegative."""
+        return cost.domain_minimum(integer=self.kind == "integer")
 
     def tail_sums(
         self,
@@ -192,7 +201,8 @@ class Grid1D:
         Parameters
         ----------
         bound : {"lower", "upper"}
-            ``"lower"`` truncates the series (valid: every term is nonnegative) and uses
+            ``"lower"`` truncates the series and adds floor·Σ_{j>m} β^j for the truncated terms
+            when the cost's proven floor (:meth:`cost_floor`) is negative (0 otherwise) and uses
             :meth:`cost_lower`; ``"upper"`` uses :meth:`cost_upper` and adds a remainder bound from
             :meth:`Cost.growth`, returning +inf where the series cannot be shown to converge.
         weights : {"cost", "correction"}
@@ -235,7 +245,12 @@ class Grid1D:
                         break
             if bound == "lower":
                 total = np.where(np.isfinite(total), total, np.finfo(float).max)
-                return np.nextafter(total * (1.0 - 1e-13 * m), _DOWN)
+                total = np.nextafter(total * (1.0 - 1e-13 * m), _DOWN)
+                floor = self.cost_floor(cost) if weights == "cost" else 0.0
+                if floor < 0:  # the truncated terms are >= floor·β^j, not >= 0
+                    rest = np.nextafter(floor * factor * beta / (1.0 - beta) * (1.0 + 1e-12), -_UP) if beta < 1 else -np.inf
+                    total = np.nextafter(total + rest, _DOWN)
+                return total
             remainder = self._remainder(cost, k_base, direction, beta, m, factor)
             out = (total + remainder) * (1.0 + 1e-13 * m)
             out = np.where(np.isfinite(out), out, np.inf)

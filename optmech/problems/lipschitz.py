@@ -1,4 +1,4 @@
-"""LPs for ε-Lipschitz privacy [seed 004; reference/lipschitz.md §6–§8].
+"""LPs for ε-Lipschitz privacy [KHP15].
 
 Lipschitz privacy of additive noise with density (or pmf) g means g(x) <= e^{ε‖x−y‖} g(y) for all
 x, y.  Every problem here reduces to a *chain* of nonnegative masses m_0, ..., m_{N−1} with ratio
@@ -13,7 +13,7 @@ cost's minimum there, and link rows far >= τ · m_edge.  The builders below pro
 
 * ``build_line(..., cells=False)``: points of hℤ (h = 1 for the integer domain).  Chaining the
   adjacent rows gives p_j <= e^{εh|j−k|} p_k, i.e. the rows are exactly the Lipschitz constraint
-  on the lattice [lipschitz.md §6].  The far lump beyond K has mass >= p_K · b/(1 − b),
+  on the lattice.  The far lump beyond K has mass >= p_K · b/(1 − b),
   b = e^{−εh}, because p_{K+j} >= b^j p_K.
 * ``build_line(..., cells=True)``: masses of cells [(k−½)h, (k+½)h) of a Lipschitz-private density
   on ℝ satisfy the same ratio rows (g(x+h) ∈ [e^{−εh}, e^{εh}]·g(x) pointwise) [§7].  A cell is

@@ -1,10 +1,10 @@
-"""Problem builders for 1-D pure ε-DP noise [seed 000 §2.5 (continuous), §2.8 (integer)].
+"""Problem builders for 1-D pure ε-DP noise [Geng13, §2.5 (continuous), §2.8 (integer)].
 
 Every builder produces a *relaxation* of the infinite problem, so the repaired dual of their
 LP is a certified lower bound on V*; the LP's primal, repaired to an exactly private
 mechanism in :mod:`optmech.certify`, gives the upper bound.
 
-Truncation semantics of the general builder (reference/numerics.md §6; the periodic builder
+Truncation semantics of the general builder (the periodic builder
 needs none).  Inside a window of lattice indices the ratio rows are exact.  Beyond it, any ε-DP law satisfies p(x ± W) ≥ e^{−ε} p(x), so the mass outside
 is at least the geometric continuation of the window's outermost period, with a cost of at
 least Σ_m e^{−mε} L(x ± mW) per unit; whatever mass exceeds that profile ("excess") costs at
@@ -15,12 +15,12 @@ Builders
 --------
 ``build_general``
     Any cost (asymmetric, non-monotone).  The ratio rows p_i <= e^ε p_j for |i − j| <= W are
-    replaced by the block prefix/suffix max/min formulation (van Herk / Gil–Werman,
-    reference/numerics.md §7.1): O(N) rows and nonzeros, independent of W.
+    replaced by the block prefix/suffix max/min formulation (van Herk / Gil–Werman):
+    O(N) rows and nonzeros, independent of W.
 ``build_periodic``
     Costs checked to be symmetric and nondecreasing in |x|: a symmetric pmf, nonincreasing in
-    |x| and decaying by e^{−ε} per period [seed 000 Lemmas A.3, A.8, A.10; A.15–A.17], so one
-    period of W variables with W rows is the whole LP (reference/numerics.md §7.2, §8).  On
+    |x| and decaying by e^{−ε} per period [Geng13, Lemmas A.3, A.8, A.10; A.15–A.17], so one
+    period of W variables with W rows is the whole LP.  On
     cells it also uses the second-order monotone in-cell cost bound of
     :func:`optmech.problems.lattice.monotone_cell_correction`.  ``optmech.solvers.chain`` solves
     it exactly in O(W).
@@ -28,7 +28,7 @@ Builders
 Variables are densities (mass per unit length on cells, mass on points; see
 :class:`~optmech.problems.lattice.Grid1D`), Laplace-normalised as q = p·e^{ε|x|/Δ}/p_max with
 p_max the largest value any ε-DP law can take (:func:`max_density`), so that HiGHS sees O(1)
-numbers (reference/numerics.md §2).  The normalisation saturates after ``SCALE_EFOLDS``.
+numbers.  The normalisation saturates after ``SCALE_EFOLDS``.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ SCALE_EFOLDS = 12.0
 
 
 def _scale(grid: Grid1D, k: np.ndarray, epsilon: float) -> np.ndarray:
-    """Variable scaling s: the LP sees q = p·s with p·e^{ε|x|/Δ} = O(1) (reference/numerics.md §2)."""
+    """Variable scaling s: the LP sees q = p·s with p·e^{ε|x|/Δ} = O(1)."""
     efolds = np.minimum(epsilon * grid.distance(k) / grid.W, SCALE_EFOLDS)
     return np.exp(efolds) / max_density(grid, epsilon)
 
@@ -140,8 +140,8 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
     min(SMin_{i−W}, PMin_{i+W}), with SMin_j <= p_j, SMin_j <= SMin_{j+1} and PMin_j <= p_j,
     PMin_j <= PMin_{j−1} inside a block.  Setting the auxiliaries to the true block minima
     satisfies every row, and any feasible point has p_i <= e^ε SMin or PMin <= e^ε p_j, so the
-    rows are exactly the pairwise ones (van Herk / Gil–Werman; reference/numerics.md §7.1 uses
-    max and min of uncentred windows, which needs twice the auxiliaries).  About 3N columns,
+    rows are exactly the pairwise ones (van Herk / Gil–Werman; the usual form with
+    max and min of uncentred windows needs twice the auxiliaries).  About 3N columns,
     6N rows and 12N nonzeros, independent of W.
     """
     W = grid.W
@@ -263,7 +263,7 @@ def _mirror_tail_correction(grid: Grid1D, cost: Cost, last: np.ndarray, b: float
 
 
 def build_periodic(grid: Grid1D, epsilon: float, cost: Cost, periods_shown: int = 3) -> PureLP:
-    """The one-period LP for symmetric nondecreasing costs [seed 000 Lemma A.10, A.17; App. A.2 step 6].
+    """The one-period LP for symmetric nondecreasing costs [Geng13, Lemma A.10, A.17; App. A.2 step 6].
 
     For such costs an optimal law may be taken symmetric, nonincreasing in |x| and periodically
     decaying, p(x + Δ) = e^{−ε} p(x) for x >= 0 (Lemmas A.3/A.8 and A.10 in the cell grid class;

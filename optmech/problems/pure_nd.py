@@ -2,7 +2,7 @@ r"""Builders for pure ε-DP additive noise in d dimensions: the full lattice LP,
 cell LPs and the ℓ1-layer (shell) LP.
 
 Constraint: p(x) <= e^ε p(y) whenever ‖x − y‖ <= Δ (sensitivity ball of the ℓ1, ℓ∞ or ℓ2 norm)
-[000 §3.1 in lattice form; reference/multidim.md §9, Tests A and C].
+[Geng13, §3.1 in lattice form].
 
 Supports (what one LP variable stands for)
 ------------------------------------------
@@ -12,7 +12,7 @@ Supports (what one LP variable stands for)
   signed permutations map cells onto cells and the orbit machinery applies unchanged.
   - *Lower side* (a relaxation): a shift hk with ‖k‖ <= n maps cells onto cells, so the cell
     masses of any ε-DP density satisfy the lattice rows with sensitivity n; the objective prices a
-    cell at the cost's minimum over it [000 App. A, Lemma A.6 in d-D].
+    cell at the cost's minimum over it [Geng13, App. A, Lemma A.6 in d-D].
   - *Upper side* (a restriction): a density constant on cells is ε-DP iff the rows hold for every
     pair of cells that some shift in the ball connects: k with inf_{u ∈ (−1,1)^d} ‖k + u‖ < n.
     For ℓ1 that is Σ_i max(|k_i| − 1, 0) <= n − 1, i.e. the ℓ1 ball of radius n − 1 plus the unit
@@ -23,7 +23,7 @@ Supports (what one LP variable stands for)
   exact volumes (2h)^d((k+1)^d − k^d)/d!.  Two points within ℓ1 distance Δ lie in shells at most
   Δ (lattice) or n (continuous) apart, and every such pair of shells is connected by some pair of
   points, so the rows a_k <= e^ε a_j for |k − j| <= Δ (or n) are exact: the LP's optimum is the
-  best layered mechanism, an upper bound on V* that contains the d-D staircases [000 §3.2; 001].
+  best layered mechanism, an upper bound on V* that contains the d-D staircases [Geng13, §3.2; GKOV15].
 
 Truncation (a relaxation on the lower side).  Variables live on a domain C: the ℓ1 ball
 ‖x‖₁ <= R (lattice ℓ1 with a named cost: where the mass of an ℓ1-decaying law sits, d! times fewer
@@ -33,7 +33,7 @@ pair inside C are kept, and one far-mass variable is priced at the cost's minimu
 bound.  On the upper side the far variable is fixed at 0; that LP only proposes a mechanism, which
 :mod:`optmech.solve_pure_nd` extends to all of ℤ^d and audits.
 
-Compact constraints (reference/multidim.md §9, numerics.md §7.5).  The set of shifts a row must
+Compact constraints.  The set of shifts a row must
 cover is written as a Minkowski sum of small step sets, each containing 0 ("layers"): ℓ1 = Δ
 layers of the unit steps {0, ±e_i}; ℓ∞ = Δ layers of {−1, 0, 1}^d; the continuous ℓ1 upper side
 = n − 1 layers of ℓ1 unit steps and one of {−1, 0, 1}^d; shells: one layer {−Δ..Δ} (a chain).  Rows
@@ -48,13 +48,13 @@ Symmetry.  When the cost is checked to be invariant (named costs are; an express
 at every point or cell of the domain), the cost, the norm, the step sets and the domain are
 invariant under signed permutations (order 2^d d!), so averaging an optimum over the group gives
 an invariant optimum: one variable per orbit, represented by its sorted absolute values, with
-objective and normalisation coefficients multiplied by the orbit size (reference/multidim.md §9).
+objective and normalisation coefficients multiplied by the orbit size.
 A cost that is only invariant under each coordinate's sign change (e.g. a weighted ℓ1 cost) uses
 that subgroup (order 2^d; representatives are the absolute values).  Rows are generated for the
 orbit representatives only.
 
 Scaling.  Variables are q = p / σ with σ(x) = e^{−min(ε‖x‖₁/Δ, 6)} (Δ in lattice units), so the
-recursion's coefficients σ(x + e)/σ(x) stay within e^{±ε}, O(1) (reference/numerics.md §1).
+recursion's coefficients σ(x + e)/σ(x) stay within e^{±ε}, O(1).
 """
 
 from __future__ import annotations

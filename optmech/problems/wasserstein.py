@@ -1,6 +1,6 @@
-r"""The exact W1 utility of additive lattice noise as an LP [seed 003_ca6d82ab86e3039e.txt §IV-C].
+r"""The exact W1 utility of additive lattice noise as an LP [QHFL22, §IV-C].
 
-Model (discrete-wasserstein.md §4.1–4.2, lattice step Δ = 1).  A random input X with pmf p_X on
+Model ([QHFL22, §III-C, §IV-C], lattice step Δ = 1).  A random input X with pmf p_X on
 ℤ (:class:`optmech.inputs.InputPMF`, support in [x_lo, x_hi], width w = x_hi − x_lo) is released
 as Y = X + θ with θ independent of X.  The utility is
 
@@ -8,10 +8,10 @@ as Y = X + θ with θ independent of X.  The utility is
           F_Y(k) = \sum_l p_\theta(l)\,F_X(k-l),
 
 which is a sum of absolute values of affine functions of p_θ, hence convex and an LP with
-epigraph variables t_k (the seed's "non-convex" P1 is in fact this LP; its surrogate P2 is
-E|θ|, §4.3).  Privacy: pure ε-DP with integer sensitivity m (p(a) <= e^ε p(b) for 0 < |a−b| <= m,
-[seed 003 Thm 1]), or (ε, δ)-DP as hockey-stick rows Σ_j [p(j) − e^ε p(j+s)]_+ <= δ for every
-0 < |s| <= m (the exact form of [seed 003 Thm 2], discrete-wasserstein.md §2.2).
+epigraph variables t_k (the paper's "non-convex" P1 is in fact this LP; its surrogate P2 is
+E|θ| [derived]).  Privacy: pure ε-DP with integer sensitivity m (p(a) <= e^ε p(b) for 0 < |a−b| <= m,
+[QHFL22, Thm 1]), or (ε, δ)-DP as hockey-stick rows Σ_j [p(j) − e^ε p(j+s)]_+ <= δ for every
+0 < |s| <= m (the exact form of [QHFL22, Thm 2]).
 
 The relaxation (lower bound).  Noise window [−K, K] (K >= w + m) with variables p_j, plus far
 masses m_L = P(θ < −K), m_R = P(θ > K) with no privacy rows beyond the window.  Noise CDF

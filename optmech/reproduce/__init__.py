@@ -1,12 +1,13 @@
-"""``optmech reproduce``: run the catalogue of the seeds' tables and figures, and write a report.
+"""``optmech reproduce``: run the catalogue of the source papers' tables and figures, and write a report.
 
 Data flow: the catalogue (TOML specs in ``optmech/catalogue``, linked as ``problems/`` at the
 repository root) → one deduplicated sweep (:func:`optmech.sweep.run_sweep`, local processes, results
 in ``DIR/results.sqlite``, resumed when run again) → one report per spec (:data:`REPORTS`; each
-recomputes the seed's closed forms independently and marks agreement) → ``DIR/README.md`` and
-``DIR/figures/*.png``.
+recomputes the paper's closed forms independently and marks agreement) → ``DIR/README.md`` and
+``DIR/figures/*.png``.  The report cites the papers by the tags of :mod:`optmech.sources` and ends
+with their full references.
 
-A disagreement with a seed is a finding, reported with the corrected value; it does not make the
+A disagreement with a paper is a finding, reported with the corrected value; it does not make the
 command fail.  A problem that fails is reported in its section and makes the exit status nonzero.
 """
 
@@ -21,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from optmech.reproduce._report import REPORTS, Context, Section, md_table
+from optmech.sources import cite, references_markdown
 
 # the reports register themselves on import
 from optmech.reproduce import seed000, seed002, seed003, seed004, conjecture  # noqa: E402,F401  isort:skip
@@ -29,7 +31,7 @@ __all__ = ["REPORTS", "catalogue_paths", "load_catalogue", "reproduce", "Reprodu
 
 
 def catalogue_paths() -> list[Path]:
-    """The catalogue's spec files, sorted by name (seed first, then item)."""
+    """The catalogue's spec files, sorted by name (paper first, then item)."""
     root = resources.files("optmech") / "catalogue"
     return sorted((Path(str(p)) for p in root.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
 
@@ -60,7 +62,7 @@ class ReproduceOutcome:
         return {
             "out": self.out, "report": str(Path(self.out) / "README.md"), "computed": self.computed,
             "skipped": self.skipped, "failed": self.failed, "seconds": self.seconds,
-            "sections": [{"name": s.name, "seed": s.seed, "item": s.item, "agreed": s.agreed,
+            "sections": [{"name": s.name, "seed": s.seed, "paper": cite(s.seed), "item": s.item, "agreed": s.agreed,
                           "differed": s.differed, "checks": len(s.checks), "failed": s.failed,
                           "figures": s.figures} for s in self.sections],
         }
@@ -102,12 +104,18 @@ def reproduce(out: str | os.PathLike, *, quick: bool = False, workers: int | Non
     return outcome
 
 
+def _source(key: str) -> str:
+    """What a section's italic source line names: the paper's tag, or "Conjecture" for the conjecture checks."""
+    tag = cite(key)
+    return tag if tag != key else key.capitalize()
+
+
 def _anchor(s: Section) -> str:
     return s.name.lower().replace(".", "").replace(" ", "-")
 
 
 def _write_readme(outdir: Path, o: ReproduceOutcome, quick: bool) -> None:
-    """DIR/README.md: summary, one section per spec, the errata; written to a temporary file, then renamed."""
+    """DIR/README.md: summary, one section per spec, the errata, the references; written to a temporary file, then renamed."""
     from optmech.errata import ERRATA, errata_for
     from optmech.store import _version
 
@@ -125,21 +133,22 @@ def _write_readme(outdir: Path, o: ReproduceOutcome, quick: bool) -> None:
         "",
         "Every optimum below is a certified bracket [lower, upper]: the lower end comes from an exactly "
         "dual-feasible certificate, the upper end from an exactly audited mechanism (`optmech store show "
-        "results.sqlite KEY` gives the full record). Closed forms are recomputed from the seeds' formulas, "
-        "independently of the solver. Numbers a seed prints rounded (\"about 15-fold\") are compared "
-        "within the tolerance stated in the check.",
+        "results.sqlite KEY` gives the full record). Closed forms are recomputed from the papers' formulas, "
+        "independently of the solver. Numbers a paper prints rounded (\"about 15-fold\") are compared "
+        "within the tolerance stated in the check. Papers are cited by tag, e.g. [Geng13, Thm 2.5]; the full "
+        "references are at the end ([References](#references)).",
         "",
-        md_table(["experiment", "seed", "item", "agree", "differ", "not compared", "failed problems"],
-                 [[f"[{s.name}](#{_anchor(s)})", s.seed, s.item, str(s.agreed), str(s.differed),
+        md_table(["experiment", "paper", "item", "agree", "differ", "not compared", "failed problems"],
+                 [[f"[{s.name}](#{_anchor(s)})", cite(s.seed), s.item, str(s.agreed), str(s.differed),
                    str(len(s.checks) - s.agreed - s.differed), str(s.failed)] for s in o.sections]),
         "",
     ]
     for s in o.sections:
-        lines += [f"<a id=\"{_anchor(s)}\"></a>", f"## {s.name}: {s.title}", "", f"*Seed {s.seed}, {s.item}.*", ""]
+        lines += [f"<a id=\"{_anchor(s)}\"></a>", f"## {s.name}: {s.title}", "", f"*{_source(s.seed)}, {s.item}.*", ""]
         for b in s.body:
             lines += [b, ""]
         if s.checks:
-            lines += [md_table(["statement", "seed states", "optmech", "", "note"],
+            lines += [md_table(["statement", "the paper states", "optmech", "", "note"],
                                [[c.claim, c.seed, c.optmech, c.mark, c.note] for c in s.checks]), ""]
         for f in s.figures:
             lines += [f"![{Path(f).stem}]({f})", ""]
@@ -150,9 +159,13 @@ def _write_readme(outdir: Path, o: ReproduceOutcome, quick: bool) -> None:
                       + (f" = {e.value_text()}" if e.value is not None else "") for e in known]
             lines.append("")
     lines += ["## Errata we know of", "",
-              "Each erratum is checked against the seed text; corrected values are computed here.", ""]
-    lines.append(md_table(["seed", "where", "printed", "corrected", "corrected value"],
-                          [[e.seed, e.where, e.printed, e.corrected, e.value_text()] for e in ERRATA]))
+              "Each erratum is checked against the paper's text; corrected values are computed here.", ""]
+    lines.append(md_table(["paper", "where", "printed", "corrected", "corrected value"],
+                          [[cite(e.seed), e.where, e.printed, e.corrected, e.value_text()] for e in ERRATA]))
+    lines += ["", "<a id=\"references\"></a>", "## References", "",
+              "The source papers, cited above by these tags (section, equation and theorem numbers are the "
+              "paper's own):", ""]
+    lines += references_markdown()
     lines += ["", "---", "Rerun: `optmech reproduce " + ("--quick " if quick else "") + f"--out {outdir.name}` "
               "(finished problems are reused from results.sqlite)."]
     tmp = outdir / "README.md.part"

@@ -1,9 +1,10 @@
 """Building blocks of a reproduction report: checks, sections, result lookup, markdown, figures.
 
 A *report* is a function ``report(ctx: Context) -> Section``.  It reads the certified results of
-its catalogue spec (``ctx.rows``), recomputes the seed's closed forms independently, and returns
+its catalogue spec (``ctx.rows``), recomputes the paper's closed forms independently, and returns
 a :class:`Section`: markdown paragraphs and tables, the PNG figures it wrote into ``ctx.outdir``,
-and one :class:`Check` per statement of the seed it compares with (agreement marked).
+and one :class:`Check` per statement of the paper it compares with (agreement marked).  Papers are
+cited by the tags of :mod:`optmech.sources` (``[Geng13, Thm 2.5]``), never by file or catalogue code.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ __all__ = ["Check", "Section", "Context", "md_table", "fmt", "fmt_bracket", "ref
 
 @dataclass
 class Check:
-    """One statement of a seed against what optmech certifies.
+    """One statement of a paper against what optmech certifies.
 
     ``ok`` is True (agrees), False (disagrees: a finding, with the corrected value in ``optmech``),
-    or None (not comparable: the seed gives no number, or the item is not reproduced).
+    or None (not comparable: the paper gives no number, or the item is not reproduced).  ``seed`` is
+    what the paper states.
     """
 
     claim: str
@@ -42,7 +44,7 @@ class Section:
 
     name: str
     title: str
-    seed: str
+    seed: str  # the paper's catalogue code ("000" … "004", see optmech.sources) or "conjecture"
     item: str
     body: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
@@ -216,7 +218,7 @@ def new_section(ctx: Context, title: str) -> Section:
 
 
 def within(value: float | None, target: float, rel: float) -> bool:
-    """|value/target − 1| ≤ rel (the agreement test for numbers a seed prints rounded)."""
+    """|value/target − 1| ≤ rel (the agreement test for numbers a paper prints rounded)."""
     return value is not None and math.isfinite(value) and abs(value / target - 1.0) <= rel
 
 

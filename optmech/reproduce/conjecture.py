@@ -1,9 +1,9 @@
-"""Report on the d-dimensional ℓ1 staircase conjecture of seed 001 (Geng, Kairouz, Oh, Viswanath), Thm 2.
+"""Report on the d-dimensional ℓ1 staircase conjecture of [GKOV15] (Geng, Kairouz, Oh, Viswanath), Thm 2.
 
-Seed 001 Thm 1 proves that for d = 2 a staircase (a density constant on ℓ1 shells, falling by e^{−ε}
+[GKOV15] Thm 1 proves that for d = 2 a staircase (a density constant on ℓ1 shells, falling by e^{−ε}
 every Δ of ‖x‖₁) minimises E‖X‖₁ among query-output-independent ε-DP noise with ℓ1 sensitivity Δ.
 Thm 2 states the same for every d > 2 "under the conjecture that Lemma 4 and Lemma 8 hold for
-arbitrary d".  This report tests the lattice analogue (multidim.md §8) for d = 3, 4, 5: noise on ℤ^d,
+arbitrary d".  This report tests the lattice analogue for d = 3, 4, 5: noise on ℤ^d,
 integer ℓ1 sensitivity Δ, cost ‖x‖₁.  The candidate is the best member of the lattice staircase family
 
     p(x) ∝ φ(‖x‖₁),  φ(k) = b^{⌊k/Δ⌋}·(1 if k mod Δ < r else b),  r ∈ {1..Δ},  b = e^{−ε},
@@ -30,7 +30,7 @@ def sphere_sizes(d: int, K: int) -> list[int]:
 
 
 def lattice_staircase_costs(epsilon: float, delta: int, d: int) -> dict[int, float]:
-    """{r: E‖X‖₁} of the lattice staircase family on ℤ^d (multidim.md §8), summed until negligible."""
+    """{r: E‖X‖₁} of the lattice staircase family on ℤ^d, summed until negligible."""
     b = math.exp(-epsilon)
     K = delta * (math.ceil(90.0 / epsilon) + 1) + 10 * d
     S = sphere_sizes(d, K)
@@ -50,7 +50,7 @@ def lattice_laplace_cost(epsilon: float, delta: int, d: int) -> float:
 
 @register("staircase_conjecture")
 def staircase_conjecture_report(ctx: Context) -> Section:
-    """001 Thm 2 (conjectured for d > 2): the lattice analogue checked for d = 3, 4, 5."""
+    """[GKOV15] Thm 2 (conjectured for d > 2): the lattice analogue checked for d = 3, 4, 5."""
     s = new_section(ctx, "The d-dimensional staircase conjecture (lattice analogue)")
     rows, cases = [], []
     for p, r in ctx.results():
@@ -116,7 +116,7 @@ def staircase_conjecture_report(ctx: Context) -> Section:
             ax.set_xticks(x)
             ax.set_xticklabels(labels, fontsize=6)
             ax.grid(alpha=0.3, axis="y")
-        fig.suptitle("001 Thm 2, lattice analogue: the staircase inside the certified bracket", fontsize=10)
+        fig.suptitle("[GKOV15] Thm 2, lattice analogue: the staircase inside the certified bracket", fontsize=10)
     if cases:
         figure(ctx, s, "conjecture-staircase", draw, size=(10.0, 4.2))
     return s

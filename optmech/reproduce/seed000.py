@@ -1,13 +1,13 @@
-"""Reports for seed 000 (Geng's dissertation): Figs. 2.5, 2.7 and 3.2.
+"""Reports for [Geng13] (Geng's dissertation): Figs. 2.5, 2.7 and 3.2.
 
 The figures have few printed numbers, so each report checks three things against the
 certified LP results of its catalogue spec:
 
-* the seed's closed form (Thm 2.5: γ*, V* for |x|; Thm 2.7 / (A.28) for x²; (3.7) for d = 2)
+* the paper's closed form (Thm 2.5: γ*, V* for |x|; Thm 2.7 / (A.28) for x²; (3.7) for d = 2)
   against an independent numerical minimisation of the staircase cost V(γ) over γ ∈ [0, 1]
   ((A.3), (A.25), (3.7) evaluated here, not through :mod:`optmech.mechanisms`);
 * the staircase's cost V(γ*) inside the certified bracket [lower, upper] of the LP (the LP knows
-  nothing of staircases, so this is the optimality of Thms 2.4 and 001 Thm 1, checked);
+  nothing of staircases, so this is the optimality of Thms 2.4 and [GKOV15] Thm 1, checked);
 * the statements printed in the text (γ* → ½ as ε → 0 and → 0 as ε → ∞; "about 15-fold and
   23-fold improvement" at ε ≈ 10; Cor 3.2's asymptotics, with its typo corrected).
 """
@@ -23,34 +23,34 @@ from scipy.optimize import minimize_scalar
 from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param,
                                        register, within)
 
-# -- the seed's formulas, evaluated independently of the solver ----------------------------------
+# -- the paper's formulas, evaluated independently of the solver ---------------------------------
 
 
 def cost_abs(gamma: float, b: float, delta: float = 1.0) -> float:
-    """E|X| of the staircase P_γ [000 (A.3)]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
+    """E|X| of the staircase P_γ [Geng13, (A.3)]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
     return delta * (b / (1 - b) + 0.5 * (b + (1 - b) * gamma**2) / (b + (1 - b) * gamma))
 
 
 def cost_square(gamma: float, b: float, delta: float = 1.0) -> float:
-    """E X² of the staircase P_γ [000 (A.25)]."""
+    """E X² of the staircase P_γ [Geng13, (A.25)]."""
     return delta**2 * ((b * b + b) / (1 - b) ** 2 + (b + (1 - b) * gamma**2) / (b + (1 - b) * gamma) * b / (1 - b)
                        + (b + (1 - b) * gamma**3) / (3 * (b + (1 - b) * gamma)))
 
 
 def cost_2d(gamma: float, b: float, delta: float = 1.0) -> float:
-    """E‖X‖₁ of the 2-D ℓ1 staircase [000 (3.7)]."""
+    """E‖X‖₁ of the 2-D ℓ1 staircase [Geng13, (3.7)]."""
     num = gamma**3 + 3 * b / (1 - b) * gamma**2 + 3 * (b * b + b) / (1 - b) ** 2 * gamma + b * (1 + 4 * b + b * b) / (1 - b) ** 3
     den = gamma**2 + 2 * b / (1 - b) * gamma + (b + b * b) / (1 - b) ** 2
     return 2 * delta / 3 * num / den
 
 
 def gamma_abs(b: float) -> float:
-    """γ* for |x| [000 Thm 2.5]: 1/(1 + e^{ε/2}) = √b/(1 + √b)."""
+    """γ* for |x| [Geng13, Thm 2.5]: 1/(1 + e^{ε/2}) = √b/(1 + √b)."""
     return math.sqrt(b) / (1 + math.sqrt(b))
 
 
 def gamma_square(b: float) -> float:
-    """γ* for x² [000 Thm 2.7, (A.28)]: −b/(1−b) + (b − 2b² + 2b⁴ − b⁵)^{1/3} / (2^{1/3}(1−b)²).
+    """γ* for x² [Geng13, Thm 2.7, (A.28)]: −b/(1−b) + (b − 2b² + 2b⁴ − b⁵)^{1/3} / (2^{1/3}(1−b)²).
 
     Evaluated in 40-digit arithmetic (mpmath): the two terms cancel as b → 1.
     """
@@ -60,18 +60,18 @@ def gamma_square(b: float) -> float:
 
 
 def v_star_abs(eps: float, delta: float = 1.0) -> float:
-    """V* for |x| [000 Thm 2.5]: Δe^{ε/2}/(e^ε − 1)."""
+    """V* for |x| [Geng13, Thm 2.5]: Δe^{ε/2}/(e^ε − 1)."""
     return delta * math.exp(-eps / 2) / -math.expm1(-eps)
 
 
 def v_star_square(eps: float, delta: float = 1.0) -> float:
-    """V* for x² [000 Thm 2.7]: Δ²(2^{−2/3}b^{2/3}(1+b)^{2/3} + b)/(1−b)²."""
+    """V* for x² [Geng13, Thm 2.7]: Δ²(2^{−2/3}b^{2/3}(1+b)^{2/3} + b)/(1−b)²."""
     b = math.exp(-eps)
     return delta**2 * (2 ** (-2 / 3) * b ** (2 / 3) * (1 + b) ** (2 / 3) + b) / math.expm1(-eps) ** 2
 
 
 def gamma_2d(b: float) -> float:
-    """γ* in d = 2: the larger root in [0, 1] of the quartic dV/dγ = 0 of (3.7) (multidim.md §4, derived)."""
+    """γ* in d = 2: the larger root in [0, 1] of the quartic dV/dγ = 0 of (3.7) [derived]."""
     roots = np.roots([(1 - b) ** 2, 4 * b * (1 - b), 6 * b * b, -2 * b * (2 * b + 1), b * b])
     real = [r.real for r in roots if abs(r.imag) < 1e-9 and -1e-12 <= r.real <= 1 + 1e-12]
     return max(real)
@@ -115,7 +115,7 @@ def _count(flags: list[bool]) -> str:
 
 @register("gamma_square")
 def gamma_square_report(ctx: Context) -> Section:
-    """000 Fig. 2.5: γ* against b for L(x) = x² (Thm 2.7)."""
+    """[Geng13] Fig. 2.5: γ* against b for L(x) = x² (Thm 2.7)."""
     s = new_section(ctx, "Optimal γ* for the cost x²")
     rows, inside, agree = _gamma_rows(ctx, gamma_square, cost_square)
     s.add(md_table(["ε", "b", "γ* (A.28)", "argmin of (A.25)", "γ* (optmech)", "V(γ*)", "certified V*",
@@ -144,7 +144,7 @@ def gamma_square_report(ctx: Context) -> Section:
             ax.plot(*zip(*pts), "o", color="C3", label="argmin of (A.25) at the solved ε")
         ax.set_xlabel("b = exp(−ε)")
         ax.set_ylabel("γ*")
-        ax.set_title("000 Fig. 2.5: optimal γ* for L(x) = x²")
+        ax.set_title("[Geng13] Fig. 2.5: optimal γ* for L(x) = x²")
         ax.legend()
     figure(ctx, s, "000-fig2.5-gamma-square", draw)
     return s
@@ -158,7 +158,7 @@ _GAIN = {"abs": ("noise amplitude E|X|", 15.0, v_star_abs, lambda e, d: d / e),
 
 @register("staircase_gain")
 def staircase_gain_report(ctx: Context) -> Section:
-    """000 Fig. 2.7: V_Lap / V* against ε, for |x| and x²; "about 15-fold and 23-fold at ε ≈ 10"."""
+    """[Geng13] Fig. 2.7: V_Lap / V* against ε, for |x| and x²; "about 15-fold and 23-fold at ε ≈ 10"."""
     s = new_section(ctx, "Multiplicative gain of the staircase over Laplace")
     curves: dict[str, list] = {}
     for cost, (what, stated, vstar, vlap) in _GAIN.items():
@@ -204,7 +204,7 @@ def staircase_gain_report(ctx: Context) -> Section:
         ax.set_yscale("log")
         ax.set_xlabel("ε")
         ax.set_ylabel("V_Lap / V_Optimal")
-        ax.set_title("000 Fig. 2.7: gain of the staircase over Laplace (dotted: 15 and 23)")
+        ax.set_title("[Geng13] Fig. 2.7: gain of the staircase over Laplace (dotted: 15 and 23)")
         ax.legend(fontsize=8)
     figure(ctx, s, "000-fig2.7-staircase-gain", draw)
     return s
@@ -213,25 +213,25 @@ def staircase_gain_report(ctx: Context) -> Section:
 # -- Fig. 3.2 ----------------------------------------------------------------------------------------
 
 def v2d_asymptotic(eps: float, delta: float = 1.0) -> float:
-    """Cor 3.2 / 001 Cor 3 as corrected: 2^{1/3}Δe^{−ε/3} + 2^{−1/3}Δe^{−2ε/3} (ε → ∞)."""
+    """Cor 3.2 / [GKOV15] Cor 3 as corrected: 2^{1/3}Δe^{−ε/3} + 2^{−1/3}Δe^{−2ε/3} (ε → ∞)."""
     return delta * (2 ** (1 / 3) * math.exp(-eps / 3) + 2 ** (-1 / 3) * math.exp(-2 * eps / 3))
 
 
 @register("gamma_2d")
 def gamma_2d_report(ctx: Context) -> Section:
-    """000 Fig. 3.2: the optimal γ* of the 2-D ℓ1 staircase against b."""
+    """[Geng13] Fig. 3.2: the optimal γ* of the 2-D ℓ1 staircase against b."""
     s = new_section(ctx, "Optimal γ* of the 2-D staircase")
     rows, inside, agree = _gamma_rows(ctx, gamma_2d, cost_2d, resolution=True)
     s.add(md_table(["ε", "b", "cells per Δ", "γ* (quartic)", "argmin of (3.7)", "γ* (optmech)", "V(γ*)",
                     "certified V* (continuous LP)", "V(γ*) in bracket"], rows))
-    s.add("The seed gives no closed form (\"too complicated to show\"); γ* here is the larger root of the quartic "
+    s.add("The paper gives no closed form (\"too complicated to show\"); γ* here is the larger root of the quartic "
           "(1−b)²γ⁴ + 4b(1−b)γ³ + 6b²γ² − 2b(2b+1)γ + b² = 0 obtained from d(3.7)/dγ = 0, checked against a direct "
           "minimisation of (3.7). The continuous 2-D LP's bracket is wide at a few cells per Δ (its lower bound "
           "prices each cell at its minimum cost), so the bracket test is a weak test of optimality here.")
     if rows:
         s.check("γ* of (3.7): quartic root", "plotted, no closed form", f"equals the argmin of (3.7) to 1e-6 in "
                 f"{_count(agree)} cases", all(agree))
-        s.check("001 Thm 1: the 2-D staircase at γ* is optimal", "V* = V(γ*)",
+        s.check("[GKOV15] Thm 1: the 2-D staircase at γ* is optimal", "V* = V(γ*)",
                 f"V(γ*) inside the certified bracket in {_count(inside)} cases", all(inside))
     lim = gamma_2d(math.exp(-1e-4))
     s.check("γ* as b → 1 (ε → 0)", "plotted", f"γ*(ε = 1e-4) = {fmt(lim, 6)}; limit ½ + 1/(2√3) = "
@@ -239,7 +239,7 @@ def gamma_2d_report(ctx: Context) -> Section:
     e = 30.0
     ratio = cost_2d(gamma_2d(math.exp(-e)), math.exp(-e)) / v2d_asymptotic(e)
     s.check("Cor 3.2 (ε → ∞): V* = 2^{1/3}Δe^{−ε/3} + 2^{−1/3}Δe^{−2ε/3} + o(e^{−2ε/3})",
-            "∛2·Δ·ε^{−ε/3} (000), ∛(2Δ)e^{−ε/3} (001): typos",
+            "∛2·Δ·ε^{−ε/3} [Geng13], ∛(2Δ)e^{−ε/3} [GKOV15]: typos",
             f"V(γ*)/corrected asymptotic at ε = 30: {fmt(ratio, 10)}", abs(ratio - 1) < 1e-6,
             "corrected form agrees; the printed forms are errata")
 
@@ -252,7 +252,7 @@ def gamma_2d_report(ctx: Context) -> Section:
             ax.plot([row[1] for row in rows], [row[4] for row in rows], "o", color="C3", label="argmin of (3.7)")
         ax.set_xlabel("b = exp(−ε)")
         ax.set_ylabel("γ*")
-        ax.set_title("000 Fig. 3.2: optimal γ* of the 2-D staircase")
+        ax.set_title("[Geng13] Fig. 3.2: optimal γ* of the 2-D staircase")
         ax.legend()
     figure(ctx, s, "000-fig3.2-gamma-2d", draw)
     return s

@@ -1,13 +1,14 @@
-"""Reports for seed 002 ((ε,δ)-DP, integer queries; dissertation 000 Ch. 4).
+"""Reports for [GV13] ((ε,δ)-DP, integer queries; dissertation [Geng13] Ch. 4).
 
-* ``approx_bound_tables``: the lower bounds (Thm 1, 2, 8 = 000 Thm 4.1, 4.2, 4.8) and the upper
+* ``approx_bound_tables``: the lower bounds (Thm 1, 2, 8 = [Geng13] Thm 4.1, 4.2, 4.8) and the upper
   bounds (uniform, Thm 3/9; discrete Laplace, Cor 11) beside the certified optimum V*, for ℓ1 and
   ℓ2 costs: where the side conditions (28)/(61) that Cors 4, 5 and 12–15 leave out fail, the
   formula is flagged and the certified V* is the corrected value.
-* ``approx_limits``: the constants of Cors 4.12–4.15 (1.32, ≈5/3, 5.29, ≈40) evaluated exactly and
-  approached by certified ratios at ε = δ → 0 (the worst case of the proofs, App. C.5–C.8).
-* ``approx_multid``: Thms 4.25, 4.26 and Cors 4.27, 4.28 (ln(9/8) ≈ 0.1178, 0.0177, 8.49, 113)
-  against the certified optimum in d = 2.
+* ``approx_limits``: the constants of [Geng13] Cors 4.12–4.15 (= [GV13] Cors 12–15; 1.32, ≈5/3,
+  5.29, ≈40) evaluated exactly and approached by certified ratios at ε = δ → 0 (the worst case of
+  the proofs, [Geng13] App. C.5–C.8).
+* ``approx_multid``: [Geng13] Thms 4.25, 4.26 and Cors 4.27, 4.28 (= [GV13] Thms 25, 26, Cors 27,
+  28; ln(9/8) ≈ 0.1178, 0.0177, 8.49, 113) against the certified optimum in d = 2.
 
 "Printed ≈ value" checks pass when the exact expression, rounded to the printed precision, is the
 printed value.
@@ -22,9 +23,9 @@ from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracke
                                        register)
 
 _T = math.log(1.5)
-#: g₁(1) = 1 − 2 ln 1.5: the ℓ1 lower bound (62) at ε = δ, times ε/Δ, as ε → 0 [002 (207)]
+#: g₁(1) = 1 − 2 ln 1.5: the ℓ1 lower bound (62) at ε = δ, times ε/Δ, as ε → 0 [GV13, (207)]
 G1 = 1 - 2 * _T
-#: g₂(1) = 2 − 4 ln 1.5 − 2 ln² 1.5: the ℓ2 lower bound times ε²/Δ² [002 (218)]
+#: g₂(1) = 2 − 4 ln 1.5 − 2 ln² 1.5: the ℓ2 lower bound times ε²/Δ² [GV13, (218)]
 G2 = g2_equal_regime()
 
 
@@ -85,9 +86,9 @@ def bound_tables(ctx: Context) -> Section:
             s.add(f"**{what}**", md_table(["Δ", "ε", "δ", "theorem lower bound", "relaxed LP (certified LB)",
                                             "certified V*", "uniform (UB)", "discrete Laplace (UB)",
                                             "(ε,0) staircase (UB)", "min(uniform, Laplace)/V*"], rows))
-    s.add("The theorem column evaluates the seed's formula (Thm 1/2 at ε = 0, Thm 8 at ε > 0) and marks it "
+    s.add("The theorem column evaluates the paper's formula (Thm 1/2 at ε = 0, Thm 8 at ε > 0) and marks it "
           "*not a bound* where a side condition it rests on fails ((28), (61), 1/(2δ) ∈ ℤ); the relaxed LP is the "
-          "seed's relaxation solved exactly, with k ∈ ℤ, and certified through its dual.")
+          "paper's relaxation solved exactly, with k ∈ ℤ, and certified through its dual.")
     if valid_ok:
         s.check("Thms 1, 2, 8: lower bounds where their side conditions hold", "V* ≥ V_LB",
                 f"V_LB ≤ certified upper end in {sum(valid_ok)} of {len(valid_ok)} cases", all(valid_ok))
@@ -175,7 +176,7 @@ def corollary_limits(ctx: Context) -> Section:
         ax.set_yscale("log")
         ax.set_xlabel("ε = δ")
         ax.set_ylabel("upper bound / certified V*")
-        ax.set_title("002 Cors 4.12–4.15: certified ratios and the exact constants (dotted)")
+        ax.set_title("[Geng13] Cors 4.12–4.15: certified ratios and the exact constants (dotted)")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     figure(ctx, s, "002-cor4.12-4.15-limits", draw)

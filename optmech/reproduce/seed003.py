@@ -1,16 +1,16 @@
-"""Reports for seed 003 (Qin, He, Fang, Lam, discrete noise and Wasserstein utility): Figs. 7, 8, 9 (and 10).
+"""Reports for [QHFL22] (Qin, He, Fang, Lam, discrete noise and Wasserstein utility): Figs. 7, 8, 9 (and 10).
 
-The seed's §V simulations (Δ = 1; inputs the floor-binned Gaussian (μ = 0, σ = 10) and the Poisson
+The paper's §V simulations (Δ = 1; inputs the floor-binned Gaussian (μ = 0, σ = 10) and the Poisson
 (γ = 5); mechanisms: its LP optimum, the floor-binned Laplacian, and its staircase (20) with stair
 width a = 5 and a = 20) print no numbers, only curves and qualitative statements.  Each report
 compares those statements with the certified brackets [lower, upper] of the exact W1 LP
-(discrete-wasserstein.md §4.2) and with the exact W1 of the fixed mechanisms:
+(convex, contrary to the paper's "non-convex"; see :mod:`optmech.problems.wasserstein`) and with the exact W1 of the fixed mechanisms:
 
 * Fig. 7 (ε = 2, m = 15): "the two optimal stair distributions are all Staircase-shaped, with the
   height and width of the stairs influenced by the input distributions".  The GKOV discrete
-  staircase P_r [seed 000 (2.17)] is rebuilt here from r, its W1 recomputed by direct convolution,
-  and compared with the certified bracket; the same member is optimal for both inputs
-  (discrete-wasserstein.md §4.4), so the input dependence is not reproduced.
+  staircase P_r [Geng13, (2.17)] is rebuilt here from r, its W1 recomputed by direct convolution,
+  and compared with the certified bracket; the same member is optimal for both inputs,
+  so the input dependence is not reproduced.
 * Fig. 8 (m = 15, W against ε): W falls as ε grows; the Laplacian and the staircase a = 5 are
   "comparable, especially in the high privacy regime"; the optimum is best; and Fig. 10's "at
   ε = 0.5 … similar to the Staircase; in the low privacy regime … close to the Laplacian".
@@ -35,7 +35,7 @@ FIXED = [("binned_laplacian_paper", "binned Laplacian, λ = (m+1)/ε (paper)"),
          ("binned_laplacian_tight", "binned Laplacian, λ = m/ε (tight)"),
          ("staircase003_a5", "staircase (20), a = 5"),
          ("staircase003_a20", "staircase (20), a = 20")]
-#: agreement tolerance for the seed's "close to" / "comparable" (curves, no numbers printed)
+#: agreement tolerance for the paper's "close to" / "comparable" (curves, no numbers printed)
 CLOSE = 0.05
 COMPARABLE = 0.10
 
@@ -43,7 +43,7 @@ COMPARABLE = 0.10
 # -- independent recomputation ---------------------------------------------------------------------
 
 def gkov_pmf(epsilon: float, m: int, r: int, k) -> np.ndarray:
-    """GKOV discrete staircase P_r on ℤ [seed 000 (2.17)], rebuilt from r.
+    """GKOV discrete staircase P_r on ℤ [Geng13, (2.17)], rebuilt from r.
 
     p(i) = a(r) for |i| < r, b·a(r) for r ≤ |i| < m, p(i + qm) = b^q p(i) (symmetric);
     a(r) = (1 − b)/(2r + 2b(m − r) − (1 − b)), b = e^{−ε}.
@@ -182,7 +182,7 @@ def _draw_curves(curves: dict, axis: str, title: str):
 
 @register("wasserstein_optimum")
 def wasserstein_optimum_report(ctx: Context) -> Section:
-    """003 Fig. 7: the W1-optimal noise at ε = 2, m = 15 for the Gaussian and the Poisson input."""
+    """[QHFL22] Fig. 7: the W1-optimal noise at ε = 2, m = 15 for the Gaussian and the Poisson input."""
     s = new_section(ctx, "The W1-optimal noise for two inputs")
     rows, found = [], {}
     for p, r in ctx.results():
@@ -201,7 +201,7 @@ def wasserstein_optimum_report(ctx: Context) -> Section:
         rows.append([input_name(inp), fmt(eps), str(m), fmt_bracket(r, 8), str(rr), fmt(w, 10),
                      f"{room:.1e}", "—" if second is None else f"{100 * second:.2g} %"])
     s.add("The exact W1 LP knows nothing of staircases. Its certified optimum is compared with the GKOV discrete "
-          "staircase P_r [seed 000 (2.17)], rebuilt here from r and its W1 recomputed by direct convolution. "
+          "staircase P_r [Geng13, (2.17)], rebuilt here from r and its W1 recomputed by direct convolution. "
           "The column *room* is (W1(P_r) − lower)/W1(P_r): how much better than P_r any ε-DP noise could be.",
           md_table(["input", "ε", "m", "certified optimum W*", "best P_r: r", "W1(P_r), recomputed", "room",
                     "next-best r is worse by"], rows))
@@ -215,7 +215,7 @@ def wasserstein_optimum_report(ctx: Context) -> Section:
             "GKOV P_r attains the certified optimum within " + ", ".join(
                 f"{v[4]:.1e} ({_short(k)}, r = {v[2]})" for k, v in found.items()) + " relative",
             all(x <= 1e-6 for x in rooms),
-            "the staircase is the GKOV family (central block 2r − 1, steps of width m, ratio e^{−ε}), not the seed's (20)")
+            "the staircase is the GKOV family (central block 2r − 1, steps of width m, ratio e^{−ε}), not the paper's (20)")
     by_setting: dict[tuple, dict] = {}
     for inp, v in found.items():
         by_setting.setdefault((v[0], v[1]), {})[inp] = v[2]
@@ -228,7 +228,7 @@ def wasserstein_optimum_report(ctx: Context) -> Section:
                 "two different optimal stairs", text + (" — different members" if differ else
                                                         " — the same GKOV member for both inputs"),
                 differ, "" if differ else "not reproduced: both certified optima are attained (to the room shown) "
-                "by the same P_r; the seed's own surrogate P2 is E\\|θ\\| and input-free (discrete-wasserstein.md §4.3)")
+                "by the same P_r; the paper's own surrogate P2 is E\\|θ\\| and input-free [derived]")
     else:
         s.check("Fig. 7: the height and width of the stairs are influenced by the input", "two different optimal stairs",
                 "only one input solved", None)
@@ -245,7 +245,7 @@ def wasserstein_optimum_report(ctx: Context) -> Section:
             ax.set_title(f"{_short(inp)} input: ε = {fmt(eps)}, m = {m}", fontsize=9)
             ax.legend(fontsize=8)
             ax.grid(alpha=0.3)
-        fig.suptitle("003 Fig. 7 reproduced: W1-optimal noise (the same staircase for both inputs)", fontsize=10)
+        fig.suptitle("[QHFL22] Fig. 7 reproduced: W1-optimal noise (the same staircase for both inputs)", fontsize=10)
     figure(ctx, s, "003-fig7-optimum", draw, size=(9.0, 3.8))
     return s
 
@@ -258,7 +258,7 @@ def _rel(a: float | None, b: float | None) -> float | None:
 
 @register("wasserstein_vs_epsilon")
 def wasserstein_vs_epsilon_report(ctx: Context) -> Section:
-    """003 Fig. 8 (W1 against ε at m = 15) and the statements about Fig. 10."""
+    """[QHFL22] Fig. 8 (W1 against ε at m = 15) and the statements about Fig. 10."""
     s = new_section(ctx, "W1 against ε")
     curves = _curves(ctx, "epsilon")
     for inp, pts in curves.items():
@@ -342,7 +342,7 @@ def wasserstein_vs_epsilon_report(ctx: Context) -> Section:
                          f"and {fmt(lt / r['upper_bound'], 3)}× (tight λ) the optimum")
         s.check("Fig. 10: in the low privacy regime the optimum is close to the Laplacian", "stated", "; ".join(parts),
                 all(oks) if oks else None, "not reproduced in expectation: the gap grows with ε. Fig. 10 is sample-based (below), so "
-                "the seed's impression may come from sampling noise" if not all(oks) else "")
+                "the paper's impression may come from sampling noise" if not all(oks) else "")
     else:
         s.check("Fig. 10: in the low privacy regime the optimum is close to the Laplacian", "stated",
                 "no ε ≥ 3 in this grid", None)
@@ -350,11 +350,10 @@ def wasserstein_vs_epsilon_report(ctx: Context) -> Section:
             "not recomputed", None,
             "the number of noisy outputs behind each empirical W is not stated, and an empirical W1 is biased upwards "
             "by an amount that depends on it; optmech computes the exact expected W1 instead")
-    s.add("Where the W1-optimal r differs from the E|θ|-optimal r (the optimum of the seed's surrogate P2) the "
-          "optimum does depend on the input, but only by one step of r and by a small fraction of W1 "
-          "(discrete-wasserstein.md §4.4).")
+    s.add("Where the W1-optimal r differs from the E|θ|-optimal r (the optimum of the paper's surrogate P2) the "
+          "optimum does depend on the input, but only by one step of r and by a small fraction of W1.")
     if curves:
-        figure(ctx, s, "003-fig8-w-vs-epsilon", _draw_curves(curves, "ε", "003 Fig. 8 reproduced: W1 against ε"),
+        figure(ctx, s, "003-fig8-w-vs-epsilon", _draw_curves(curves, "ε", "[QHFL22] Fig. 8 reproduced: W1 against ε"),
                size=(10.0, 4.2))
     return s
 
@@ -363,7 +362,7 @@ def wasserstein_vs_epsilon_report(ctx: Context) -> Section:
 
 @register("wasserstein_vs_m")
 def wasserstein_vs_m_report(ctx: Context) -> Section:
-    """003 Fig. 9: W1 against the adjacency m at ε = 2."""
+    """[QHFL22] Fig. 9: W1 against the adjacency m at ε = 2."""
     s = new_section(ctx, "W1 against the adjacency m")
     curves = _curves(ctx, "sensitivity")
     for inp, pts in curves.items():
@@ -377,6 +376,6 @@ def wasserstein_vs_m_report(ctx: Context) -> Section:
             all(known) if known else None)
     _common_checks(s, curves, "m")
     if curves:
-        figure(ctx, s, "003-fig9-w-vs-m", _draw_curves(curves, "m", "003 Fig. 9 reproduced: W1 against m"),
+        figure(ctx, s, "003-fig9-w-vs-m", _draw_curves(curves, "m", "[QHFL22] Fig. 9 reproduced: W1 against m"),
                size=(10.0, 4.2))
     return s

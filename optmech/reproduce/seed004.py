@@ -1,6 +1,6 @@
-"""Report for seed 004 (Koufogiannis, Han, Pappas, "Optimality of the Laplace Mechanism in Differential Privacy").
+"""Report for [KHP15] (Koufogiannis, Han, Pappas, "Optimality of the Laplace Mechanism in Differential Privacy").
 
-Seed 004 proves that, among ε-Lipschitz-private mechanisms Qu = u + V with input-independent noise V
+[KHP15] proves that, among ε-Lipschitz-private mechanisms Qu = u + V with input-independent noise V
 approximating the identity query, Laplace-type noise minimises the mean-squared error E‖V‖₂²:
 
 * Thm 6 (ℝ, |·|): density (ε/2)e^{−ε|v|}, MSE 2/ε²;
@@ -9,7 +9,7 @@ approximating the identity query, Laplace-type noise minimises the mean-squared 
 * Thm 9 ((ℝᵐ)ⁿ, Σᵢ‖vᵢ‖₂, adjacency (4)): MSE nm(m+1)/ε², not covered by optmech (no mixed norm).
 
 The report recomputes each closed form here and checks it against the certified bracket of the
-Lipschitz LP (lipschitz.md §6–8), which optimises over all input-independent noise on a grid, not
+Lipschitz LP (:mod:`optmech.problems.lipschitz`), which optimises over all input-independent noise on a grid, not
 over Laplace-type densities.  It also checks the normaliser and the MSE of density (14) by quadrature.
 """
 
@@ -21,7 +21,7 @@ from optmech.reproduce._report import Context, Section, figure, fmt, fmt_bracket
 
 
 def mse_formula(epsilon: float, n: int, norm: str) -> tuple[str, float, str]:
-    """(theorem, optimal MSE, formula text) of seed 004 for ε-Lipschitz privacy w.r.t. ``norm`` on ℝⁿ."""
+    """(theorem, optimal MSE, formula text) of [KHP15] for ε-Lipschitz privacy w.r.t. ``norm`` on ℝⁿ."""
     if n == 1:
         return "Thm 6", 2.0 / epsilon**2, "2/ε²"
     if norm == "l1":
@@ -30,7 +30,7 @@ def mse_formula(epsilon: float, n: int, norm: str) -> tuple[str, float, str]:
 
 
 def thm8_density_moments(n: int, epsilon: float = 1.0) -> tuple[float, float]:
-    """(∫ g, ∫ ‖v‖₂² g) of the seed's density (14), by radial quadrature (|S^{n−1}| = 2π^{n/2}/Γ(n/2))."""
+    """(∫ g, ∫ ‖v‖₂² g) of the paper's density (14), by radial quadrature (|S^{n−1}| = 2π^{n/2}/Γ(n/2))."""
     from scipy.integrate import quad
 
     c = epsilon**n * math.gamma(n / 2 + 1) / (math.pi ** (n / 2) * math.gamma(n + 1))
@@ -56,7 +56,7 @@ def _ref_value(r: dict | None) -> float | None:
 
 @register("lipschitz_mse")
 def lipschitz_mse_report(ctx: Context) -> Section:
-    """004 Thms 6–8: the optimal MSE under ε-Lipschitz privacy, against the certified LP brackets."""
+    """[KHP15] Thms 6–8: the optimal MSE under ε-Lipschitz privacy, against the certified LP brackets."""
     s = new_section(ctx, "Optimal MSE under Lipschitz privacy")
     by_thm: dict[str, list] = {"Thm 6": [], "Thm 7": [], "Thm 8": []}
     rows, pts, seen = [], [], set()
@@ -75,7 +75,7 @@ def lipschitz_mse_report(ctx: Context) -> Section:
         pts.append((thm, eps, n, norm, v, r))
     s.add("The LP optimises over all input-independent noise on a grid (no Laplace assumption), with ε-Lipschitz "
           "privacy w.r.t. the stated norm and cost E‖V‖₂²; *width* is (upper − lower)/formula.",
-          md_table(["theorem", "n", "norm", "ε", "seed's optimal MSE", "certified optimum", "width",
+          md_table(["theorem", "n", "norm", "ε", "the paper's optimal MSE", "certified optimum", "width",
                     "Laplace-type noise (optmech)", "formula in bracket"], rows))
     for thm, what, text in (("Thm 6", "on ℝ, Laplace (ε/2)e^{−ε\\|v\\|} is MSE-optimal", "2/ε²"),
                             ("Thm 7", "on ℝⁿ with ℓ1, i.i.d. Laplace is MSE-optimal", "2n/ε²"),
@@ -107,7 +107,7 @@ def lipschitz_mse_report(ctx: Context) -> Section:
         s.check("Thms 7 vs 8: the ℓ2 guarantee costs more MSE than the ℓ1 one for n ≥ 2", "n(n+1)/ε² > 2n/ε²",
                 f"certified ℓ2 lower bound above the ℓ1 upper bound in {sum(p[2] for p in pairs)} of {len(pairs)} "
                 f"cases (ratio ≥ {fmt(min(p[3] for p in pairs), 4)})", all(p[2] for p in pairs),
-                "‖z‖₂ ≤ ‖z‖₁, so ℓ2-Lipschitz privacy implies ℓ1-Lipschitz privacy (lipschitz.md §3)")
+                "‖z‖₂ ≤ ‖z‖₁, so ℓ2-Lipschitz privacy implies ℓ1-Lipschitz privacy")
     s.check("Thm 9: n users with m-dimensional data, norm Σᵢ‖vᵢ‖₂ (adjacency (4))", "minimum MSE nm(m+1)/ε²",
             "not covered", None,
             "optmech's Lipschitz solver supports the ℓ1 and ℓ2 norms, not the mixed ℓ1-of-ℓ2 norm; for n = 1 user "
@@ -147,7 +147,7 @@ def lipschitz_mse_report(ctx: Context) -> Section:
         ax2.set_ylabel("ε² × certified optimal MSE")
         ax2.legend(fontsize=7)
         ax2.grid(alpha=0.3)
-        fig.suptitle("004 Thms 6–8: optimal MSE under ε-Lipschitz privacy", fontsize=10)
+        fig.suptitle("[KHP15] Thms 6–8: optimal MSE under ε-Lipschitz privacy", fontsize=10)
     if pts:
         figure(ctx, s, "004-mse", draw, size=(10.0, 4.2))
     return s

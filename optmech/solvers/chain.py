@@ -9,7 +9,7 @@ becomes a one-row LP over the nonnegative orthant, because the difference map D 
 
 So ``min (Tᵀc)·d  s.t. (Tᵀm)·d = 1, d >= 0`` is solved by the single j* minimising
 (Tᵀc)_j/(Tᵀm)_j; its primal vertex is a two-level (staircase) law, the "vertex argument" of
-reference/pure-dp.md §8 [seed 000 App. A.2 step 7, App. A.6 step 5].  The dual is explicit too:
+[Geng13, App. A.2 step 7, App. A.6 step 5].  The dual is explicit too:
 the normalisation multiplier z = min_j (Tᵀc)_j/(Tᵀm)_j and the row multipliers
 μ = Tᵀ(c − z·m) >= 0 leave every reduced cost at zero.  Prefix sums make all of it O(W), where
 a simplex method pivots O(W) times on this chain.

@@ -1,0 +1,47 @@
+"""The five source papers and the tags by which optmech cites them.
+
+Docstrings, comments, JSON ``claims`` and notes, the README and the ``optmech reproduce`` report
+cite a paper by its tag in square brackets, with the paper's own section, equation or theorem
+number after a comma: ``[Geng13, Thm 2.5]``, ``[GV13] (62)``.  The catalogue specs
+(``problems/*.toml``, ``[reproduce] seed = "000"``) and :mod:`optmech.errata` key the papers by
+the short codes of :data:`TAGS`; :func:`cite` turns a code into its tag for anything printed.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TAGS", "REFERENCES", "cite", "references_markdown"]
+
+#: catalogue key -> tag
+TAGS: dict[str, str] = {
+    "000": "Geng13",
+    "001": "GKOV15",
+    "002": "GV13",
+    "003": "QHFL22",
+    "004": "KHP15",
+}
+
+#: tag -> full citation (markdown)
+REFERENCES: dict[str, str] = {
+    "Geng13": 'Q. Geng, "The Optimal Mechanism in Differential Privacy", PhD dissertation, Electrical and '
+              "Computer Engineering, University of Illinois at Urbana-Champaign, 2013.",
+    "GKOV15": 'Q. Geng, P. Kairouz, S. Oh, P. Viswanath, "The Staircase Mechanism in Differential Privacy", '
+              "*IEEE Journal of Selected Topics in Signal Processing*, 2015. doi:10.1109/JSTSP.2015.2425831.",
+    "GV13": 'Q. Geng, P. Viswanath, "Optimal Noise Adding Mechanisms for Approximate Differential Privacy", '
+            "arXiv:1305.1330, 2013.",
+    "QHFL22": 'S. Qin, J. He, C. Fang, J. Lam, "Differential Private Discrete Noise Adding Mechanism: '
+              'Conditions, Properties and Optimization", arXiv:2203.10323, 2022 (extended version of an '
+              "American Control Conference 2022 paper).",
+    "KHP15": 'F. Koufogiannis, S. Han, G. J. Pappas, "Optimality of the Laplace Mechanism in Differential '
+             'Privacy", arXiv:1504.00065, 2015.',
+}
+
+
+def cite(key: str) -> str:
+    """``"000"`` -> ``"[Geng13]"``; a key that is not a paper (``"conjecture"``) is returned unchanged."""
+    tag = TAGS.get(str(key))
+    return f"[{tag}]" if tag else str(key)
+
+
+def references_markdown() -> list[str]:
+    """A markdown bullet list of the full citations, one line per paper, in catalogue order."""
+    return [f"- **[{tag}]** {REFERENCES[tag]}" for tag in TAGS.values()]
