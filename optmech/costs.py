@@ -501,9 +501,11 @@ def _enc_restricted(t: tuple, sets: tuple, lo, hi):
     """
     var, parts_t, parts_f = sets
     xlo, xhi = (lo, hi) if var is None else (lo[var], hi[var])
+    c0, c1, _, _ = _enc(t[1], lo, hi)  # the condition over all of [lo, hi]: it may decide (at a point, say)
+    surely, never = (c0 > 0) | (c1 < 0), (c0 == 0) & (c1 == 0)
     out_lo = out_hi = None
     nan = inf = False
-    for parts, sub in ((parts_t, t[2]), (parts_f, t[3])):
+    for parts, sub, excluded in ((parts_t, t[2], never), (parts_f, t[3], surely)):
         rlo = rhi = None
         meet = False
         for plo, phi in parts:
@@ -512,7 +514,10 @@ def _enc_restricted(t: tuple, sets: tuple, lo, hi):
             rlo = ilo if rlo is None else np.where(ok & ~meet, ilo, np.where(ok, np.minimum(rlo, ilo), rlo))
             rhi = ihi if rhi is None else np.where(ok & ~meet, ihi, np.where(ok, np.maximum(rhi, ihi), rhi))
             meet = meet | ok
-        if rlo is None or not np.any(meet):
+        if rlo is None:
+            continue
+        meet = meet & ~excluded
+        if not np.any(meet):
             continue
         rlo, rhi = np.where(meet, rlo, xlo), np.where(meet, rhi, xlo)
         blo, bhi, bnan, binf = _enc(sub, _with_var(lo, var, rlo), _with_var(hi, var, rhi))

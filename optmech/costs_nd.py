@@ -235,17 +235,20 @@ class CostND:
             res = _grow(self._tree, wlo, whi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
-    def check_rewards_spread(self, scale: float) -> None:
+    def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
         """The d-D form of :meth:`optmech.costs.Cost.check_rewards_spread`: far points ±10^k·scale
         along every axis and the diagonal, against the cube [−2·scale, 2·scale]^d on a coarse grid.
         Only a far value strictly below the minimum near 0 is refused: a cost flat along some
-        direction (|x1| in d = 2) keeps an optimum, since privacy binds every coordinate."""
+        direction (|x1| in d = 2) keeps an optimum, since privacy binds every coordinate.  On ℤ^d
+        (``integer``) only lattice points are looked at."""
         if self.kind != "expr":
             return
         d = self.dim
         dirs = np.vstack([np.eye(d), -np.eye(d), np.ones((1, d)), -np.ones((1, d))])
         far = (dirs[:, None, :] * (10.0 ** np.arange(3, 13))[None, :, None]).reshape(-1, d) * scale
         axis = np.linspace(-2.0, 2.0, 9 if d <= 3 else 5) * scale
+        if integer:
+            axis, far = np.unique(np.round(axis)), np.round(far)
         near = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d)
         ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
         with np.errstate(all="ignore"):

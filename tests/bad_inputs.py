@@ -36,6 +36,9 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --epsilon 1 --cost x**1000", 2, "exponent"),
     ("solve --epsilon 1 --cost exp(x**2)", 2, "grows too fast"),
     ("solve --epsilon 1 --cost 1/(1+x**2)", 2, "rewards large noise"),
+    ("solve --epsilon 1 --domain integer --cost x**2+x-1", 2, "negative"),
+    ("solve --epsilon 1 --cost x**2+x", 2, "negative"),
+    ("solve --epsilon 1 --domain integer --cost abs(x)*(1+sqrt(abs(x))-sqrt(abs(x)))", 2, "bounded below"),
     ("solve --epsilon 1 --cost pow:0", 2, "pow"),
     # solve: sizes (resource guards: the message gives the size and what to change)
     ("solve --epsilon 1 --resolution 100000000", 2, "GiB"),
