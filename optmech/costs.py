@@ -158,13 +158,18 @@ def _corners(f, a, b):
             return np.where(s == 0, 0.0, _dn(f(s, c0))), np.where(t == 0, 0.0, _up(f(t, c0)))
         return (np.where(s == 0, 0.0, _dn(np.minimum(f(s, c0), f(s, c1)))),
                 np.where(t == 0, 0.0, _up(np.maximum(f(t, c0), f(t, c1)))))
-    p = [f(u, v) for u in a for v in b]
+    pairs = [(u, v) for u in a for v in b]
+    p = [f(u, v) for u, v in pairs]
     lo, hi = reduce(np.fmin, p), reduce(np.fmax, p)
-    # a zero end is exact when every corner that rounds to 0 has a zero numerator/factor (no underflow)
-    exact0 = reduce(np.logical_and, [(q != 0) | np.isnan(q) | (u == 0) | ((v == 0) if f is np.multiply else False)
-                                     for q, (u, v) in zip(p, [(u, v) for u in a for v in b])])
+    # a corner that is 0 as a float (exactly, as a limit at an infinite end, or by underflow) has
+    # the exact sign of u·v or u/v: the sign of u times that of v; 0 is a valid lower end when
+    # every such corner is >= 0, a valid upper end when every one is <= 0
+    nonneg = reduce(np.logical_and, [(q != 0) | np.isnan(q) | ((u >= 0) & (v >= 0)) | ((u <= 0) & (v <= 0))
+                                     for q, (u, v) in zip(p, pairs)])
+    nonpos = reduce(np.logical_and, [(q != 0) | np.isnan(q) | ((u >= 0) & (v <= 0)) | ((u <= 0) & (v >= 0))
+                                     for q, (u, v) in zip(p, pairs)])
     lo, hi = np.where(np.isnan(lo), 0.0, lo), np.where(np.isnan(hi), 0.0, hi)
-    return np.where((lo == 0) & exact0, 0.0, _dn(lo)), np.where((hi == 0) & exact0, 0.0, _up(hi))
+    return np.where((lo == 0) & nonneg, 0.0, _dn(lo)), np.where((hi == 0) & nonpos, 0.0, _up(hi))
 
 
 def _i_div(a, b):
@@ -187,7 +192,8 @@ def _i_pow(a, b, n):
         if n < 0:
             zero = (lo <= 0) & (hi >= 0)
             p, q = np.where(zero, -_INF, p), np.where(zero, _INF, q)
-        return _dn(p, _WF), _up(q, _WF)
+        # an odd power keeps the sign of its base: a float 0 (exact or underflowed) is then a valid end
+        return (np.where((p == 0) & (lo >= 0), 0.0, _dn(p, _WF)), np.where((q == 0) & (hi <= 0), 0.0, _up(q, _WF)))
     # real power: NaN for a < 0; on a >= 0 monotone in each argument, so extremes at the corners
     p = [np.power(u, v) for u in (np.maximum(lo, 0.0), hi) for v in b]
     neg = lo < 0
@@ -380,8 +386,8 @@ def _dual(t: tuple, lo, hi):
     if op == "sq":
         return _i_sq(va), I["mul"](I["mul"]((2.0, 2.0), va), da), smooth
     if op == "abs":
-        sign = (np.where(va[1] < 0, -1.0, np.where(va[0] > 0, 1.0, -1.0)),
-                np.where(va[0] > 0, 1.0, np.where(va[1] < 0, -1.0, 1.0)))
+        # |u| = u where u >= 0 on the whole interval (its derivative is then du, also at u = 0)
+        sign = (np.where(va[0] >= 0, 1.0, -1.0), np.where(va[1] <= 0, -1.0, 1.0))
         return _mig_mag(*va), I["mul"](sign, da), smooth
     if op in ("min", "max"):
         vb, db = args[1][0], args[1][1]
@@ -678,6 +684,184 @@ def _enclosure(t: tuple, lo, hi):
     if nan is not False:
         rlo, rhi = np.where(nan, -_INF, rlo), np.where(nan, _INF, rhi)
     return _clean(*np.broadcast_arrays(rlo, rhi, lo[0] if isinstance(lo, tuple) else lo)[:2])
+
+
+# -- proofs on the whole domain: evenness and monotonicity in |x| -------------------------------
+_EVEN, _ODD = 1, 2  # bit flags of :func:`parity`: f(σx) = f(x), f(σx) = −f(x)
+_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def parity(t: tuple, flips: frozenset | None = None) -> int:
+    """Which of ``_EVEN`` | ``_ODD`` node t is proven to be, by construction, under the sign flip σ
+    of the 1-D x (``flips`` None) or of the variables x_i, i ∈ ``flips`` (d-D trees).
+
+    Exact for real numbers, whatever the values: x and a flipped x_i are odd, constants and other
+    variables even (0 both); ±, min, max, exp, log, sqrt and where keep a common parity of their
+    arguments (min/max and the functions only evenness); × and ÷ multiply parities (odd·odd =
+    even); abs and squares of an even or odd argument are even, and so is a**n for an even integer
+    n (odd n keeps a's parity; a real exponent needs an even base); a comparison or a logical
+    operation of even arguments is an even condition, and ``==``/``!=`` of odd ones too.
+    """
+    op = t[0]
+    if op == "x":
+        return _ODD if flips is None else _EVEN
+    if op == "var":
+        return _ODD if flips is not None and t[1] in flips else _EVEN
+    if op == "const":
+        return _EVEN | (_ODD if t[2] == t[3] == 0.0 else 0)
+    p = [parity(c, flips) for c in t[1:]]
+    if op == "neg":
+        return p[0]
+    if op in ("add", "sub"):
+        return p[0] & p[1]
+    if op in ("mul", "div"):
+        e = bool((p[0] & p[1] & _EVEN) or (p[0] & p[1] & _ODD))
+        o = bool((p[0] & _EVEN and p[1] & _ODD) or (p[0] & _ODD and p[1] & _EVEN))
+        return (_EVEN if e else 0) | (_ODD if o else 0)
+    if op in ("abs", "sq"):
+        return _EVEN if p[0] else 0
+    if op == "pow":
+        if not p[1] & _EVEN:
+            return 0
+        if p[0] & _EVEN:
+            return _EVEN
+        n = _exact_int(t[2])
+        if p[0] & _ODD and n is not None:
+            return _EVEN if n % 2 == 0 else _ODD
+        return 0
+    if op in ("exp", "log", "sqrt", "min", "max", "and", "or", "not", "lt", "le", "gt", "ge"):
+        return _EVEN if all(q & _EVEN for q in p) else 0
+    if op in ("eq", "ne"):
+        return _EVEN if (p[0] & p[1]) else 0
+    if op == "where":
+        return (p[1] & p[2]) if p[0] & _EVEN else 0
+    return 0
+
+
+def _decide(c: tuple, lo: float, hi: float) -> bool | None:
+    """The value of condition c on the open interval (lo, hi) (at the point lo when lo == hi),
+    when it is the same at every point there; None when undecided."""
+    if lo < hi:
+        sets = _cond_sets(c)
+        if sets is not None and sets[0] is None:
+            t = any(a < hi and b > lo for a, b in sets[1])
+            f = any(a < hi and b > lo for a, b in sets[2])
+            if t != f:
+                return t
+    with np.errstate(all="ignore"):
+        clo, chi = _enclosure(c, np.float64(lo), np.float64(hi))
+    if float(clo) > 0:
+        return True
+    if float(chi) == 0.0 and float(clo) == 0.0:
+        return False
+    return None
+
+
+_ONE, _NIL = ("const", 1.0, 1.0, 1.0), ("const", 0.0, 0.0, 0.0)
+
+
+def _select(t: tuple, lo: float, hi: float) -> tuple | None:
+    """t with every ``where`` and comparison replaced by what it is on (lo, hi) (the point lo
+    when lo == hi), or None when one is undecided there."""
+    op = t[0]
+    if op in ("x", "var", "const"):
+        return t
+    if op == "where":
+        d = _decide(t[1], lo, hi)
+        return None if d is None else _select(t[2] if d else t[3], lo, hi)
+    if op in _CMP or op in ("and", "or", "not"):
+        d = _decide(t, lo, hi)
+        return None if d is None else (_ONE if d else _NIL)
+    kids = [_select(c, lo, hi) for c in t[1:]]
+    return None if any(k is None for k in kids) else (op, *kids)
+
+
+def _point_enclosure(t: tuple, x: float) -> tuple[float, float]:
+    with np.errstate(all="ignore"):
+        lo, hi = _enclosure(t, np.float64(x), np.float64(x))
+    return float(lo), float(hi)
+
+
+#: pieces an interval is cut into, and bisection rounds, when proving a piece monotone
+MONOTONE_PIECES, MONOTONE_ROUNDS, MONOTONE_MAX = 64, 24, 1 << 15
+
+
+def _nondecreasing_on(g: tuple, a: float, b: float) -> bool:
+    """Whether the where-free tree g is proven continuous and nondecreasing on [a, b] (b may be
+    inf): an interval derivative >= 0 on every piece of a cover of [a, b] (pieces that fail are
+    bisected a few rounds; the last piece of an unbounded interval must succeed as it is)."""
+    if math.isfinite(b):
+        e = np.linspace(a, b, MONOTONE_PIECES + 1)
+    else:
+        top = max(abs(a), 1.0)
+        e = np.unique(np.concatenate([[a], a + np.geomspace(1e-9 * top, 1e300, 8 * MONOTONE_PIECES)]))
+        e = np.append(e[e < 1e300], _INF) if a < 1e300 else np.array([a, _INF])
+    lo, hi = e[:-1], e[1:]
+    for _ in range(MONOTONE_ROUNDS):
+        with np.errstate(all="ignore"):
+            _, d, smooth = _dual(g, lo, hi)
+            dlo = np.broadcast_to(_nan_free(*np.broadcast_arrays(d[0], d[1], lo)[:2])[0], lo.shape)
+        ok = np.broadcast_to(np.asarray(smooth, dtype=bool), lo.shape) & (dlo >= 0)
+        if ok.all():
+            return True
+        lo, hi = lo[~ok], hi[~ok]
+        if not np.isfinite(hi).all() or lo.size * 2 > MONOTONE_MAX:
+            return False
+        mid = np.where(lo > 0, np.sqrt(lo) * np.sqrt(hi), 0.5 * lo + 0.5 * hi)
+        mid = np.where((mid > lo) & (mid < hi), mid, 0.5 * lo + 0.5 * hi)
+        if not ((mid > lo) & (mid < hi)).all():
+            return False
+        lo, hi = np.concatenate([lo, mid]), np.concatenate([mid, hi])
+    return False
+
+
+def _nondecreasing_from(t: tuple, start: float) -> bool:
+    """Whether the 1-D tree t is proven nondecreasing on [start, ∞): cut at the breakpoints of its
+    conditions, each open piece's expression (its ``where`` decided) continuous and nondecreasing
+    on the closed piece, and at each cut c the jumps upward: g_left(c) <= L(c) <= g_right(c)."""
+    cuts = [c for c in _breakpoints(t) if c > start]
+    if len(cuts) > MAX_BREAKPOINTS:
+        return False
+    ends = [start, *cuts, _INF]
+    prev = None
+    for a, b in zip(ends[:-1], ends[1:]):
+        g = _select(t, a, b)
+        if g is None or not _nondecreasing_on(g, a, b):
+            return False
+        if prev is not None:
+            at = _select(t, a, a)
+            if at is None:
+                return False
+            if at != prev and not _point_enclosure(prev, a)[1] <= _point_enclosure(at, a)[0]:
+                return False
+            if at != g and not _point_enclosure(at, a)[1] <= _point_enclosure(g, a)[0]:
+                return False
+        prev = g
+    return True
+
+
+@lru_cache(maxsize=256)
+def proves_symmetric_nondecreasing(t: tuple, integer: bool) -> bool:
+    """Whether L(x) = L(−x) for every x and L is nondecreasing in |x| on the domain (ℤ when
+    ``integer``, else ℝ), proven for the 1-D tree t: evenness by :func:`parity`, monotonicity by
+    :func:`_nondecreasing_from` on [0, ∞); on ℤ, failing that, on [K, ∞) for K = 1, 2, 4, ...,
+    4096 with L(k) <= L(k+1) proven by point enclosures for the integers k < K."""
+    if not parity(t) & _EVEN:
+        return False
+    if _nondecreasing_from(t, 0.0):
+        return True
+    if not integer:
+        return False
+    k = np.arange(0.0, 4097.0)
+    with np.errstate(all="ignore"):
+        lo, hi = _enclosure(t, k, k)
+    steps = np.flatnonzero(~(hi[:-1] <= lo[1:]))  # k with L(k) <= L(k+1) not proven
+    K = 1
+    while K <= 4096:
+        if (steps.size == 0 or steps[0] >= K) and _nondecreasing_from(t, float(K)):
+            return True
+        K *= 2
+    return False
 
 
 # -- parsing -------------------------------------------------------------------------------------
@@ -1070,22 +1254,27 @@ class Cost:
         """
         return _domain_minimum(self, bool(integer))
 
-    def is_symmetric_nondecreasing(self, x_nonneg) -> bool:
-        """Whether L(x) = L(−x) (relative 1e-12) and L is nondecreasing along the points x >= 0.
+    def is_symmetric_nondecreasing(self, *, integer: bool = False) -> bool:
+        """Whether L(x) = L(−x) for every x and L is nondecreasing in |x|, **proven** on the whole
+        domain (ℤ when ``integer``, else ℝ) — never merely sampled.
 
-        Named costs are both by construction (True without evaluating); expressions are checked
-        at the given points only.
+        Named costs are both by construction.  Expressions: evenness by construction
+        (:func:`parity`: x only under abs, even powers, or as an odd factor of an odd factor, ...),
+        monotonicity on [0, ∞) by an interval derivative >= 0 on a cover of each stretch between
+        the breakpoints of the ``where`` conditions (out to +∞) and upward jumps at those
+        breakpoints; on ℤ also L(k) <= L(k+1) at the first integers with monotonicity beyond.
+        False means "not proven" (the caller then uses no reduction that needs it): a cost can be
+        symmetric and nondecreasing without a proof being found, e.g. ``abs(x)/(1+abs(x))``
+        (interval dependency) or a step at a decimal that is not a float (``abs(x) > 0.76``).
         """
         if self.kind != "expr":
             return True
-        x = np.sort(np.asarray(x_nonneg, dtype=np.float64).ravel())
-        yp, ym = self(x), self(-x)
-        if np.isnan(yp).any() or np.isnan(ym).any():
-            return False
-        with np.errstate(all="ignore"):
-            sym = (yp == ym) | (np.abs(yp - ym) <= 1e-12 * np.maximum(np.abs(yp), np.abs(ym)) + 1e-300)
-            up = (yp[1:] >= yp[:-1]) | (yp[1:] >= yp[:-1] - 1e-12 * np.abs(yp[:-1]))
-        return bool(sym.all() and up.all())
+        return proves_symmetric_nondecreasing(self._tree, bool(integer))
+
+    def is_even(self) -> bool:
+        """Whether L(x) = L(−x) for every real x, proven by construction (:func:`parity`); named
+        costs are even."""
+        return self.kind != "expr" or bool(parity(self._tree) & _EVEN)
 
 
 @lru_cache(maxsize=256)
@@ -1098,7 +1287,7 @@ def _domain_minimum(cost: "Cost", integer: bool) -> float:
             k = np.arange(-4096.0, 4097.0)
             lo_pts, _ = cost.enclose(k, k)
             e = np.unique(np.ceil(np.concatenate([[4097.0], g[g > 4097.0]])))
-            a, b = np.append(e, e[-1]), np.append(e[1:] - 1.0, np.inf)   # [e_i, e_{i+1} − 1], [e_last, ∞)
+            a, b = e, np.append(e[1:] - 1.0, np.inf)   # [e_i, e_{i+1} − 1], [e_last, ∞)
             a, b = np.concatenate([a, -b]), np.concatenate([b, -a])
             lo, _ = cost.enclose(a, b)
             return float(min(np.min(lo_pts), np.min(lo)))

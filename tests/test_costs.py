@@ -291,7 +291,8 @@ def test_check_values_returns_values():
     ("where(abs(x)<2, 5-abs(x), abs(x))", False), ("sqrt(x)", False),
 ])
 def test_is_symmetric_nondecreasing(text, want):
-    assert parse_cost(text).is_symmetric_nondecreasing(np.linspace(0, 10, 101)) is want
+    assert parse_cost(text).is_symmetric_nondecreasing() is want
+    assert parse_cost(text).is_symmetric_nondecreasing(integer=True) is want
 
 
 @pytest.mark.parametrize("text, lo, hi", [

@@ -11,8 +11,9 @@ integer        ``discrete_staircase`` (V*, [Geng13, Thm 2.13]),   ``discrete_lap
                ``geometric`` if Δ = 1 (V*, Thm 2.12)
 =============  =================================================  ==========================================
 
-"Symmetric nondecreasing" is ``cost.is_symmetric_nondecreasing(grid)`` on
-``linspace(0, 60Δ, 4001)`` (continuous) or a lattice grid over the same range (integer).
+"Symmetric nondecreasing" is ``cost.is_symmetric_nondecreasing(integer=...)``: proven on the
+whole domain (by construction for named costs, by interval arithmetic for expressions); a cost
+for which no proof is found gets the baselines only, never a value labelled V*.
 The V* values are optimal among output-independent noise laws ([Geng13] Thm 2.3/2.11 reduce to
 those under a periodicity assumption).  Closed forms are accurate to a few ulp; numeric routes
 state their method and estimated error in ``note``.
