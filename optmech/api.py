@@ -89,13 +89,44 @@ def _symmetric_ok(problem: Problem) -> bool:
     return problem.cost.is_symmetric_nondecreasing(integer=isinstance(problem.domain, IntegerLattice))
 
 
-def _initial_upper(problem: Problem, grid: Grid1D) -> UpperCertificate:
-    """Certified upper bound from the (discrete) Laplace law on the grid, ∝ e^{−ε|x|/Δ}."""
+def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCertificate:
+    """Certified upper bound from the (discrete) Laplace law on the grid, ∝ e^{−ε|x − c|/Δ},
+    centred at c = ``periods``·Δ (a shift of ε-DP noise is ε-DP noise)."""
     W = grid.W
     k = np.arange(-2 * W, 2 * W + 1) if grid.kind == "integer" else np.arange(-2 * W, 2 * W)
     c = np.abs(grid.center(k))
     weights = np.exp(-problem.epsilon * (c - c.min()) / grid.period)
-    return upper_bound(grid, int(k[0]), weights, problem.epsilon, problem.cost)
+    return upper_bound(grid, int(k[0]) + int(periods) * W, weights, problem.epsilon, problem.cost)
+
+
+#: the far centres tried by :func:`_far_upper`: ±10^j periods, at most FAR_MAX_CELLS cells out
+FAR_DECADES = range(2, 16)
+FAR_MAX_CELLS = 2.0**40
+
+
+def _far_upper(problem: Problem, grid: Grid1D) -> tuple[UpperCertificate, float] | None:
+    """The best certified upper bound from Laplace noise centred far from 0, and its centre.
+
+    A cost that is not proven nondecreasing in |x| may be cheaper far out (``abs(x)/(1+x**2)``
+    tends to 0): then V* is approached by noise centred ever farther away, and no window around 0
+    can compete.  Tried at ±10^j·Δ for j in ``FAR_DECADES``; None when none is certified.
+    """
+    best = None
+    for sign in (1, -1):
+        prev = math.inf
+        for j in FAR_DECADES:
+            if 10.0**j * grid.W > FAR_MAX_CELLS:  # keep cell indices and edges far from float64's limits
+                break
+            try:
+                up = _initial_upper(problem, grid, sign * 10**j)
+            except (ArithmeticError, ValueError, OverflowError):
+                break
+            if not up.certified or up.value > 2.0 * prev:  # no better farther out on this side (a heuristic stop)
+                break
+            prev = up.value
+            if best is None or up.value < best[0].value:
+                best = (up, sign * 10.0**j * grid.period)
+    return best
 
 
 def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> float:
@@ -259,15 +290,23 @@ def solve(
             f"cost '{cost.spec}' grows too fast: no ε-DP noise with epsilon={eps:g} has a finite "
             "expected cost that optmech can bound"
         )
-    extent_x = (_extent(problem, grid, ub0.value, -1), _extent(problem, grid, ub0.value, +1))
     symmetric = _symmetric_ok(problem)
+    first_upper, far_centre = ub0, None
+    if cost.kind == "expr" and not symmetric:
+        far = _far_upper(problem, _grid(problem, 4) if continuous else grid)  # coarse cells suffice out there
+        if far is not None and far[0].value <= 0.5 * ub0.value and far[0].value - floor <= problem.target_gap * ub0.value:
+            return _infimum_result(problem, grid, far, floor, profile, t0)
+        if far is not None and far[0].value < ub0.value:
+            first_upper = far[0]  # noise far out beats noise at 0: keep it as an upper bound
+            far_centre = far[1]
+    extent_x = (_extent(problem, grid, ub0.value, -1), _extent(problem, grid, ub0.value, +1))
     if continuous and not fixed_resolution and not symmetric:
         grid = _grid(problem, 64)
     plan = _plan(grid, extent_x, symmetric)
     _check_size(plan.k_hi - plan.k_lo + 1, grid.W, symmetric, "this problem")
     cost.check_values(grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
 
-    best_lo, best_up = -math.inf, ub0
+    best_lo, best_up = -math.inf, first_upper
     lo_cert = None
     history: list[dict] = []
     last_raw = None
@@ -371,6 +410,12 @@ def solve(
                + ("ℤ" if not continuous else "ℝ") + " (interval derivatives over a cover of [0, ∞) cut at its "
                "breakpoints, upward jumps there)")
         )
+    if far_centre is not None and best_up is first_upper:
+        claims.append(
+            f"upper bound: (discrete) Laplace noise centred at {far_centre:.6g} (a shift of ε-DP noise is ε-DP), "
+            "audited and priced with rigorous enclosures; it beats every mechanism the window LP found, so the "
+            "cost is cheapest far from 0"
+        )
     if continuous:
         claims.append(
             "continuous domain via cells [Geng13, Lemma A.6]: lower bound from cell masses with the "
@@ -415,6 +460,51 @@ def solve(
         claims=claims,
     )
 
+
+
+def _infimum_result(problem: Problem, grid: Grid1D, far: tuple[UpperCertificate, float], floor: float,
+                    profile, t0: float) -> Result:
+    """The answer when noise centred far from 0 is within the target of the cost's proven floor:
+    V* is then an infimum approached at infinity, bracketed by [floor, far upper bound]."""
+    up, centre = far
+    continuous = isinstance(problem.domain, Continuous)
+    message = (f"the expected cost has no minimum near 0: it is approached by noise centred ever farther away "
+               f"(Laplace noise centred at x = {centre:.3g} costs <= {up.value:.6g}, certified), and no noise costs "
+               f"less than the cost's proven floor {floor:.6g}; V* is an infimum in [{floor:.6g}, {up.value:.6g}]")
+    return Result(
+        problem=problem.to_dict() | {"cells_per_period": grid.W if continuous else None},
+        lower_bound=floor,
+        upper_bound=up.value,
+        certified=True,
+        status="infimum_at_infinity",
+        message=message,
+        seconds=time.perf_counter() - t0,
+        references=_references(problem, floor, up.value),
+        lp={"rows": 0, "cols": 0, "nonzeros": 0, "solver": None, "builder": "none (far-centred noise)"},
+        solver={"backend": None, "method": None, "version": None, "status": "not run", "objective": None,
+                "profile": profile.name, "options": {}, "failed_attempts": []},
+        mechanism=up.mechanism,
+        audit={
+            "realised_epsilon": up.audit.realised_epsilon,
+            "target_epsilon": problem.epsilon,
+            "passed": up.audit.passed,
+            "method": up.audit.method,
+            "repaired_mass_change": up.repaired_mass,
+            "lower_bound_clipped_rows": None,
+            "lower_bound_error_term": None,
+        },
+        truncation={"centre": centre, "tail_mass": up.tail_mass,
+                    "lower_bound": "the cost's proven floor on the domain (every noise costs at least inf L)",
+                    "upper_bound": "(discrete) Laplace noise centred far from 0, audited with its geometric tails"},
+        history=[],
+        claims=[
+            "lower bound: E L(X) >= inf L for every noise X, and the cost's floor on the whole domain is proven "
+            "by interval arithmetic",
+            f"upper bound: a shift of ε-DP noise is ε-DP; the (discrete) Laplace law centred at {centre:.6g} was "
+            "audited and priced with rigorous enclosures of the cost and its tails",
+            _floor_claim(problem.cost, integer=not continuous),
+        ],
+    )
 
 
 def _floor_claim(cost, *, integer: bool) -> str:
