@@ -1271,6 +1271,12 @@ class Cost:
             return True
         return proves_symmetric_nondecreasing(self._tree, bool(integer))
 
+    def breakpoints(self) -> tuple[float, ...]:
+        """Where the cost may jump: the finite ends of the condition sets of its ``where`` and
+        comparisons (outward-rounded, so a jump at a decimal lies between two listed floats),
+        sorted; () for named costs and for conditions that are not chains of x (then unknown)."""
+        return () if self.kind != "expr" else _breakpoints(self._tree)
+
     def is_even(self) -> bool:
         """Whether L(x) = L(−x) for every real x, proven by construction (:func:`parity`); named
         costs are even."""

@@ -184,11 +184,28 @@ class _Numeric:
     def __init__(self, cost, eps: float, delta: float) -> None:
         self.eps, self.delta = eps, delta
         self.b, self.u = nx.b_and_u(eps)
-        self.M = nx.PeriodSum(nx.symmetrised(cost), eps, delta, interpolate=True)
+        # jumps of the cost at |x| = c put jumps of M at the offsets c mod Δ: they become cell
+        # edges of every integral (so each cell is smooth) and candidate γ of the minimisation
+        # (V(γ) is smooth between them, with kinks there); no Chebyshev interpolation across them
+        cuts = np.abs(np.asarray(getattr(cost, "breakpoints", lambda: ())(), dtype=float))
+        offs = np.mod(cuts, delta) if cuts.size else cuts
+        self.offsets = np.unique(offs[(offs > 0) & (offs < delta)])
+        self.M = nx.PeriodSum(nx.symmetrised(cost), eps, delta, interpolate=self.offsets.size == 0)
         self.err = 0.0
+        # a jump placed ~ulp(c) away from where it is moves the integral by at most that much of M's range
+        self.loc_err = 0.0
+        if self.offsets.size:
+            probe = np.abs(self.M(np.linspace(0.0, delta, 257)))
+            w_one = float(self.integrate([0.0, 1.0], track=False)[0])
+            self.loc_err = self.offsets.size * 8.0 * np.finfo(float).eps * float(cuts.max() + delta) * float(probe.max()) / max(abs(w_one), 1e-300)
 
     def integrate(self, gammas, track: bool = True) -> np.ndarray:
-        cells, err = nx.adaptive_gl(self.M, np.asarray(gammas) * self.delta)
+        e = np.asarray(gammas, dtype=float) * self.delta
+        inner = self.offsets[(self.offsets > e[0]) & (self.offsets < e[-1])]
+        merged = np.unique(np.concatenate([e, inner]))
+        cells, err = nx.adaptive_gl(self.M, merged)
+        # back to the cells between the given γ (each is a union of merged cells)
+        cells = np.add.reduceat(cells, np.searchsorted(merged, e[:-1])) if merged.size != e.size else cells
         if track:
             self.err = max(self.err, err / max(float(np.abs(cells).sum()), 1e-300))
         return cells
@@ -207,16 +224,18 @@ class _Numeric:
     def minimise(self) -> tuple[float, float]:
         from scipy import optimize  # lazy: keeps `import optmech.mechanisms` cheap
 
-        cells = self.integrate(_GRID)
+        grid = np.unique(np.concatenate([_GRID, self.offsets / self.delta]))
+        cells = self.integrate(grid)
         wcum = np.concatenate([[0.0], np.cumsum(cells)])
         w_one = wcum[-1]
-        vg = self.value(_GRID, wcum, w_one)
+        vg = self.value(grid, wcum, w_one)
         i = int(np.argmin(vg))
-        best = (float(vg[i]), float(_GRID[i]))
-        last = _GRID.size - 1
-        brackets = [(0, 1), (last - 1, last)] if i in (0, last) else [(i - 1, i + 1)]
+        best = (float(vg[i]), float(grid[i]))
+        last = grid.size - 1
+        # V is smooth between grid points (every kink of V(γ) is a grid point): search each side
+        brackets = [(0, 1), (last - 1, last)] if i in (0, last) else [(i - 1, i), (i, i + 1)]
         for lo_i, hi_i in brackets:
-            lo, hi = float(_GRID[lo_i]), float(_GRID[hi_i])
+            lo, hi = float(grid[lo_i]), float(grid[hi_i])
 
             def f(g, lo=lo, lo_i=lo_i):
                 extra = self.integrate([lo, g], track=False)[0] if g > lo else 0.0
@@ -234,10 +253,11 @@ class _Numeric:
         return best[1], best[0]
 
     def note(self, value: float) -> str:
-        rel = self.err + self.M.rel_tail
+        rel = self.err + self.M.rel_tail + self.loc_err
+        cut = (f", cut at the cost's {self.offsets.size} jump offset(s) in the period" if self.offsets.size else "")
         return (
             f"numeric: periodised cost over {self.M.describe()} "
-            f"+ adaptive Gauss-Legendre (est. rel. error <= {max(rel, 1e-16):.1e})"
+            f"+ adaptive Gauss-Legendre{cut} (est. rel. error <= {max(rel, 1e-16):.1e})"
         )
 
 
