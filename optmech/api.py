@@ -102,6 +102,8 @@ def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCer
 #: the far centres tried by :func:`_far_upper`: ±10^j periods, at most FAR_MAX_CELLS cells out
 FAR_DECADES = range(2, 16)
 FAR_MAX_CELLS = 2.0**40
+#: far noise within this fraction of the centred Laplace's cost of the floor answers the problem
+INFIMUM_TOL = 1e-6
 
 
 def _far_upper(problem: Problem, grid: Grid1D) -> tuple[UpperCertificate, float] | None:
@@ -294,7 +296,7 @@ def solve(
     first_upper, far_centre = ub0, None
     if cost.kind == "expr" and not symmetric:
         far = _far_upper(problem, _grid(problem, 4) if continuous else grid)  # coarse cells suffice out there
-        if far is not None and far[0].value <= 0.5 * ub0.value and far[0].value - floor <= problem.target_gap * ub0.value:
+        if far is not None and far[0].value <= 0.5 * ub0.value and far[0].value - floor <= max(problem.target_gap, INFIMUM_TOL) * ub0.value:
             return _infimum_result(problem, grid, far, floor, profile, t0)
         if far is not None and far[0].value < ub0.value:
             first_upper = far[0]  # noise far out beats noise at 0: keep it as an upper bound
@@ -468,9 +470,9 @@ def _infimum_result(problem: Problem, grid: Grid1D, far: tuple[UpperCertificate,
     V* is then an infimum approached at infinity, bracketed by [floor, far upper bound]."""
     up, centre = far
     continuous = isinstance(problem.domain, Continuous)
-    message = (f"the expected cost has no minimum near 0: it is approached by noise centred ever farther away "
-               f"(Laplace noise centred at x = {centre:.3g} costs <= {up.value:.6g}, certified), and no noise costs "
-               f"less than the cost's proven floor {floor:.6g}; V* is an infimum in [{floor:.6g}, {up.value:.6g}]")
+    message = (f"V* is an infimum in [{floor:.6g}, {up.value:.6g}], approached far from 0: Laplace noise centred at "
+               f"x = {centre:.3g} costs <= {up.value:.6g} (certified) and no noise costs less than the cost's proven "
+               "floor; no window LP is needed (or could do better than that floor)")
     return Result(
         problem=problem.to_dict() | {"cells_per_period": grid.W if continuous else None},
         lower_bound=floor,
