@@ -104,6 +104,8 @@ FAR_DECADES = range(2, 16)
 FAR_MAX_CELLS = 2.0**40
 #: far noise within this fraction of the centred Laplace's cost of the floor answers the problem
 INFIMUM_TOL = 1e-6
+#: refinements in a row without a better lower bound after which the loop stops and says why
+STALL_LIMIT = 5
 
 
 def _far_upper(problem: Problem, grid: Grid1D) -> tuple[UpperCertificate, float] | None:
@@ -309,6 +311,7 @@ def solve(
     cost.check_values(grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
 
     best_lo, best_up = -math.inf, first_upper
+    stalled, best_lo_before = 0, -math.inf  # refinements in a row that did not raise the lower bound
     lo_cert = None
     history: list[dict] = []
     last_raw = None
@@ -350,6 +353,24 @@ def solve(
         })
         if gap <= problem.target_gap:
             status, message = "optimal", f"certified relative gap {gap:.3g} <= target {problem.target_gap:g}"
+            break
+        stalled = stalled + 1 if lo.value <= best_lo_before else 0
+        best_lo_before = max(best_lo_before, lo.value)
+        if stalled >= STALL_LIMIT:
+            message = (
+                f"the certified lower bound stopped improving ({STALL_LIMIT} refinements without gain): the last LP's "
+                f"solver objective is {raw.objective:.6g} but its duals certify only {lo.value:.6g}"
+                + (f" (at epsilon={eps:g} the coefficients span e^epsilon = {math.exp(eps):.3g}, beyond what the "
+                   "solver's tolerances resolve)" if eps > 10 else "")
+            )
+            break
+        if it >= 2 and lo.rounding_loss > 0.5 * (best_up.value - best_lo):
+            message = (
+                f"the lower bound is limited by floating-point conditioning: at epsilon={eps:g} the LP's coefficients "
+                f"span e^epsilon = {math.exp(eps):.3g}, and the certified allowance for rounding and data errors in its "
+                f"reduced costs ({lo.rounding_loss:.3g}) is most of the remaining gap; finer cells do not help (a "
+                "tighter bracket needs exact or higher-precision arithmetic)"
+            )
             break
         elapsed = time.perf_counter() - t0
         if elapsed > 0.5 * time_limit or elapsed + 4.0 * raw.seconds > time_limit:
@@ -412,6 +433,9 @@ def solve(
                + ("ℤ" if not continuous else "ℝ") + " (interval derivatives over a cover of [0, ∞) cut at its "
                "breakpoints, upward jumps there)")
         )
+    elif problem.symmetry != "off":
+        claims.append("general builder, which uses no symmetry or monotonicity of the cost: it was not proven "
+                      "symmetric and nondecreasing in |x| on the whole domain (the periodic reduction needs that proof)")
     if far_centre is not None and best_up is first_upper:
         claims.append(
             f"upper bound: (discrete) Laplace noise centred at {far_centre:.6g} (a shift of ε-DP noise is ε-DP), "

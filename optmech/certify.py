@@ -54,6 +54,9 @@ class LowerCertificate:
     clipped_rows: int
     error_term: float
     solver_objective: float
+    #: how much lower the bound is than it would be without the allowance for rounding and data
+    #: errors in the reduced costs (``gamma·mag``): large at extreme ε, where coefficients span e^ε
+    rounding_loss: float = 0.0
 
 
 #: While a :func:`recording` block is active, every certificate issued by :func:`dual_lower_bound`
@@ -173,12 +176,16 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
         + float(np.sum(scale_j[maybe_neg]))
     )
     value = float(np.nextafter(value - err, -np.inf))
+    with np.errstate(all="ignore"):
+        loss = float(np.sum(np.minimum(0.0, s[idx] - z * aj) * uj) - np.sum(terms))
+        loss += float(np.sum(np.minimum(0.0, s[fixed]) * cu[fixed]) - np.sum(fixed_terms))
     cert = LowerCertificate(
         value=value,
         normalisation_multiplier=z,
         clipped_rows=int(np.count_nonzero(clip_pos | clip_neg)),
         error_term=float(err),
         solver_objective=float(solver_objective),
+        rounding_loss=loss if math.isfinite(loss) else math.inf,
     )
     if _RECORDERS:
         y_used = y.copy()

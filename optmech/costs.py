@@ -734,8 +734,56 @@ def parity(t: tuple, flips: frozenset | None = None) -> int:
     if op in ("eq", "ne"):
         return _EVEN if (p[0] & p[1]) else 0
     if op == "where":
-        return (p[1] & p[2]) if p[0] & _EVEN else 0
+        if p[0] & _EVEN:
+            return p[1] & p[2]
+        # where(x > 0, a, b) (or >=, <, <=, against an exact 0): even when a(x) = b(−x) identically,
+        # shown by equal canonical forms (at x = 0 both sides are the same point)
+        c = t[1]
+        if (flips is None and c[0] in ("gt", "ge", "lt", "le") and c[1] == ("x",) and c[2][0] == "const"
+                and c[2][2] == c[2][3] == 0.0 and _canon(t[2]) == _canon(t[3], flip=True)):
+            return _EVEN
+        return 0
     return 0
+
+
+def _canon(t: tuple, flip: bool = False) -> tuple:
+    """A canonical form of t (of t(−x) when ``flip``), 1-D trees: signs pushed outward by exact
+    identities (−(−a) = a, |−a| = |a|, (−a)² = a², (−a)^n = ±a^n for integer n, (−a)·b = −(a·b),
+    a/(−b) = −(a/b), a − (−b) = a + b, (−a) + b = b − a) and the arguments of + sorted.  Equal
+    canonical forms are equal functions; unequal ones prove nothing."""
+    op = t[0]
+    if op == "x":
+        return ("neg", t) if flip else t
+    if op in ("const", "var"):
+        return t
+    k = [_canon(c, flip) for c in t[1:]]
+
+    def strip(u):
+        return (u[1], True) if u[0] == "neg" else (u, False)
+
+    if op == "neg":
+        a, neg = strip(k[0])
+        return a if neg else ("neg", a)
+    if op in ("abs", "sq"):
+        return (op, strip(k[0])[0])
+    if op == "pow" and _exact_int(t[2]) is not None:
+        a, neg = strip(k[0])
+        r = ("pow", a, k[1])
+        return ("neg", r) if neg and _exact_int(t[2]) % 2 else r
+    if op in ("mul", "div"):
+        (a, na), (b, nb) = strip(k[0]), strip(k[1])
+        r = (op, *sorted((a, b), key=repr)) if op == "mul" else (op, a, b)
+        return ("neg", r) if na != nb else r
+    if op in ("add", "sub"):
+        a, (b, nb) = k[0], strip(k[1])
+        if op == "sub":
+            nb = not nb
+        if a[0] == "neg" and not nb:  # (−a) + b = b − a
+            return ("sub", b, a[1])
+        if nb:
+            return ("sub", a, b)
+        return ("add", *sorted((a, b), key=repr))
+    return (op, *k)
 
 
 def _decide(c: tuple, lo: float, hi: float) -> bool | None:

@@ -277,12 +277,15 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     ]
     if alp.symmetry == "orbits":
         claims.append("signed-permutation orbit reduction: p constant on each orbit of the box, one shift per orbit "
-                      "and one hockey-stick row per stabiliser orbit of inner points; exact, since the cost, the "
-                      "shifts and the box are invariant and each hockey-stick sum is convex (an averaged optimum); "
-                      "no monotonicity is assumed")
+                      "and one hockey-stick row per stabiliser orbit of inner points; the cost's lower enclosures were "
+                      "proven equal (exact comparison at every point of the box) on each orbit, which is all the "
+                      "relaxation uses (averaging any mechanism over the group keeps its box costs and outside mass, "
+                      "and each hockey-stick sum is convex); no monotonicity is assumed")
     elif alp.even:
-        claims.append("even reduction p(x) = p(-x): the cost is even at every point of the box (convexity of the "
-                      "hockey-stick sums); no monotonicity is assumed")
+        claims.append("even reduction p(x) = p(-x): the cost's lower enclosures were proven equal at x and -x at every "
+                      "point of the box (exact comparison), which is all the relaxation uses (symmetrising a mechanism "
+                      "keeps its box costs and outside mass; the hockey-stick sums are convex); no monotonicity is "
+                      "assumed")
     return Result(
         problem=problem.to_dict(),
         lower_bound=best_lo,

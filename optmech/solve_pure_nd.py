@@ -459,8 +459,11 @@ def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None 
     if group != "none":
         name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
         claims.append(f"{name} symmetry: one variable per orbit (the cost"
-                      + (" was checked to be" if s.cost.kind == "expr" else " and the norm are")
-                      + " invariant; averaging an optimum over the group is optimal)")
+                      + (" was proven invariant at every point or cell of the LP's domain by exact comparison of its "
+                         "enclosures, which is all the relaxation uses" if s.cost.kind == "expr" else
+                         " and the norm are invariant by construction")
+                      + "; averaging a mechanism over the group keeps the relaxation's value, so a group-invariant "
+                        "optimum exists)")
     lp_info = alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.support.reps)}
     if s.cells:
         lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
