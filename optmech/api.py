@@ -402,10 +402,17 @@ def solve(
             new_plan = _plan(plan.grid, extent_x, symmetric)
             widened, gap_before_widening = True, gap
         else:
-            message = (
-                "the resolution is fixed (--resolution); the remaining gap is the discretisation's"
-                if continuous else "a wider window does not help: the remaining gap is the solver's accuracy"
-            )
+            if lo.rounding_loss > 0.5 * (best_up.value - best_lo):
+                message = (
+                    f"the lower bound is limited by floating-point conditioning: at epsilon={eps:g} the LP's "
+                    f"coefficients span e^epsilon = {math.exp(eps):.3g}, and the certified allowance for rounding and "
+                    f"data errors in its reduced costs ({lo.rounding_loss:.3g}) is most of the remaining gap"
+                )
+            else:
+                message = (
+                    "the resolution is fixed (--resolution); the remaining gap is the discretisation's"
+                    if continuous else "a wider window does not help: the remaining gap is the solver's accuracy"
+                )
             break
         if estimate_bytes(new_plan) > memory_budget():
             message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"

@@ -176,9 +176,12 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
         + float(np.sum(scale_j[maybe_neg]))
     )
     value = float(np.nextafter(value - err, -np.inf))
-    with np.errstate(all="ignore"):
-        loss = float(np.sum(np.minimum(0.0, s[idx] - z * aj) * uj) - np.sum(terms))
-        loss += float(np.sum(np.minimum(0.0, s[fixed]) * cu[fixed]) - np.sum(fixed_terms))
+    with np.errstate(all="ignore"):  # the same maximisation with the reduced costs as computed (no allowance)
+        s_j = s[idx]
+        z0 = float((s_j / aj)[np.argsort(s_j / aj)][min(int(np.searchsorted(np.cumsum((aj * uj)[np.argsort(s_j / aj)]), rhs0)),
+                                                        len(idx) - 1)]) if len(idx) else 0.0
+        free = rhs0 * z0 + float(np.sum(np.minimum(0.0, s_j - z0 * aj) * uj)) + float(np.sum(np.minimum(0.0, s[fixed]) * cu[fixed]))
+        loss = max(0.0, free - (rhs0 * z + float(np.sum(terms)) + float(np.sum(fixed_terms))))
     cert = LowerCertificate(
         value=value,
         normalisation_multiplier=z,

@@ -30,7 +30,7 @@ from optmech.errors import ProblemTooLarge, SolveFailed
 from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.lattice import Grid1D
-from optmech.result import ReferenceValue, Result, solver_info
+from optmech.result import ReferenceValue, Result, relative_gap, solver_info
 
 _U = 2.0**-53
 #: Bytes per LP nonzero / column HiGHS needs (conservative, as in optmech.api).
@@ -106,6 +106,35 @@ def _price(cost, p: np.ndarray, R: int) -> float:
     if not (math.isfinite(num) and den > 0):
         return math.inf
     return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
+
+
+#: far shifts tried for 1-D costs not proven nondecreasing: ±10^j·Δ, j in FAR_DECADES (at most 2^40)
+FAR_DECADES = range(2, 13)
+
+
+def _far_shift(cost, up: "_Upper", D: int) -> tuple[float, int] | None:
+    """The cheapest shift of the audited 1-D pmf by ±10^j·Δ (a shift of (ε,δ)-DP noise is (ε,δ)-DP)
+    and its outward-rounded cost; None when no shift is cheaper than the pmf itself."""
+    p = up.p.ravel()
+    nz = np.flatnonzero(p > 0)
+    k = (nz - up.R).astype(float)
+    den = math.fsum(p)
+    best = None
+    for sign in (1, -1):
+        prev = math.inf
+        for j in FAR_DECADES:
+            c = sign * 10**j * D
+            if abs(c) > 2**40:
+                break
+            _, hi = cost.enclose(k + c, k + c)
+            num = math.fsum(hi * p[nz])
+            v = float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf)) if math.isfinite(num) else math.inf
+            if v > 2.0 * prev:
+                break
+            prev = v
+            if v < up.value and (best is None or v < best[0]):
+                best = (v, c)
+    return best
 
 
 class _Upper:
@@ -209,6 +238,9 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     _check_size(d, D, N, budget, problem.symmetry != "off")
 
     best = BestBracket()
+    # a 1-D cost not proven nondecreasing in |x| may be cheapest far from 0: shifted copies are priced too
+    far_ok = d == 1 and getattr(cost, "kind", "") == "expr" and not cost.is_symmetric_nondecreasing(integer=True)
+    shift, far_upper = 0, None
     history: list[dict] = []
     last: tuple[ApproxLP, object] | None = None
     status, message = "gap_not_reached", ""
@@ -226,6 +258,25 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
         up = upper_from_pmf(cost, alp.box_masses(raw.x), alp.R, eps, delta, D)
         gap = best.update(lo, up)
+        if it == 0 and far_ok and up.certified:
+            far = _far_shift(cost, up, D)
+            if far is not None and far[0] < best.upper_value:
+                far_upper = _Upper(up.p, up.R, far[0], up.realised_delta, up.shifts_delta, True, up.mixed, up.note)
+                best.upper, shift = far_upper, far[1]
+                gap = relative_gap(best.lower, best.upper_value)
+                floor = cost.domain_minimum(integer=True)
+                if far[0] - floor <= max(problem.target_gap, 1e-6) * up.value:
+                    best.lower = max(best.lower, floor)
+                    status = "infimum_at_infinity"
+                    message = (f"V* is an infimum in [{best.lower:.6g}, {far[0]:.6g}], approached far from 0: the audited "
+                               f"pmf shifted by {shift} costs <= {far[0]:.6g} and no noise costs less than the cost's "
+                               "proven floor")
+                    history.append({"iteration": it, "half_width": N, "lp": alp.lp.size(), "solver_objective": raw.objective,
+                                    "lower_bound": lo.value, "upper_bound": far[0], "upper_certified": True,
+                                    "mixed_weight": up.mixed, "layer_and_far_mass": math.nan,
+                                    "relative_gap": relative_gap(best.lower, far[0]), "seconds": time.perf_counter() - t0})
+                    last = (alp, raw)
+                    break
         spill = alp.far_mass(raw.x) + alp.layer_mass(raw.x)
         history.append({
             "iteration": it, "half_width": N, "lp": alp.lp.size(), "solver_objective": raw.objective,
@@ -265,7 +316,8 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
     mech = None
     if best_up is not None and d == 1:
         w = best_up.p.astype(float)
-        mech = LatticeMechanism(Grid1D.integer(D), -best_up.R, w, 0.0, np.zeros(D), np.zeros(D), total=math.fsum(w))
+        mech = LatticeMechanism(Grid1D.integer(D), -best_up.R + (shift if best_up is far_upper else 0), w,
+                                0.0, np.zeros(D), np.zeros(D), total=math.fsum(w))
     claims = [
         "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < ||v||_1 <= sensitivity "
         "[GV13, (18)/(103)]",
@@ -275,6 +327,12 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
         + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
            if best_up is not None and best_up.mixed > 0 else ""),
     ]
+    if far_upper is not None and best_up is far_upper:
+        claims.append(f"upper bound: the audited pmf shifted by {shift} (a shift of (epsilon, delta)-DP noise is "
+                      "(epsilon, delta)-DP), priced with rigorous enclosures: the cost is cheaper far from 0")
+    if status == "infimum_at_infinity":
+        claims.append("lower bound: E L(X) >= inf L for every noise X, and the cost's floor on ℤ is proven by interval "
+                      "arithmetic")
     if alp.symmetry == "orbits":
         claims.append("signed-permutation orbit reduction: p constant on each orbit of the box, one shift per orbit "
                       "and one hockey-stick row per stabiliser orbit of inner points; the cost's lower enclosures were "

@@ -273,3 +273,28 @@ def test_net_catches_the_old_failure():
     lo, up = _independent_bounds(parse_cost("where(abs(x) < 40, abs(x), 0.5 + abs(x)/10000)"), 1.0, 1)
     assert lo <= 0.50526265066 and up >= 0.50526265065 and up - lo < 1e-6
     assert up < 0.8509181282  # the old, wrong "certified" lower bound exceeds it
+
+
+def test_approx_cost_vanishing_at_infinity_is_an_infimum():
+    # (ε,δ) on ℤ: a shift of the audited pmf is (ε,δ)-DP; far out the cost tends to 0, its floor
+    r = optmech.solve(Problem(ApproxDP(1.0, 0.01), parse_cost("abs(x)/(1 + (abs(x)/50)**2)"), 1.0, IntegerLattice()))
+    assert r.certified and r.status == "infimum_at_infinity"
+    assert r.lower_bound <= 0.0 <= r.upper_bound <= 1e-6
+
+
+def test_sign_split_costs_are_proven_even():
+    assert parse_cost("where(x > 0, x*x + x, x*x - x)").is_symmetric_nondecreasing()
+    assert parse_cost("where(x < 0, -x, x)").is_even()
+    assert not parse_cost("where(x > 0, x*x + x, x*x + x)").is_even()
+    assert not parse_cost("where(x >= 0, x, 3*abs(x))").is_even()
+
+
+@pytest.mark.parametrize("domain, sens", [(Continuous(), 1.0), (IntegerLattice(), 5.0)])
+def test_extreme_epsilon_stops_with_a_reason_and_a_certified_bracket(domain, sens):
+    r = _pure("square", 29.9, sens, domain)
+    assert r.certified and 0 < r.lower_bound <= r.upper_bound
+    stair = next(ref for ref in r.references if ref.name in ("staircase", "discrete_staircase"))
+    assert r.lower_bound <= stair.value <= r.upper_bound * (1 + 1e-9)   # the theorem's V* (closed form) inside
+    assert r.seconds < 60 and len(r.history) < 30
+    if r.status != "optimal":
+        assert "conditioning" in r.message or "stopped improving" in r.message
