@@ -660,13 +660,13 @@ def _cond_sets(c: tuple):
 
 @lru_cache(maxsize=512)
 def _breakpoints(t: tuple) -> tuple:
-    """Finite ends of the condition sets of every ``where`` in t over the 1-D variable, sorted:
-    cutting an interval there decides each such condition on the open pieces."""
+    """Finite ends of the condition sets of every ``where`` and comparison in t over the 1-D
+    variable, sorted: cutting an interval there decides each such condition on the open pieces."""
     out: set[float] = set()
 
     def walk(u: tuple) -> None:
-        if u[0] == "where":
-            sets = _cond_sets(u[1])
+        if u[0] == "where" or u[0] in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
+            sets = _cond_sets(u[1] if u[0] == "where" else u)
             if sets is not None and sets[0] is None:
                 out.update(v for part in sets[1] + sets[2] for v in part if math.isfinite(v))
         for c in u[1:]:
@@ -808,20 +808,56 @@ def _decide(c: tuple, lo: float, hi: float) -> bool | None:
 _ONE, _NIL = ("const", 1.0, 1.0, 1.0), ("const", 0.0, 0.0, 0.0)
 
 
-def _select(t: tuple, lo: float, hi: float) -> tuple | None:
+def _select(t: tuple, lo: float, hi: float, forced: dict | None = None) -> tuple | None:
     """t with every ``where`` and comparison replaced by what it is on (lo, hi) (the point lo
-    when lo == hi), or None when one is undecided there."""
+    when lo == hi; a condition in ``forced`` by the value given there), or None when one is
+    undecided there."""
     op = t[0]
     if op in ("x", "var", "const"):
         return t
     if op == "where":
-        d = _decide(t[1], lo, hi)
-        return None if d is None else _select(t[2] if d else t[3], lo, hi)
+        d = forced[t[1]] if forced and t[1] in forced else _decide(t[1], lo, hi)
+        return None if d is None else _select(t[2] if d else t[3], lo, hi, forced)
     if op in _CMP or op in ("and", "or", "not"):
-        d = _decide(t, lo, hi)
+        d = forced[t] if forced and t in forced else _decide(t, lo, hi)
         return None if d is None else (_ONE if d else _NIL)
-    kids = [_select(c, lo, hi) for c in t[1:]]
+    kids = [_select(c, lo, hi, forced) for c in t[1:]]
     return None if any(k is None for k in kids) else (op, *kids)
+
+
+def _undecided(t: tuple, lo: float, hi: float, out: set) -> None:
+    """Collect the conditions of t (of ``where`` and bare comparisons) undecided on (lo, hi)."""
+    op = t[0]
+    if op in ("x", "var", "const"):
+        return
+    if op == "where" or op in _CMP or op in ("and", "or", "not"):
+        c = t[1] if op == "where" else t
+        if _decide(c, lo, hi) is None:
+            out.add(c)
+            if op != "where":
+                return
+    for u in t[1:]:
+        if isinstance(u, tuple):
+            _undecided(u, lo, hi, out)
+
+
+def _split_piece(t: tuple, a: float, b: float) -> tuple[tuple, tuple] | None:
+    """(g_below, g_above) on a piece (a, b), 0 <= a, where one condition ``x`` or ``abs(x)``
+    compared with a constant is undecided (its threshold lies inside, e.g. a decimal such as 0.76
+    that is no float): on (a, b) the condition switches once, from its value below the threshold
+    (g_below) to its value above (g_above).  None when the piece is not of that form."""
+    if a < 0:
+        return None
+    conds: set = set()
+    _undecided(t, a, b, conds)
+    if len(conds) != 1:
+        return None
+    (c,) = conds
+    if not (c[0] in ("lt", "le", "gt", "ge") and c[1] in (("x",), ("abs", ("x",))) and c[2][0] == "const"):
+        return None
+    below = c[0] in ("lt", "le")  # its value for x below the threshold
+    g_lo, g_hi = _select(t, a, b, {c: below}), _select(t, a, b, {c: not below})
+    return None if g_lo is None or g_hi is None else (g_lo, g_hi)
 
 
 def _point_enclosure(t: tuple, x: float) -> tuple[float, float]:
@@ -871,20 +907,37 @@ def _nondecreasing_from(t: tuple, start: float) -> bool:
     if len(cuts) > MAX_BREAKPOINTS:
         return False
     ends = [start, *cuts, _INF]
-    prev = None
+    prev = prev_split = None
     for a, b in zip(ends[:-1], ends[1:]):
-        g = _select(t, a, b)
-        if g is None or not _nondecreasing_on(g, a, b):
+        g = g_right = _select(t, a, b)
+        split = None
+        if g is None:  # a threshold inside the piece: both sides nondecreasing, and every switch upward
+            split = _split_piece(t, a, b)
+            if split is None:
+                return False
+            g, g_right = split
+            hi_below = float(np.max(_enclosure(g, np.float64(a), np.float64(b))[1]))
+            lo_above = float(np.min(_enclosure(g_right, np.float64(a), np.float64(b))[0]))
+            if not (hi_below <= lo_above and _nondecreasing_on(g_right, a, b)):
+                return False
+        if not _nondecreasing_on(g, a, b):
             return False
         if prev is not None:
             at = _select(t, a, a)
-            if at is None:
+            at_split = None if at is not None else _split_piece(t, a, a)  # L(a) is one of the pair
+            ats = [at] if at is not None else list(at_split or [])
+            if not ats:
                 return False
-            if at != prev and not _point_enclosure(prev, a)[1] <= _point_enclosure(at, a)[0]:
-                return False
-            if at != g and not _point_enclosure(at, a)[1] <= _point_enclosure(g, a)[0]:
-                return False
-        prev = g
+            for at in ats:
+                # next to a split piece with the same pair the order is proven there: L(a) = g_below(a)
+                # means the threshold is on a's far side, where only g_below is taken, and g_below <= g_above
+                if at_split is None or at_split != prev_split:
+                    if at != prev and not _point_enclosure(prev, a)[1] <= _point_enclosure(at, a)[0]:
+                        return False
+                if at_split is None or at_split != split:
+                    if at != g and not _point_enclosure(at, a)[1] <= _point_enclosure(g, a)[0]:
+                        return False
+        prev, prev_split = g_right, split
     return True
 
 

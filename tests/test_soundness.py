@@ -65,6 +65,9 @@ def _pure(cost: str, eps: float, sens: float, domain, **kw) -> optmech.Result:
     ("where(abs(x) < 25, abs(x), 0.5 + abs(x)/10000)", False, False),
     ("abs(x)/(1 + (abs(x)/50)**2)", False, False),
     ("abs(x) + where(abs(x) > 1e9, -1, 0)", False, False),   # a dip far beyond any window
+    ("where(abs(x) > 0.76, 1, 0) + 0.01*abs(x)", True, True),  # a step at a decimal that is no float
+    ("(abs(x) > 0.76) + 0.01*abs(x)", True, True),
+    ("where(abs(x) < 0.1, 3*abs(x), 0.19 + abs(x))", False, True),  # a drop at 0.1, between integers
     ("where(abs(x) > 1e12, 0, abs(x))", False, False),
     ("abs(x) + 1e-9*x", False, False),                        # near-symmetric
     ("where(x > 0, x, 2*abs(x))", False, False),
@@ -148,7 +151,7 @@ def _staircase_step_cost(eps, delta, gamma, c, k):
     return 2.0 * float(m._sf(np.array([c]))[0]) + k * staircase_cost_abs(eps, delta, gamma)
 
 
-@pytest.mark.parametrize("c", [0.75, 0.5, 1.25])
+@pytest.mark.parametrize("c", [0.75, 0.5, 1.25, 0.76])
 def test_staircase_reference_for_a_step_cost(c):
     eps, delta, k = 1.9999, 0.37, 0.01
     refs = references_for(parse_cost(f"where(abs(x) > {c}, 1, 0) + {k}*abs(x)"), eps, delta, "continuous")
@@ -158,6 +161,15 @@ def test_staircase_reference_for_a_step_cost(c):
     best = min(_staircase_step_cost(eps, delta, g, c, k) for g in gammas)
     assert stair.value == pytest.approx(best, rel=1e-9)
     assert stair.value <= best * (1 + 1e-12)
+
+
+def test_step_cost_bracket_contains_the_staircase_optimum():
+    # the audit's item 6: the true staircase minimum 0.015597109037 (γ = 0.02/0.37), now proven optimal
+    # (the step at the decimal 0.76 is proven upward) and inside the certified bracket
+    r = _pure("where(abs(x) > 0.76, 1, 0) + 0.01*abs(x)", 1.9999, 0.37, Continuous())
+    assert r.certified and r.lower_bound <= 0.015597109037 <= r.upper_bound
+    stair = next(ref for ref in r.references if ref.name == "staircase")
+    assert stair.value == pytest.approx(0.015597109037, rel=1e-10) and stair.inside_bracket
 
 
 def test_audit_commands_as_a_user_runs_them():
