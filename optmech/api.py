@@ -9,12 +9,12 @@ reaches the target, the size limit or the time limit.
 from __future__ import annotations
 
 import math
-import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from optmech.budget import DEFAULT_MEMORY_GB, DEFAULT_TIME_LIMIT, memory_budget  # noqa: F401  (re-exported)
 from optmech.certify import UpperCertificate, dual_lower_bound, upper_bound
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.lattice import Grid1D
@@ -23,16 +23,12 @@ from optmech.result import ReferenceValue, Result, solver_info
 from optmech.result import relative_gap as _gap
 from optmech.spec import Continuous, IntegerLattice, Problem
 
-#: Default memory budget for one LP (bytes); override with OPTMECH_MAX_MEMORY_GB.
-DEFAULT_MEMORY_GB = 8.0
 #: Bytes per nonzero / per row-or-column that HiGHS needs, a conservative estimate [derived/measured].
 BYTES_PER_NNZ = 160
 BYTES_PER_LINE = 200
 #: The window reaches where the cost exceeds this multiple of a known upper bound (beyond it
 #: the relaxation's excess mass is too expensive to use; the loop widens it if it is used).
 WINDOW_COST_FACTOR = 1.0
-#: Wall-clock budget of the adaptive loop when the caller gives none (seconds).
-DEFAULT_TIME_LIMIT = 300.0
 
 
 @dataclass(frozen=True)
@@ -41,14 +37,6 @@ class _Plan:
     symmetric: bool
     k_lo: int
     k_hi: int
-
-
-def memory_budget() -> float:
-    try:
-        gb = float(os.environ.get("OPTMECH_MAX_MEMORY_GB", DEFAULT_MEMORY_GB))
-    except ValueError:
-        raise SpecError("OPTMECH_MAX_MEMORY_GB must be a number") from None
-    return gb * 2**30
 
 
 def estimate_bytes(plan: _Plan) -> float:

@@ -51,7 +51,7 @@ def _mechanism(problem, spec: str):
                               cost=cost if fam in ("staircase", "discrete_staircase") else None)[0]
     if not spec.lower().endswith(".json"):
         raise SpecError(f"--candidate must be staircase, laplace, layered or a FILE.json, got {spec!r}")
-    from optmech.cli_mechanisms import load_mechanism_file
+    from optmech.mechanisms.files import load_mechanism_file
 
     mech = load_mechanism_file(spec)
     if mech.dim != d:

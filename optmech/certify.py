@@ -460,6 +460,13 @@ def upper_bound(grid: Grid1D, k_lo: int, weights: np.ndarray, epsilon: float, co
     )
 
 
+def relative_gap(lo: float, up: float) -> float:
+    """(up − lo)/|up| clipped at 0; inf when either end is missing (0 when both agree)."""
+    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
+        return math.inf if up != lo else 0.0
+    return max(0.0, (up - lo) / abs(up))
+
+
 # ------------------------------------------------------------------------------------------------
 # the best bracket over refinements
 # ------------------------------------------------------------------------------------------------
@@ -477,8 +484,6 @@ class BestBracket:
 
     def update(self, lo: LowerCertificate, up) -> float:
         """Record one refinement's bounds; return the relative gap of the best bracket."""
-        from optmech.result import relative_gap
-
         if lo.value > self.lower:
             self.lower, self.lower_certificate = lo.value, lo
         if up.certified and (self.upper is None or up.value < self.upper.value):

@@ -14,6 +14,7 @@ import sys
 from typing import Sequence
 
 from optmech import __version__
+from optmech.cli_args import parse_number as _number
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_SOLVER = 0, 1, 2, 3, 4
 
@@ -108,24 +109,6 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parsers(sub)
     return p
-
-
-def _number(name: str, text: str | None, *, integer: bool = False) -> float | int | None:
-    from optmech.errors import SpecError
-
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise SpecError(f"{name} must be a number, got {text!r}") from None
-    if math.isnan(v):
-        raise SpecError(f"{name} must be a number, got {text!r}")
-    if integer:
-        if not math.isfinite(v) or v != int(v):
-            raise SpecError(f"{name} must be an integer, got {text!r}")
-        return int(v)
-    return v
 
 
 def _problem(args: argparse.Namespace):

@@ -14,8 +14,9 @@ import os
 import sys
 import tempfile
 
-from optmech.cli import _number as _num
+from optmech.cli_args import parse_number as _num
 from optmech.errors import SpecError
+from optmech.mechanisms.files import load_mechanism_file  # noqa: F401  (used below and re-exported)
 
 #: Samples drawn per block when writing a file (bounded memory for any n).
 SAMPLE_BLOCK = 1 << 20
@@ -67,29 +68,6 @@ def _sensitivity(text, lattice_hint: bool):
     if lattice_hint and v is not None and math.isfinite(v) and v == int(v):
         return int(v)
     return v
-
-
-def load_mechanism_file(path: str):
-    """A mechanism from JSON: the output of ``optmech solve --save`` or a ``to_dict()``."""
-    from optmech.mechanisms import Mechanism, Tabulated
-    from optmech.mechanisms.tabulated import ND_KINDS, SavedND
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except FileNotFoundError:
-        raise SpecError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SpecError(f"cannot read {path} as JSON: {exc}") from None
-    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and d["mechanism"].get("kind") in ND_KINDS:
-        return SavedND(d, path)
-    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
-        eps = (d.get("problem") or {}).get("epsilon")
-        law = Tabulated.from_dict(d["mechanism"])
-        return Tabulated.from_law(law.law, eps if isinstance(eps, (int, float)) else None)
-    if isinstance(d, dict):
-        return Mechanism.from_dict(d)
-    raise SpecError(f"{path} does not hold a mechanism (a JSON object is expected)")
 
 
 def _build(args: argparse.Namespace):

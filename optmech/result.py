@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from optmech.certify import LatticeMechanism
+from optmech.certify import LatticeMechanism, relative_gap  # relative_gap: re-exported
 
 
 def _json_float(x: float) -> float | str | None:
@@ -28,13 +28,6 @@ def _parse_float(x: Any) -> float:
     if isinstance(x, str):
         return float(x)
     return float(x)
-
-
-def relative_gap(lo: float, up: float) -> float:
-    """(up − lo)/|up| clipped at 0; inf when either end is missing (0 when both agree)."""
-    if not (math.isfinite(lo) and math.isfinite(up)) or up <= 0:
-        return math.inf if up != lo else 0.0
-    return max(0.0, (up - lo) / abs(up))
 
 
 def solver_info(raw, profile) -> dict:

@@ -223,7 +223,7 @@ def approx_reference_values(problem, lo: float, up: float) -> list[ReferenceValu
 # -- the loop -----------------------------------------------------------------------------------------
 def solve_approx(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 12) -> Result:
     """Certified bracket for an (ε, δ)-DP problem on ℤ^d (see the module docstring)."""
-    from optmech.api import DEFAULT_TIME_LIMIT, memory_budget
+    from optmech.budget import DEFAULT_TIME_LIMIT, memory_budget
     from optmech.solvers import load_profile, solve_lp
 
     t0 = time.perf_counter()

@@ -325,7 +325,7 @@ class _Loop:
 
 def _refine(s: _Setup, profile, time_limit: float, max_refinements: int, t0: float) -> _Loop:
     """Solve on growing domains until the certified gap meets the target (or stops improving)."""
-    from optmech.api import memory_budget
+    from optmech.budget import memory_budget
     from optmech.solvers import solve_lp
 
     R = _radius(s)
@@ -423,7 +423,7 @@ def _fine_layered_upper(s: _Setup, profile, time_limit: float, t0: float) -> _Up
 
 def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 6) -> Result:
     """Certified bracket for pure ε-DP in d dimensions (see the module docstring)."""
-    from optmech.api import DEFAULT_TIME_LIMIT
+    from optmech.budget import DEFAULT_TIME_LIMIT
     from optmech.solvers import load_profile
 
     t0 = time.perf_counter()
@@ -505,7 +505,7 @@ def solve_layered(problem, *, solver: str = "default", time_limit: float | None 
     Its upper end is the exact, audited cost of a layered ε-DP mechanism, hence an upper bound on
     the problem's optimum; the lower end bounds every layered mechanism (not V* itself).
     """
-    from optmech.api import DEFAULT_TIME_LIMIT
+    from optmech.budget import DEFAULT_TIME_LIMIT
     from optmech.solvers import load_profile
 
     t0 = time.perf_counter()

@@ -93,7 +93,7 @@ def _check_reproduce(source: str, rep) -> dict:
     for k, v in rep.items():
         if not isinstance(v, str) or not v.strip():
             raise SpecError(f"{source} [reproduce]: {k} must be a non-empty string, got {v!r}")
-    from optmech.reproduce import REPORTS
+    from optmech.reproduce.report import REPORTS
 
     if rep["report"] not in REPORTS:
         raise SpecError(f"{source} [reproduce]: unknown report {rep['report']!r}; known: {', '.join(sorted(REPORTS))}")

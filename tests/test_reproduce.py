@@ -14,7 +14,7 @@ import pytest
 
 from optmech.errors import SpecError
 from optmech.reproduce import REPORTS, catalogue_paths, load_catalogue
-from optmech.reproduce._report import Context
+from optmech.reproduce.report import Context
 from optmech.reproduce import seed000, seed002
 from optmech.sources import TAGS
 from optmech.sweep import parse_spec, normalised, run_job

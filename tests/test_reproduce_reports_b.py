@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from optmech.reproduce._report import REPORTS, Context
+from optmech.reproduce.report import REPORTS, Context
 from optmech.sweep import SweepSpec, normalised, run_job
 
 seed003 = importlib.import_module("optmech.reproduce.seed003")

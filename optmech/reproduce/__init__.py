@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from optmech.reproduce._report import REPORTS, Context, Section, md_table
+from optmech.reproduce.report import REPORTS, Context, Section, md_table
 from optmech.sources import cite, references_markdown
 
 # the reports register themselves on import

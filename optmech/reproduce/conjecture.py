@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from optmech.reproduce._report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param, register
+from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param, register
 
 
 def sphere_sizes(d: int, K: int) -> list[int]:

@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param,
+from optmech.reproduce.report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param,
                                        register, within)
 
 # -- the paper's formulas, evaluated independently of the solver ---------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from optmech.errata import c289, g2_equal_regime
-from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref,
+from optmech.reproduce.report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref,
                                        register)
 
 _T = math.log(1.5)

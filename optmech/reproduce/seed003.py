@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from optmech.reproduce._report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref,
+from optmech.reproduce.report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref,
                                        ref_param, register)
 
 #: the fixed mechanisms of §V, as named in the result's references

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from optmech.reproduce._report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref, register
+from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref, register
 
 
 def mse_formula(epsilon: float, n: int, norm: str) -> tuple[str, float, str]:

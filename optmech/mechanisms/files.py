@@ -1,0 +1,29 @@
+"""Reading a mechanism back from the JSON that optmech writes (``solve --save``, ``to_dict()``)."""
+
+from __future__ import annotations
+
+import json
+
+from optmech.errors import SpecError
+from optmech.mechanisms.base import Mechanism
+from optmech.mechanisms.tabulated import ND_KINDS, SavedND, Tabulated
+
+
+def load_mechanism_file(path: str):
+    """A mechanism from JSON: the output of ``optmech solve --save`` or a ``to_dict()``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except FileNotFoundError:
+        raise SpecError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SpecError(f"cannot read {path} as JSON: {exc}") from None
+    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and d["mechanism"].get("kind") in ND_KINDS:
+        return SavedND(d, path)
+    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
+        eps = (d.get("problem") or {}).get("epsilon")
+        law = Tabulated.from_dict(d["mechanism"])
+        return Tabulated.from_law(law.law, eps if isinstance(eps, (int, float)) else None)
+    if isinstance(d, dict):
+        return Mechanism.from_dict(d)
+    raise SpecError(f"{path} does not hold a mechanism (a JSON object is expected)")

@@ -1,0 +1,33 @@
+"""The import layering: no cycles among optmech's modules (``tools/check_imports.py``, also run by
+``.ci/run``), and the checker itself finds a cycle when there is one."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("check_imports", ROOT / "tools" / "check_imports.py")
+check_imports = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check_imports)
+
+
+def test_optmech_has_no_import_cycles():
+    found = check_imports.cycles(check_imports.module_graph(str(ROOT / "optmech")))
+    assert found == [], found
+
+
+def test_the_checker_finds_cycles_through_function_level_and_relative_imports(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from pkg.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..c import g\n")
+    (pkg / "c.py").write_text("import pkg.a\n")
+    (pkg / "d.py").write_text("from pkg import a\n")  # imports into the cycle, not part of it
+    assert check_imports.cycles(check_imports.module_graph(str(pkg))) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "check_imports.py"), str(pkg)], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stdout.strip() == "import cycle: pkg.a <-> pkg.c <-> pkg.sub.b"
