@@ -39,41 +39,41 @@ MAX_DEPTH = 50
 MAX_EXPONENT = 64.0
 
 _INF = np.inf
-_FUNCS = {"abs": 1, "sqrt": 1, "exp": 1, "log": 1, "min": 2, "max": 2, "where": 3}
-_CONSTS = {"pi": math.pi, "e": math.e}
+FUNCTIONS = {"abs": 1, "sqrt": 1, "exp": 1, "log": 1, "min": 2, "max": 2, "where": 3}
+CONSTANTS = {"pi": math.pi, "e": math.e}
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
            ast.BitAnd: "and", ast.BitOr: "or"}
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _ALLOWED = "allowed: numbers, x, pi, e, + - * / **, comparisons, & | ~, abs sqrt exp log min max where"
-_VAR = re.compile(r"x([1-9][0-9]*)\Z")  # x1, x2, ... (x0 and x01 are not variables)
+VARIABLE_NAME = re.compile(r"x([1-9][0-9]*)\Z")  # x1, x2, ... (x0 and x01 are not variables)
 
 #: Relative outward widening.  ``_W1`` (>= 1 ulp after its own rounding) follows correctly rounded
 #: operations (+ − × ÷ sqrt).  ``_WF`` (16 ulp) follows exp, log and pow, whose vectorised NumPy
 #: versions (SVML on AVX-512) are only within 4 ulp; it covers the exact value at an end point and
 #: the float value at any inner point.  ``_WX`` (8 ulp) is for enclosing exact values only.
-#: ``_TINY`` covers subnormal results; ``_CAP`` is the lower end of an overflowed result.
-_W1, _WF, _WX, _TINY, _CAP = 2.0**-50, 2.0**-48, 2.0**-49, 2.0**-1060, 2.0**1023
+#: ``_TINY`` covers subnormal results; ``CAP`` is the lower end of an overflowed result.
+_W1, _WF, _WX, _TINY, CAP = 2.0**-50, 2.0**-48, 2.0**-49, 2.0**-1060, 2.0**1023
 
 
 def _dn(v, c: float = _W1):
-    """A lower bound of every value within relative c of v; +inf → _CAP (v is never NaN here)."""
+    """A lower bound of every value within relative c of v; +inf → CAP (v is never NaN here)."""
     r = np.abs(v)
     r *= c  # in place for arrays
     r += _TINY
     out = r if isinstance(r, np.ndarray) else None
-    return np.fmin(np.subtract(v, r, out=out), _CAP, out=out)
+    return np.fmin(np.subtract(v, r, out=out), CAP, out=out)
 
 
 def _up(v, c: float = _W1):
-    """An upper bound of every value within relative c of v; −inf → −_CAP."""
+    """An upper bound of every value within relative c of v; −inf → −CAP."""
     r = np.abs(v)
     r *= c
     r += _TINY
     out = r if isinstance(r, np.ndarray) else None
-    return np.fmax(np.add(v, r, out=out), -_CAP, out=out)
+    return np.fmax(np.add(v, r, out=out), -CAP, out=out)
 
 
-def _add(a, b, lower: bool):
+def add_rounded(a, b, lower: bool):
     """Lower or upper end of a + b, left unwidened when the float sum is exact (TwoSum)."""
     s = a + b
     bb = s - a
@@ -95,7 +95,7 @@ def _clean(lo, hi):
     return np.where(np.isnan(lo), -_INF, lo), np.where(np.isnan(hi), _INF, hi)
 
 
-def _mig_mag(lo, hi):
+def mig_mag(lo, hi):
     """min and max of |t| over [lo, hi] (exact)."""
     return np.maximum(np.maximum(lo, -hi), 0.0), np.maximum(-lo, hi)
 
@@ -111,10 +111,10 @@ def _exact_sq(a):
     return p, (a == 0) | ((err == 0) & (p >= 2.0**-900) & (p <= 2.0**1000))
 
 
-def _i_sq(a):
+def interval_square(a):
     """t·t over [lo, hi]: monotone in |t| (exactly and in float), so [mig², mag²], left unwidened
     at an end where the float square is exact."""
-    mig, mag = _mig_mag(*a)
+    mig, mag = mig_mag(*a)
     (p, ep), (q, eq) = _exact_sq(mig), _exact_sq(mag)
     return np.where(ep, p, np.maximum(_dn(p), 0.0)), np.where(eq, q, _up(q))
 
@@ -134,7 +134,7 @@ _POINT = {
 }
 
 
-def _point(t: tuple, x):
+def evaluate_tree(t: tuple, x):
     """Float value of node t; ``x`` is the array of x, or a tuple of arrays of x1..xd."""
     if t[0] == "x":
         return x
@@ -142,10 +142,10 @@ def _point(t: tuple, x):
         return x[t[1]]
     if t[0] == "const":
         return t[1]
-    return _POINT[t[0]](*(_point(c, x) for c in t[1:]))
+    return _POINT[t[0]](*(evaluate_tree(c, x) for c in t[1:]))
 
 
-# -- interval evaluation: every end is NaN-free, lower ends <= _CAP, upper ends >= −_CAP ---------
+# -- interval evaluation: every end is NaN-free, lower ends <= CAP, upper ends >= −CAP ---------
 def _corners(f, a, b):
     """Hull of f (× or ÷) over the corners.  A NaN corner (0·inf, inf/inf) is skipped: the other
     corners then reach 0 and the right infinity, which covers its limits; all NaN means 0."""
@@ -185,7 +185,7 @@ def _i_pow(a, b, n):
         if n == 0:
             return 1.0, 1.0
         if n % 2 == 0:  # even: a function of |a|, tight
-            mig, mag = _mig_mag(lo, hi)
+            mig, mag = mig_mag(lo, hi)
             p, q = (np.power(mig, n), np.power(mag, n)) if n > 0 else (np.power(mag, n), np.power(mig, n))
             return np.maximum(_dn(p, _WF), 0.0), _up(q, _WF)
         p, q = (np.power(lo, n), np.power(hi, n)) if n > 0 else (np.power(hi, n), np.power(lo, n))  # odd
@@ -237,10 +237,10 @@ _MIN = lambda a, b: (np.minimum(a[0], b[0]), np.minimum(a[1], b[1]))  # noqa: E7
 _MAX = lambda a, b: (np.maximum(a[0], b[0]), np.maximum(a[1], b[1]))  # noqa: E731
 _INTERVAL = {
     "neg": lambda a: (-a[1], -a[0]), "not": lambda a: (1.0 - a[1], 1.0 - a[0]),
-    "add": lambda a, b: (_add(a[0], b[0], True), _add(a[1], b[1], False)),
-    "sub": lambda a, b: (_add(a[0], -b[1], True), _add(a[1], -b[0], False)),
-    "mul": lambda a, b: _corners(np.multiply, a, b), "div": _i_div, "abs": lambda a: _mig_mag(*a),
-    "sqrt": lambda a: _i_mono(np.sqrt, a, _W1, 0.0), "log": _i_log, "exp": _i_exp, "sq": _i_sq,
+    "add": lambda a, b: (add_rounded(a[0], b[0], True), add_rounded(a[1], b[1], False)),
+    "sub": lambda a, b: (add_rounded(a[0], -b[1], True), add_rounded(a[1], -b[0], False)),
+    "mul": lambda a, b: _corners(np.multiply, a, b), "div": _i_div, "abs": lambda a: mig_mag(*a),
+    "sqrt": lambda a: _i_mono(np.sqrt, a, _W1, 0.0), "log": _i_log, "exp": _i_exp, "sq": interval_square,
     "min": _MIN, "max": _MAX, "and": _MIN, "or": _MAX, "where": _i_where,
     "lt": _i_cmp(_LT, lambda a, b: _LE(b, a)), "le": _i_cmp(_LE, lambda a, b: _LT(b, a)),
     "gt": _i_cmp(lambda a, b: _LT(b, a), _LE), "ge": _i_cmp(lambda a, b: _LE(b, a), _LT),
@@ -314,7 +314,7 @@ def _enc(t: tuple, lo, hi):
         both = _both(ia, ib)
         if both is not False:
             (al, ah), (bl, bh) = a[0], (a[1] if op == "add" else (-a[1][1], -a[1][0]))
-            nan = _o(nan, _both(both, ((ah >= _CAP) & (bl <= -_CAP)) | ((al <= -_CAP) & (bh >= _CAP))))
+            nan = _o(nan, _both(both, ((ah >= CAP) & (bl <= -CAP)) | ((al <= -CAP) & (bh >= CAP))))
     elif op == "mul":
         nan = _o(nan, _both(ia, ia is not False and _zero(a[1])), _both(ib, ib is not False and _zero(a[0])))
     elif op == "div":
@@ -355,11 +355,11 @@ def _dual(t: tuple, lo, hi):
     if op == "const":
         return (t[2], t[3]), zero, True
     if op in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
-        v = _enclosure(t, lo, hi)
+        v = tree_enclosure(t, lo, hi)
         decided = v[0] == v[1]
         return v, zero, decided
     if op == "where":
-        c = _enclosure(t[1], lo, hi)
+        c = tree_enclosure(t[1], lo, hi)
         yes, no = c[0] > 0, c[1] == 0
         va, da, sa = _dual(t[2], lo, hi)
         vb, db, sb = _dual(t[3], lo, hi)
@@ -384,11 +384,11 @@ def _dual(t: tuple, lo, hi):
         ok = ~((vb[0] <= 0) & (vb[1] >= 0))
         return q, I["div"](I["sub"](da, I["mul"](q, db)), vb), smooth & ok
     if op == "sq":
-        return _i_sq(va), I["mul"](I["mul"]((2.0, 2.0), va), da), smooth
+        return interval_square(va), I["mul"](I["mul"]((2.0, 2.0), va), da), smooth
     if op == "abs":
         # |u| = u where u >= 0 on the whole interval (its derivative is then du, also at u = 0)
         sign = (np.where(va[0] >= 0, 1.0, -1.0), np.where(va[1] <= 0, -1.0, 1.0))
-        return _mig_mag(*va), I["mul"](sign, da), smooth
+        return mig_mag(*va), I["mul"](sign, da), smooth
     if op in ("min", "max"):
         vb, db = args[1][0], args[1][1]
         first = (va[1] < vb[0]) if op == "min" else (va[0] > vb[1])
@@ -438,8 +438,8 @@ def _monotone_enclosure(t: tuple, lo, hi, nat_lo, nat_hi):
         up, down = smooth & (dlo >= 0), smooth & (dhi <= 0)
         if not (up.any() or down.any()):
             return nat_lo, nat_hi, up
-        a_lo, a_hi = _enclosure(t, lo, lo)
-        b_lo, b_hi = _enclosure(t, hi, hi)
+        a_lo, a_hi = tree_enclosure(t, lo, lo)
+        b_lo, b_hi = tree_enclosure(t, hi, hi)
         fin_lo, fin_hi = np.isfinite(lo), np.isfinite(hi)
         new_lo = np.where(up, np.where(fin_lo, a_lo, nat_lo), np.where(down, np.where(fin_hi, b_lo, nat_lo), nat_lo))
         new_hi = np.where(up, np.where(fin_hi, b_hi, nat_hi), np.where(down, np.where(fin_lo, a_hi, nat_hi), nat_hi))
@@ -465,7 +465,7 @@ def _tight_enclosure(t: tuple, lo, hi):
         plo, phi = edges[..., :-1], edges[..., 1:]
     else:
         plo, phi = lo[..., None], hi[..., None]
-    nlo, nhi = _enclosure(t, plo, phi)
+    nlo, nhi = tree_enclosure(t, plo, phi)
     nlo, nhi, mono = _monotone_enclosure(t, plo, phi, nlo, nhi)
     # finite pieces not proven monotone (a kink of min/max/abs inside, an interior extremum):
     # cut at the multiples of a power of two (SUBDIVISIONS to 2·SUBDIVISIONS parts), so that a kink at
@@ -477,7 +477,7 @@ def _tight_enclosure(t: tuple, lo, hi):
         step = np.exp2(np.floor(np.log2((b - a) / SUBDIVISIONS)))  # a power of two: cuts on a dyadic grid
         grid = (np.ceil(a / step)[:, None] + np.arange(2 * SUBDIVISIONS + 1)) * step[:, None]
         e = np.concatenate([a[:, None], np.clip(grid, a[:, None], b[:, None]), b[:, None]], axis=1)
-        slo, shi = _enclosure(t, e[:, :-1], e[:, 1:])
+        slo, shi = tree_enclosure(t, e[:, :-1], e[:, 1:])
         slo, shi, _ = _monotone_enclosure(t, e[:, :-1], e[:, 1:], slo, shi)
         nlo, nhi = nlo.copy(), nhi.copy()
         nlo[rest] = np.maximum(nlo[rest], np.min(slo, axis=1))
@@ -677,7 +677,7 @@ def _breakpoints(t: tuple) -> tuple:
     return tuple(sorted(out))
 
 
-def _enclosure(t: tuple, lo, hi):
+def tree_enclosure(t: tuple, lo, hi):
     """Ends of the node, [−inf, inf] where its float value may be NaN, broadcast to lo (to its
     first array when ``lo`` is a tuple of per-variable arrays)."""
     rlo, rhi, nan, _ = _enc(t, lo, hi)
@@ -797,7 +797,7 @@ def _decide(c: tuple, lo: float, hi: float) -> bool | None:
             if t != f:
                 return t
     with np.errstate(all="ignore"):
-        clo, chi = _enclosure(c, np.float64(lo), np.float64(hi))
+        clo, chi = tree_enclosure(c, np.float64(lo), np.float64(hi))
     if float(clo) > 0:
         return True
     if float(chi) == 0.0 and float(clo) == 0.0:
@@ -862,7 +862,7 @@ def _split_piece(t: tuple, a: float, b: float) -> tuple[tuple, tuple] | None:
 
 def _point_enclosure(t: tuple, x: float) -> tuple[float, float]:
     with np.errstate(all="ignore"):
-        lo, hi = _enclosure(t, np.float64(x), np.float64(x))
+        lo, hi = tree_enclosure(t, np.float64(x), np.float64(x))
     return float(lo), float(hi)
 
 
@@ -916,8 +916,8 @@ def _nondecreasing_from(t: tuple, start: float) -> bool:
             if split is None:
                 return False
             g, g_right = split
-            hi_below = float(np.max(_enclosure(g, np.float64(a), np.float64(b))[1]))
-            lo_above = float(np.min(_enclosure(g_right, np.float64(a), np.float64(b))[0]))
+            hi_below = float(np.max(tree_enclosure(g, np.float64(a), np.float64(b))[1]))
+            lo_above = float(np.min(tree_enclosure(g_right, np.float64(a), np.float64(b))[0]))
             if not (hi_below <= lo_above and _nondecreasing_on(g_right, a, b)):
                 return False
         if not _nondecreasing_on(g, a, b):
@@ -955,7 +955,7 @@ def proves_symmetric_nondecreasing(t: tuple, integer: bool) -> bool:
         return False
     k = np.arange(0.0, 4097.0)
     with np.errstate(all="ignore"):
-        lo, hi = _enclosure(t, k, k)
+        lo, hi = tree_enclosure(t, k, k)
     steps = np.flatnonzero(~(hi[:-1] <= lo[1:]))  # k with L(k) <= L(k+1) not proven
     K = 1
     while K <= 4096:
@@ -1028,7 +1028,7 @@ class _Compiler:
             if op == "pow" and not xb and not abs(b[1]) <= MAX_EXPONENT:
                 raise self.err(f"constant exponent {b[1]:g} exceeds {MAX_EXPONENT:g} in absolute value")
             if op == "pow" and b == ("const", 2.0, 2.0, 2.0):
-                return self.fold(("sq", a)), False, xa  # a*a, exact where it is (see _i_sq)
+                return self.fold(("sq", a)), False, xa  # a*a, exact where it is (see interval_square)
             if op == "mul" and ba != bb:  # an indicator product a*(cond) is where(cond, a, 0)
                 cond, val = (a, b) if ba else (b, a)
                 return self.fold(("where", cond, val, ("const", 0.0, 0.0, 0.0))), False, xa or xb
@@ -1047,13 +1047,13 @@ class _Compiler:
     def name(self, name: str) -> tuple[tuple, bool, bool]:
         if name.startswith("_"):
             raise self.err(f"names starting with '_' are not allowed ({name!r})")
-        m = _VAR.match(name)
+        m = VARIABLE_NAME.match(name)
         if name == "x" or m:
             return self.variable(int(m.group(1)) if m else 0), False, True
-        if name in _CONSTS:
-            v = _CONSTS[name]
+        if name in CONSTANTS:
+            v = CONSTANTS[name]
             return ("const", v, float(_dn(v)), float(_up(v))), False, False
-        if name in _FUNCS:
+        if name in FUNCTIONS:
             raise self.err(f"function {name!r} must be called")
         raise self.err(f"unknown name {name!r} (allowed names: {self.names}, pi, e)")
 
@@ -1073,14 +1073,14 @@ class _Compiler:
         name = n.func.id
         if name.startswith("_"):
             raise self.err(f"names starting with '_' are not allowed ({name!r})")
-        if name not in _FUNCS:
-            raise self.err(f"unknown function {name!r} (allowed: {', '.join(_FUNCS)})")
+        if name not in FUNCTIONS:
+            raise self.err(f"unknown function {name!r} (allowed: {', '.join(FUNCTIONS)})")
         if n.keywords:
             raise self.err(f"keyword arguments to {name}() are not allowed")
         if any(isinstance(a, ast.Starred) for a in n.args):
             raise self.err("starred arguments are not allowed")
-        if len(n.args) != _FUNCS[name]:
-            raise self.err(f"{name}() takes {_FUNCS[name]} argument(s), got {len(n.args)}")
+        if len(n.args) != FUNCTIONS[name]:
+            raise self.err(f"{name}() takes {FUNCTIONS[name]} argument(s), got {len(n.args)}")
         args = [self.compile(a, depth + 1) for a in n.args]
         if name == "where" and not args[0][1]:
             raise self.err("where(cond, a, b) needs a comparison as cond")
@@ -1107,11 +1107,11 @@ class _Compiler:
         if any(c[0] != "const" for c in t[1:]):
             return t
         with np.errstate(all="ignore"):
-            lo, hi = _enclosure(t, 0.0, 0.0)
-            return ("const", float(_point(t, 0.0)), float(lo), float(hi))
+            lo, hi = tree_enclosure(t, 0.0, 0.0)
+            return ("const", float(evaluate_tree(t, 0.0)), float(lo), float(hi))
 
 
-def _parse_expr(text: str, dim: int | None = None) -> tuple:
+def parse_expr(text: str, dim: int | None = None) -> tuple:
     """Compile an expression in x (``dim`` None: the 1-D cost) or in x1..x``dim`` into a tree."""
     comp = _Compiler(text, dim)
     if len(text) > MAX_LENGTH:
@@ -1182,7 +1182,7 @@ class Cost:
         elif self.kind == "pow" and not (isinstance(self.power, (int, float)) and 0 < self.power <= MAX_EXPONENT):
             raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {self.power!r}")
         elif self.kind == "expr" and self._tree is None:
-            object.__setattr__(self, "_tree", _parse_expr(self.spec))
+            object.__setattr__(self, "_tree", parse_expr(self.spec))
 
     def __str__(self) -> str:
         return self.spec
@@ -1197,7 +1197,7 @@ class Cost:
                 return x * x
             if self.kind == "pow":
                 return np.abs(x) ** self.power
-            return np.array(np.broadcast_to(_point(self._tree, x), x.shape), dtype=np.float64)
+            return np.array(np.broadcast_to(evaluate_tree(self._tree, x), x.shape), dtype=np.float64)
 
     def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
         """Rigorous enclosure of L over each interval [lo, hi] (broadcast; ends may be ±inf).
@@ -1225,11 +1225,11 @@ class Cost:
         """
         lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
         with np.errstate(all="ignore"):
-            lo = np.where(np.isnan(lo), -_INF, np.minimum(lo, _CAP))
-            hi = np.where(np.isnan(hi), _INF, np.maximum(hi, -_CAP))
+            lo = np.where(np.isnan(lo), -_INF, np.minimum(lo, CAP))
+            hi = np.where(np.isnan(hi), _INF, np.maximum(hi, -CAP))
             if self.kind == "expr":
                 return _tight_enclosure(self._tree, lo, hi)
-            rlo, rhi = _mig_mag(lo, hi)
+            rlo, rhi = mig_mag(lo, hi)
             if self.kind != "abs":
                 c = _W1 if self.kind == "square" else _WF
                 rlo, rhi = np.maximum(_dn(np.power(rlo, self.power), c), 0.0), _up(np.power(rhi, self.power), c)
@@ -1252,7 +1252,7 @@ class Cost:
                 ql, qh = (q, q) if Fraction(self.power) + 1 == Fraction(q) else (_dn(q), _up(q))
                 pl, ph = _pow_diff(np.maximum(a, 0.0), np.maximum(b, 0.0), ql, qh)
                 nl, nh = _pow_diff(np.maximum(-b, 0.0), np.maximum(-a, 0.0), ql, qh)
-                lo, hi = np.maximum(_dn(_add(pl, nl, True) / qh), 0.0), _up(_add(ph, nh, False) / ql)
+                lo, hi = np.maximum(_dn(add_rounded(pl, nl, True) / qh), 0.0), _up(add_rounded(ph, nh, False) / ql)
                 return _clean(np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64))
             if int(pieces) < 1:
                 raise ValueError(f"pieces must be >= 1, got {pieces}")
@@ -1267,7 +1267,7 @@ class Cost:
             plo, phi = _clean(plo, phi)
             slo, shi = np.zeros(a.shape), np.zeros(a.shape)
             for k in range(pieces):
-                slo, shi = _clean(_add(slo, plo[..., k], True), _add(shi, phi[..., k], False))
+                slo, shi = _clean(add_rounded(slo, plo[..., k], True), add_rounded(shi, phi[..., k], False))
             return slo, shi
 
     def growth(self, x0: float) -> tuple[float, float, float] | None:
@@ -1296,7 +1296,7 @@ class Cost:
         right_hi = np.append(g[1:], _INF)  # pieces [g_i, g_i+1] and [g_last, inf), then mirrored
         lo, hi = np.concatenate([g, -right_hi]), np.concatenate([right_hi, -g])
         with np.errstate(all="ignore"):
-            res = _grow(self._tree, lo, hi)
+            res = tree_growth(self._tree, lo, hi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
     def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
@@ -1415,7 +1415,7 @@ def _domain_minimum(cost: "Cost", integer: bool) -> float:
         return float(np.min(lo))
 
 
-def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
+def tree_growth(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
     """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω (tuples of
     per-variable arrays for x1..xd, where |t| reads ‖x‖₁)."""
     op = t[0]
@@ -1425,15 +1425,15 @@ def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
         return (1.0, 1.0, 0.0)
 
     def rng(c):  # (inf f, inf |f|, sup |f|) of node c over Ω
-        clo, chi = _enclosure(c, wlo, whi)
-        mig, mag = _mig_mag(clo, chi)
+        clo, chi = tree_enclosure(c, wlo, whi)
+        mig, mag = mig_mag(clo, chi)
         return float(np.min(clo)), float(np.min(mig)), float(np.max(mag))
 
     mag = rng(t)[2]
     if math.isfinite(mag):
         return (mag, 0.0, 0.0)
     if op in ("add", "sub", "mul", "min", "max", "where"):
-        sub = [_grow(c, wlo, whi) for c in t[1 if op != "where" else 2:]]
+        sub = [tree_growth(c, wlo, whi) for c in t[1 if op != "where" else 2:]]
         if None in sub or not all(map(math.isfinite, sub[0] + sub[1])):
             return None
         (ca, pa, ra), (cb, pb, rb) = sub
@@ -1441,7 +1441,7 @@ def _grow(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
         if op == "mul":
             return (_fup(F(ca) * F(cb)), _fup(F(pa) + F(pb)), _fup(F(ra) + F(rb)))
         return (_fup(F(ca) + F(cb)) if op in ("add", "sub") else max(ca, cb), max(pa, pb), max(ra, rb))
-    base = _grow(t[1], wlo, whi)
+    base = tree_growth(t[1], wlo, whi)
     if op == "sq":
         if base is None or not all(map(math.isfinite, base)):
             return None
@@ -1506,7 +1506,7 @@ def parse_cost(text: str) -> Cost:
         if not (0.0 < p <= MAX_EXPONENT):
             raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {s[4:].strip()!r}")
         return Cost(f"pow:{int(p) if p.is_integer() else repr(p)}", "pow", p)
-    return Cost(" ".join(s.split()), "expr", None, _parse_expr(text))
+    return Cost(" ".join(s.split()), "expr", None, parse_expr(text))
 
 
 def as_cost(obj: CostLike) -> Cost:

@@ -33,8 +33,8 @@ from functools import reduce
 
 import numpy as np
 
-from optmech.costs import _CAP, _CONSTS, _FUNCS, _VAR, Cost, _add, _enclosure, _grow, _i_sq, _mig_mag
-from optmech.costs import _parse_expr, _point
+from optmech.costs import CAP, CONSTANTS, FUNCTIONS, VARIABLE_NAME, Cost, add_rounded, tree_enclosure, tree_growth, interval_square, mig_mag
+from optmech.costs import parse_expr, evaluate_tree
 from optmech.errors import CostError
 
 __all__ = ["CostND", "CostNDLike", "NAMED_ND", "as_cost_nd", "parse_cost_nd"]
@@ -72,17 +72,17 @@ def _sum(los, his):
     """Lower and upper ends of the sequential sums of ``los`` and ``his`` (exact where they are)."""
     lo, hi = los[0], his[0]
     for a, b in zip(los[1:], his[1:]):
-        lo, hi = _add(lo, a, True), _add(hi, b, False)
+        lo, hi = add_rounded(lo, a, True), add_rounded(hi, b, False)
     return lo, hi
 
 
 def _named_enclosure(kind: str, lo, hi):
     """Enclosure of a named cost over the box with coordinate intervals [lo_i, hi_i] (tuples)."""
     if kind in ("l1", "linf"):
-        mm = [_mig_mag(u, v) for u, v in zip(lo, hi)]
+        mm = [mig_mag(u, v) for u, v in zip(lo, hi)]
         mig, mag = [m[0] for m in mm], [m[1] for m in mm]
         return (reduce(np.maximum, mig), reduce(np.maximum, mag)) if kind == "linf" else _sum(mig, mag)
-    sq = [_i_sq((u, v)) for u, v in zip(lo, hi)]  # exact where the float square is
+    sq = [interval_square((u, v)) for u, v in zip(lo, hi)]  # exact where the float square is
     lo, hi = _sum([q[0] for q in sq], [q[1] for q in sq])
     if kind == "l2sq":
         return lo, hi
@@ -127,7 +127,7 @@ class CostND:
         if self.kind != "expr" and self.spec != self.kind:
             raise CostError(f"a named cost's spec must be its kind ({self.kind!r}), got {self.spec!r}")
         if self.kind == "expr" and self._tree is None:
-            object.__setattr__(self, "_tree", _parse_expr(self.spec, self.dim))
+            object.__setattr__(self, "_tree", parse_expr(self.spec, self.dim))
 
     def __str__(self) -> str:
         return self.spec
@@ -143,7 +143,7 @@ class CostND:
         cols = _cols(a)
         with np.errstate(all="ignore"):
             if self.kind == "expr":
-                return np.array(np.broadcast_to(_point(self._tree, cols), a.shape[:-1]), dtype=np.float64)
+                return np.array(np.broadcast_to(evaluate_tree(self._tree, cols), a.shape[:-1]), dtype=np.float64)
             m = [np.abs(c) for c in cols]
             if self.kind == "linf":
                 return reduce(np.maximum, m)
@@ -179,8 +179,8 @@ class CostND:
         lo, hi = np.broadcast_arrays(_points(lo, self.dim), _points(hi, self.dim))
         with np.errstate(all="ignore"):
             lo, hi = np.where(np.isnan(lo), -_INF, lo), np.where(np.isnan(hi), _INF, hi)
-            if self.kind == "expr":  # the interval evaluator wants lower ends <= _CAP, upper >= −_CAP
-                rlo, rhi = _enclosure(self._tree, _cols(np.minimum(lo, _CAP)), _cols(np.maximum(hi, -_CAP)))
+            if self.kind == "expr":  # the interval evaluator wants lower ends <= CAP, upper >= −CAP
+                rlo, rhi = tree_enclosure(self._tree, _cols(np.minimum(lo, CAP)), _cols(np.maximum(hi, -CAP)))
             else:
                 rlo, rhi = _named_enclosure(self.kind, _cols(lo), _cols(hi))
         shape = lo.shape[:-1]
@@ -232,7 +232,7 @@ class CostND:
         wlo = tuple(np.array([-_INF]) for _ in range(self.dim))
         whi = tuple(np.array([_INF]) for _ in range(self.dim))
         with np.errstate(all="ignore"):
-            res = _grow(self._tree, wlo, whi)
+            res = tree_growth(self._tree, wlo, whi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
 
     def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
@@ -336,10 +336,10 @@ def parse_cost_nd(text: str, dim: int) -> CostND:
     if key.startswith("pow:"):
         raise CostError(f"pow:P is a 1-D cost; in dim {dim} write an expression in {names} "
                         f"(e.g. abs(x1)**P + ...) or use l1, l2, l2sq, linf")
-    if _IDENT.match(s) and not (s == "x" or _VAR.match(s) or s in _CONSTS or s in _FUNCS):
+    if _IDENT.match(s) and not (s == "x" or VARIABLE_NAME.match(s) or s in CONSTANTS or s in FUNCTIONS):
         raise CostError(f"unknown cost {s!r} (named costs: l1, l2, l2sq, linf, abs, square; "
                         f"or an expression in {names})")
-    return CostND(" ".join(s.split()), dim, "expr", _parse_expr(text, dim))
+    return CostND(" ".join(s.split()), dim, "expr", parse_expr(text, dim))
 
 
 def as_cost_nd(obj: CostNDLike | Cost, dim: int) -> CostND:

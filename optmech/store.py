@@ -80,7 +80,7 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _version() -> str:
+def optmech_version() -> str:
     import optmech
 
     return optmech.__version__
@@ -91,7 +91,7 @@ def problem_key(problem: dict) -> str:
 
     The version is part of the hash, so results written by another version are never reused.
     """
-    payload = canonical_json({"optmech_version": _version(), "problem": problem})
+    payload = canonical_json({"optmech_version": optmech_version(), "problem": problem})
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
 
 
@@ -179,7 +179,7 @@ class ResultStore:
             elif self.force:
                 with conn:
                     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('optmech_version', ?)",
-                                 (_version(),))
+                                 (optmech_version(),))
         except SpecError:
             conn.close()
             raise
@@ -195,7 +195,7 @@ class ResultStore:
                 if stmt.strip():
                     conn.execute(stmt)
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('optmech_version', ?)", (_version(),))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('optmech_version', ?)", (optmech_version(),))
 
     def _check(self, conn: sqlite3.Connection) -> None:
         path = self.path
@@ -214,8 +214,8 @@ class ResultStore:
         theirs = meta.get("optmech_version")
         if theirs is None:
             raise SpecError(f"{path} is not an optmech store (no optmech_version); store untouched")
-        if _major_minor(theirs) != _major_minor(_version()) and not self.force:
-            t, o = ".".join(_major_minor(theirs)), ".".join(_major_minor(_version()))
+        if _major_minor(theirs) != _major_minor(optmech_version()) and not self.force:
+            t, o = ".".join(_major_minor(theirs)), ".".join(_major_minor(optmech_version()))
             raise SpecError(f"{path} was written by optmech {t}; this is optmech {o}: use a new store or --force; "
                             "store untouched")
 

@@ -1,4 +1,4 @@
-"""The import layering: no cycles among optmech's modules (``tools/check_imports.py``, also run by
+"""The import layering: no cycles among optmech's modules and no private names shared (``tools/check_imports.py``, also run by
 ``.ci/run``), and the checker itself finds a cycle when there is one."""
 
 from __future__ import annotations
@@ -17,6 +17,20 @@ spec.loader.exec_module(check_imports)
 def test_optmech_has_no_import_cycles():
     found = check_imports.cycles(check_imports.module_graph(str(ROOT / "optmech")))
     assert found == [], found
+
+
+def test_no_private_name_is_imported_across_modules():
+    assert check_imports.private_imports(str(ROOT / "optmech")) == []
+
+
+def test_the_checker_finds_private_imports(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("_x = 1\ny = 2\n")
+    (pkg / "b.py").write_text("from pkg.a import _x, y\nfrom pkg._c import z\nfrom __future__ import annotations\n")
+    found = check_imports.private_imports(str(pkg))
+    assert len(found) == 2 and "import _x" in found[0] + found[1] and "pkg._c" in found[0] + found[1]
 
 
 def test_the_checker_finds_cycles_through_function_level_and_relative_imports(tmp_path):

@@ -42,7 +42,7 @@ from optmech.mechanisms import (
     staircase_optimal_cost_square,
     staircase_reference,
 )
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 
 
 # --------------------------------------------------------------------------------------------

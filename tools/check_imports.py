@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Check optmech's import graph: no cycles among its modules.
+"""Check optmech's imports: no cycles among its modules, and no private name imported across modules.
 
 Every ``import``/``from ... import`` in every module (at module level and inside functions) is an
 edge; a strongly connected component with more than one module is a cycle and fails the check.
+A ``from pkg.mod import _name`` (or an import of a module whose name starts with ``_``) from another
+module of the package fails too: what modules share is public.
 Usage: ``python tools/check_imports.py [PACKAGE_DIR]`` (default ``optmech``); exit status 1 and one
-line per cycle when there is one.  Run by ``.ci/run`` and by ``tests/test_imports.py``.
+line per finding.  Run by ``.ci/run`` and by ``tests/test_imports.py``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,27 @@ def module_graph(root: str) -> dict[str, set[str]]:
                 if t and t != m and not m.startswith(t + "."):
                     graph[m].add(t)
     return graph
+
+
+def private_imports(root: str) -> list[str]:
+    """``path: from module import _name`` for every private name one module imports from another."""
+    pkg = os.path.basename(os.path.abspath(root))
+    out = []
+    for dirpath, _, files in os.walk(root):
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(), path)
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == pkg):
+                    continue
+                private = lambda n: n.startswith("_") and not n.startswith("__")  # noqa: E731
+                names = [a.name for a in node.names if private(a.name)]
+                if names or any(private(part) for part in node.module.split(".")):
+                    out.append(f"{path}: from {node.module} import {', '.join(names or [a.name for a in node.names])}")
+    return out
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -99,9 +122,12 @@ def main(argv: list[str]) -> int:
     found = cycles(module_graph(root))
     for comp in found:
         print("import cycle: " + " <-> ".join(comp))
-    if not found:
-        print(f"no import cycles in {root}")
-    return 1 if found else 0
+    private = private_imports(root)
+    for line in private:
+        print("private name imported across modules: " + line)
+    if not (found or private):
+        print(f"no import cycles and no private imports across modules in {root}")
+    return 1 if found or private else 0
 
 
 if __name__ == "__main__":

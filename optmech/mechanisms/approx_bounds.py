@@ -88,7 +88,7 @@ import scipy.sparse as sp
 from optmech.costs import Cost, as_cost
 from optmech.errors import ProblemTooLarge, SolveFailed, SolverUnavailable, SpecError
 from optmech.lp import LinearProgram, stack_rows
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 
 __all__ = [
     "Bound",
@@ -224,7 +224,7 @@ def _check_delta(delta: Any) -> float:
     return d
 
 
-def _check_dim(dim: Any) -> int:
+def check_dim(dim: Any) -> int:
     return nx.check_int_range(dim, "dim", 1, MAX_DIM)
 
 
@@ -232,7 +232,7 @@ def _check_all(epsilon: Any, delta: Any, sensitivity: Any, dim: Any) -> tuple[fl
     if (not isinstance(epsilon, bool) and isinstance(epsilon, Real) and float(epsilon) == 0.0
             and not isinstance(delta, bool) and isinstance(delta, Real) and float(delta) == 0.0):
         raise SpecError("epsilon = delta = 0 allows no information through: no additive noise satisfies it")
-    return (_check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim))
+    return (_check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim))
 
 
 def _resolve_cost(cost: Any, dim: int) -> tuple[Cost | None, str | None]:
@@ -569,7 +569,7 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
     Cor 19 dΔ/(4δ) (``l1``), Cor 20 dΔ²/(12δ²) + d/6 (``l2sq``), both at δ = Δ/(2M).  They
     describe width 2M, which is the width used unless the float δ lies just below Δ/(2M).
     """
-    dlt, D, d = _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
+    dlt, D, d = _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     marg, name_nd = _resolve_cost(cost, d)
     from optmech.mechanisms.uniform import Uniform
 
@@ -611,7 +611,7 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
     ``valid=False``).  d > 1: product law; ``l1`` = 2dλ/(1−λ²), ``l2sq`` = 2dλ/(1−λ)² exact,
     ``l2``/``linf`` numeric (:func:`~optmech.mechanisms.multidim.discrete_laplace_nd_cost`).
     """
-    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
+    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     marg, name_nd = _resolve_cost(cost, d)
     conds = {"epsilon_positive": eps > 0.0}
     if eps == 0.0:
@@ -641,7 +641,7 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
     ℓ1 discrete staircase on ℤ^d (:mod:`optmech.mechanisms.discrete_staircase_nd`), priced for
     ``l1`` and ``l2sq`` (other costs: nan, ``valid=False``).
     """
-    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
+    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     marg, name_nd = _resolve_cost(cost, d)
     conds = {"epsilon_positive": eps > 0.0}
     if eps == 0.0:

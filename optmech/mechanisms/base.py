@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 
 
 @dataclass(frozen=True)

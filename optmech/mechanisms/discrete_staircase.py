@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from optmech.errors import ProblemTooLarge, SpecError
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Reference
 from optmech.mechanisms.laplace import DiscreteLaplace, discrete_laplace_cost, discrete_laplace_reference
 

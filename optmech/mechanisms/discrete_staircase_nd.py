@@ -32,8 +32,8 @@ import numpy as np
 from scipy.special import comb
 
 from optmech.errors import ProblemTooLarge, SpecError
-from optmech.mechanisms import _numerics as nx
-from optmech.mechanisms.multidim import _check_dim, _NDMechanism
+from optmech.mechanisms import numerics as nx
+from optmech.mechanisms.multidim import check_dim, NDMechanism
 
 __all__ = ["DiscreteStaircaseND", "sphere_sizes", "sphere_l2sq_sums", "discrete_staircase_nd_costs"]
 
@@ -101,7 +101,7 @@ def _by_r(A: np.ndarray, b: float) -> np.ndarray:
 
 def discrete_staircase_nd_costs(cost: str, epsilon, sensitivity, dim) -> np.ndarray:
     """E L(X) for r = 1..Δ (index r − 1), for ``cost`` in {"l1", "l2sq"}."""
-    eps, D, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
+    eps, D, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     if cost not in ("l1", "l2sq"):
         raise SpecError(f"the d-D discrete staircase prices l1 and l2sq (sphere sums); got {cost!r}")
     b = math.exp(-eps)
@@ -110,7 +110,7 @@ def discrete_staircase_nd_costs(cost: str, epsilon, sensitivity, dim) -> np.ndar
     return N / Z
 
 
-class DiscreteStaircaseND(_NDMechanism):
+class DiscreteStaircaseND(NDMechanism):
     r"""The ℓ1 discrete staircase on ℤ^d (module docstring), ε-DP for integer ℓ1 sensitivity Δ.
 
     Parameters

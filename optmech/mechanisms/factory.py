@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optmech.errors import SpecError
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism
 from optmech.mechanisms.multidim import COSTS_ND
 

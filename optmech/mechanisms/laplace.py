@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from optmech.errors import ProblemTooLarge
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Reference
 
 __all__ = [

@@ -69,7 +69,7 @@ import math
 import numpy as np
 
 from optmech.errors import SpecError
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Privacy
 
 __all__ = [
@@ -105,7 +105,7 @@ MAX_TABLE_SHELLS = 1 << 19
 # validation and cost names
 
 
-def _check_dim(dim) -> int:
+def check_dim(dim) -> int:
     return nx.check_int_range(dim, "dim", 1, MAX_DIM)
 
 
@@ -165,7 +165,7 @@ def _ntilde(m: int, u: float, gamma: float, chat: list[float]) -> float:
 
 
 def _check_stair(epsilon, sensitivity, gamma, dim):
-    return nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), nx.check_unit_interval(gamma, "gamma"), _check_dim(dim)
+    return nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), nx.check_unit_interval(gamma, "gamma"), check_dim(dim)
 
 
 def _log_normaliser(eps: float, delta: float, gamma: float, d: int) -> float:
@@ -521,9 +521,9 @@ def _gamma_star(name: str, m, eps: float, d: int, cost) -> float:
     if order == 0:
         return 0.0  # E‖X‖₁^0 = 1 for every γ
     if d == 1:
-        from optmech.mechanisms.staircase import _gamma_moment
+        from optmech.mechanisms.staircase import gamma_moment
 
-        return _gamma_moment(order, eps)
+        return gamma_moment(order, eps)
     if d == 2 and order == 1:
         g = _gamma_quartic(eps)
         if g is not None:
@@ -540,7 +540,7 @@ def optimal_gamma_nd(cost, epsilon, dim, sensitivity=1.0) -> float:
     [0, 1) (0.0 when the minimum is the kink γ = 0 ≡ 1).
     """
     eps = nx.check_epsilon(epsilon)
-    d = _check_dim(dim)
+    d = check_dim(dim)
     nx.check_sensitivity(sensitivity)
     parsed = _parse_cost(cost)
     if parsed is None:
@@ -556,7 +556,7 @@ def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
     """
     eps = nx.check_epsilon(epsilon)
     delta = nx.check_sensitivity(sensitivity)
-    d = _check_dim(dim)
+    d = check_dim(dim)
     parsed = _parse_cost(cost)
     if parsed is None:
         raise _cost_error(cost)
@@ -574,7 +574,7 @@ def laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
     l1 = d s, l2sq = 2 d s², linf = s H_d, l2 = s E‖G‖₂ (G i.i.d. Exp(1)), pow:M = s^M Γ(d+M)/Γ(d)
     (‖X‖₁/s ~ Gamma(d)).
     """
-    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), _check_dim(dim)
+    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), check_dim(dim)
     parsed = _parse_cost(cost)
     if parsed is None:
         raise _cost_error(cost)
@@ -599,7 +599,7 @@ def discrete_laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
     l1 = 2dλ/(1−λ²) (122), l2sq = 2dλ/(1−λ)² (127), linf = Σ_n 1 − (1 − 2λ^{n+1}/(1+λ))^d,
     l2 by the E√S integral with the discrete φ (see :func:`_omphi_dlap`).
     """
-    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), _check_dim(dim)
+    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     parsed = _parse_cost(cost)
     if parsed is None or parsed[0] == "pow":
         raise _cost_error(cost, extra="")
@@ -630,7 +630,7 @@ def l2_laplace_cost(cost, epsilon, dim, sensitivity=1.0) -> float:
     l2 = dΔ/ε, l2sq = d(d+1)Δ²/ε² ([KHP15]: n(n+1)/ε² at Δ = 1), l1 = E‖X‖₂ · dΓ(d/2)/(√πΓ((d+1)/2)),
     linf = E‖X‖₂ E‖Z‖∞/E‖Z‖₂ (Z standard normal, E‖Z‖₂ = √2Γ((d+1)/2)/Γ(d/2)).
     """
-    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), _check_dim(dim)
+    eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), check_dim(dim)
     parsed = _parse_cost(cost)
     if parsed is None or parsed[0] == "pow":
         raise _cost_error(cost, extra="")
@@ -786,13 +786,13 @@ def _l1_directions_scaled(scale: np.ndarray, d: int, rng) -> np.ndarray:
 # mechanisms
 
 
-class _NDMechanism(Mechanism):
+class NDMechanism(Mechanism):
     """Shared machinery of the d-dimensional mechanisms (not registered: no ``name``)."""
 
     _norm = "l1"
 
     def _init_dim(self, dim) -> None:
-        self.dim = _check_dim(dim)
+        self.dim = check_dim(dim)
         self._cached_1d = None
 
     # points ---------------------------------------------------------------------------------
@@ -887,7 +887,7 @@ class _NDMechanism(Mechanism):
         raise NotImplementedError
 
 
-class StaircaseND(_NDMechanism):
+class StaircaseND(NDMechanism):
     r"""The ℓ1 staircase on ℝ^d [GKOV15, §II; Geng13, §3.2].
 
     .. math:: f_\gamma(x) = a(\gamma)\, b^{\lfloor \|x\|_1/\Delta - \gamma\rfloor + 1},\quad
@@ -961,7 +961,7 @@ class StaircaseND(_NDMechanism):
                 "floor(||x||_1/sensitivity - gamma) moves by at most one) [GKOV15, §II]")
 
 
-class LaplaceND(_NDMechanism):
+class LaplaceND(NDMechanism):
     r"""i.i.d. Laplace(Δ/ε) noise per coordinate [GKOV15, Def. 3].
 
     .. math:: f(x) = \left(\frac{\epsilon}{2\Delta}\right)^d e^{-\epsilon\|x\|_1/\Delta}
@@ -1001,7 +1001,7 @@ class LaplaceND(_NDMechanism):
         return "laplace_nd: density ratio e^{epsilon(||x+t||_1 - ||x||_1)/sensitivity} <= e^epsilon for ||t||_1 <= sensitivity"
 
 
-class DiscreteLaplaceND(_NDMechanism):
+class DiscreteLaplaceND(NDMechanism):
     r"""Product of discrete Laplace laws on ℤ^d, λ = e^{−ε/Δ} [GV13, (120)].
 
     .. math:: P(k) = \left(\frac{1-\lambda}{1+\lambda}\right)^d \lambda^{\|k\|_1}
@@ -1045,7 +1045,7 @@ class DiscreteLaplaceND(_NDMechanism):
         return "discrete_laplace_nd: pmf ratio lambda^{-||t||_1} <= e^epsilon for integer ||t||_1 <= sensitivity [GV13, (120)]"
 
 
-class L2Laplace(_NDMechanism):
+class L2Laplace(NDMechanism):
     r"""ℓ2 Laplace noise on ℝ^d [KHP15, Thm 8, (14)].
 
     .. math:: f(x) = \frac{\Gamma(d/2)\,\epsilon^d}{2\pi^{d/2}\Gamma(d)\Delta^d} e^{-\epsilon\|x\|_2/\Delta}

@@ -22,7 +22,7 @@ state their method and estimated error in ``note``.
 from __future__ import annotations
 
 from optmech.errors import SpecError
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Reference
 from optmech.mechanisms.discrete_staircase import discrete_staircase_reference, geometric_reference
 from optmech.mechanisms.laplace import discrete_laplace_reference, laplace_reference

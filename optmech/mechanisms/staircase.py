@@ -33,7 +33,7 @@ Cost routes, best first:
 * anything else: :math:`V(\gamma) = a(\gamma)[(1-b)W(\gamma) + bW(1)]` with
   :math:`W(t) = \int_0^{t\Delta} M(o)\,do` and the periodised cost
   :math:`M(o) = \sum_k b^k (L(k\Delta+o) + L(-k\Delta-o))` (the period sum of the c_k series
-  exchanged with the integral; see ``_numerics.PeriodSum`` for the truncation, the Gregory tail
+  exchanged with the integral; see ``numerics.PeriodSum`` for the truncation, the Gregory tail
   used when ε ≲ 0.01 and the Chebyshev interpolation in the offset), by adaptive
   Gauss-Legendre; γ* by a grid of ~290 points (uniform plus geometric clusters at both ends,
   0 ≡ 1), bounded Brent around the best point, and a log-γ search below the grid (large ε).
@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Reference
 
 __all__ = [
@@ -156,7 +156,7 @@ def _stationarity_coefficients(m: int, eps: float) -> np.ndarray:
     return coef
 
 
-def _gamma_moment(m: int, eps: float) -> float:
+def gamma_moment(m: int, eps: float) -> float:
     if m == 1:
         return _gamma_abs(eps)
     if m == 2:
@@ -301,7 +301,7 @@ def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
             "closed form [Geng13, Thm 2.7, (A.28) in cancellation-free form]",
         )
     if m is not None:
-        g = _gamma_moment(m, eps)
+        g = gamma_moment(m, eps)
         return (
             g,
             _moment(m, eps, delta, g),

@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from optmech.errors import SpecError
-from optmech.mechanisms import _numerics as nx
+from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Privacy
 
 __all__ = ["Uniform", "UniformContinuous", "uniform_width"]
@@ -43,7 +43,7 @@ def _check_delta(delta) -> float:
     return float(delta)
 
 
-def _check_dim(dim) -> int:
+def check_dim(dim) -> int:
     return nx.check_int_range(dim, "dim", 1, 64)
 
 
@@ -82,7 +82,7 @@ class Uniform(Mechanism):
         self._epsilon = 0.0
         self._sensitivity = nx.check_sensitivity(sensitivity, integer=True)
         self.delta = _check_delta(delta)
-        self.dim = _check_dim(dim)
+        self.dim = check_dim(dim)
         self.n = uniform_width(self.delta, self._sensitivity)
         self.lo = -(self.n // 2)
         self.hi = self.lo + self.n - 1
@@ -187,7 +187,7 @@ class UniformContinuous(Mechanism):
         self._epsilon = 0.0
         self._sensitivity = nx.check_sensitivity(sensitivity)
         self.delta = _check_delta(delta)
-        self.dim = _check_dim(dim)
+        self.dim = check_dim(dim)
         self.half = self._sensitivity / (2.0 * self.delta)
 
     @property

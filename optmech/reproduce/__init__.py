@@ -117,13 +117,13 @@ def _anchor(s: Section) -> str:
 def _write_readme(outdir: Path, o: ReproduceOutcome, quick: bool) -> None:
     """DIR/README.md: summary, one section per spec, the errata, the references; written to a temporary file, then renamed."""
     from optmech.errata import ERRATA, errata_for
-    from optmech.store import _version
+    from optmech.store import optmech_version
 
     checks = [c for s in o.sections for c in s.checks]
     lines = [
         "# optmech reproduction report",
         "",
-        f"optmech {_version()} · {'quick' if quick else 'full'} catalogue · "
+        f"optmech {optmech_version()} · {'quick' if quick else 'full'} catalogue · "
         f"{datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')} · "
         f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()} · {o.seconds:.0f} s",
         "",
