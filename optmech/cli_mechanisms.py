@@ -31,7 +31,8 @@ def add_parsers(sub) -> None:
         src = p.add_mutually_exclusive_group(required=True)
         src.add_argument("--mechanism", choices=FAMILIES, help="mechanism family")
         src.add_argument("--from", dest="from_file", metavar="FILE.json",
-                         help="a mechanism saved by `optmech solve --save` or written by Mechanism.to_dict()")
+                         help="a mechanism saved by `optmech solve --save`, printed by `optmech mechanism --json`, "
+                              "or written by Mechanism.to_dict()")
         p.add_argument("--dim", default="1", help="dimension d (default 1)")
         p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0")
         p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only)")

@@ -197,3 +197,24 @@ def test_audit_bad_pmf_files(tmp_path, text):
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
     p = run_cli("audit", str(tmp_path / "missing.csv"), "--sensitivity", "1")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_mechanism_json_output_is_accepted_by_from(tmp_path):
+    # `optmech mechanism --json > m.json` then `--from m.json` (sample, mechanism) rebuild the same law
+    import json
+    import subprocess
+    import sys
+
+    run = lambda *a: subprocess.run([sys.executable, "-m", "optmech", *a], capture_output=True, text=True, timeout=120)  # noqa: E731
+    first = run("mechanism", "--mechanism", "staircase", "--epsilon", "1.5", "--sensitivity", "2", "--cost", "square", "--json")
+    assert first.returncode == 0, first.stderr
+    m = tmp_path / "m.json"
+    m.write_text(first.stdout)
+    again = run("mechanism", "--from", str(m), "--json")
+    assert again.returncode == 0, again.stderr
+    a, b = json.loads(first.stdout), json.loads(again.stdout)
+    assert a["definition"] == b["definition"] and a["privacy"] == b["privacy"]
+    out = tmp_path / "s.csv"
+    s = run("sample", "--from", str(m), "-n", "5", "--out", str(out), "--seed", "1")
+    assert s.returncode == 0, s.stderr
+    assert len(out.read_text().split()) == 6  # header + 5 samples

@@ -10,7 +10,8 @@ from optmech.mechanisms.tabulated import ND_KINDS, SavedND, Tabulated
 
 
 def load_mechanism_file(path: str):
-    """A mechanism from JSON: the output of ``optmech solve --save`` or a ``to_dict()``."""
+    """A mechanism from JSON: the output of ``optmech solve --save``, of ``optmech mechanism --json``
+    (its ``definition``), or a ``to_dict()``."""
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
@@ -18,6 +19,8 @@ def load_mechanism_file(path: str):
         raise SpecError(f"no such file: {path}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"cannot read {path} as JSON: {exc}") from None
+    if isinstance(d, dict) and isinstance(d.get("definition"), dict) and isinstance(d.get("mechanism"), str):
+        d = d["definition"]  # the whole output of `optmech mechanism --json`: its definition rebuilds it
     if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and d["mechanism"].get("kind") in ND_KINDS:
         return SavedND(d, path)
     if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
