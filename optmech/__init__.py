@@ -8,7 +8,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "solve", "Problem", "PureDP", "IntegerLattice", "Continuous", "Cost"]
+__all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "IntegerLattice", "Continuous", "Cost", "Result",
+           "Status", "OptmechError", "SpecError"]
 
 
 def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
@@ -16,7 +17,15 @@ def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
         from optmech.api import solve
 
         return solve
-    if name in {"Problem", "PureDP", "IntegerLattice", "Continuous"}:
+    if name in {"Result", "Status"}:
+        from optmech import result
+
+        return getattr(result, name)
+    if name in {"OptmechError", "SpecError"}:
+        from optmech import errors
+
+        return getattr(errors, name)
+    if name in {"Problem", "PureDP", "ApproxDP", "IntegerLattice", "Continuous"}:
         from optmech import spec
 
         return getattr(spec, name)

@@ -5,9 +5,28 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from optmech.certify import LatticeMechanism, relative_gap  # relative_gap: re-exported
+
+
+class Status(str, Enum):
+    """How a solve ended; a ``str``, so ``result.status == "optimal"`` and JSON output are unchanged.
+
+    ``OPTIMAL``: certified, gap within the target.  ``GAP_NOT_REACHED``: certified bracket wider
+    than the target (the message says why the loop stopped).  ``UNCERTIFIED``: a half of the
+    bracket could not be certified.  ``INFIMUM_AT_INFINITY``: V* is an infimum approached by noise
+    centred ever farther from 0; the bracket is [the cost's proven floor, that noise's cost].
+    """
+
+    OPTIMAL = "optimal"
+    GAP_NOT_REACHED = "gap_not_reached"
+    UNCERTIFIED = "uncertified"
+    INFIMUM_AT_INFINITY = "infimum_at_infinity"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 def _json_float(x: float) -> float | str | None:
@@ -152,6 +171,49 @@ class Result:
 
     def to_json(self, **kw: Any) -> str:
         return json.dumps(self.to_dict(**kw), indent=2)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Result":
+        """Rebuild a Result from :meth:`to_dict` (``include_mechanism=True`` keeps the mechanism);
+        ``relative_gap`` is recomputed from the bounds."""
+        from optmech.errors import SpecError
+        from optmech.mechanisms.tabulated import ND_KINDS
+
+        if not isinstance(d, dict):
+            raise SpecError("a result must be a JSON object")
+        missing = [k for k in ("problem", "status", "lower_bound", "upper_bound", "certified") if k not in d]
+        if missing:
+            raise SpecError(f"not an optmech result: missing {', '.join(missing)}")
+        try:
+            status = Status(d["status"])
+        except ValueError:
+            raise SpecError(f"unknown status {d['status']!r} (known: {', '.join(s.value for s in Status)})") from None
+        refs = []
+        for r in d.get("references", []):
+            refs.append(ReferenceValue(
+                r["name"], _parse_float(r.get("value")), dict(r.get("parameters", {})), bool(r.get("inside_bracket")),
+                bool(r.get("exact", True)), r.get("note", ""), r.get("valid"), r.get("kind"), r.get("conditions")))
+        mech = d.get("mechanism")
+        nd = isinstance(mech, dict) and mech.get("kind") in ND_KINDS
+        return cls(
+            problem=d["problem"], lower_bound=_parse_float(d["lower_bound"]), upper_bound=_parse_float(d["upper_bound"]),
+            certified=bool(d["certified"]), status=status, message=d.get("message", ""),
+            seconds=float(d.get("seconds", math.nan)), references=refs, lp=d.get("lp", {}), solver=d.get("solver", {}),
+            mechanism=mechanism_from_dict(mech) if isinstance(mech, dict) and not nd else None,
+            audit=d.get("audit", {}), truncation=d.get("truncation", {}), history=list(d.get("history", [])),
+            claims=list(d.get("claims", [])), candidate=d.get("candidate"), mechanism_nd=mech if nd else None,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "Result":
+        """:meth:`from_dict` of a JSON text (the output of ``optmech solve --json`` or ``--save``)."""
+        from optmech.errors import SpecError
+
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"not JSON: {exc}") from None
+        return cls.from_dict(d)
 
 
 def mechanism_from_dict(d: dict) -> LatticeMechanism:
