@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import DEFAULT_MEMORY_GB, DEFAULT_TIME_LIMIT, memory_budget  # noqa: F401  (re-exported)
-from optmech.certify import UpperCertificate, dual_lower_bound, upper_bound
+from optmech.certify import (FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, dual_lower_bound, is_infimum_at_infinity,
+                             upper_bound)
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.problems.lattice import Grid1D
 from optmech.problems.pure import PureLP, build_general, build_periodic
@@ -87,11 +88,6 @@ def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCer
     return upper_bound(grid, int(k[0]) + int(periods) * W, weights, problem.epsilon, problem.cost)
 
 
-#: the far centres tried by :func:`_far_upper`: ±10^j periods, at most FAR_MAX_CELLS cells out
-FAR_DECADES = range(2, 16)
-FAR_MAX_CELLS = 2.0**40
-#: far noise within this fraction of the centred Laplace's cost of the floor answers the problem
-INFIMUM_TOL = 1e-6
 #: refinements in a row without a better lower bound after which the loop stops and says why
 STALL_LIMIT = 5
 
@@ -286,7 +282,7 @@ def solve(
     first_upper, far_centre = ub0, None
     if cost.kind == "expr" and not symmetric:
         far = _far_upper(problem, _grid(problem, 4) if continuous else grid)  # coarse cells suffice out there
-        if far is not None and far[0].value <= 0.5 * ub0.value and far[0].value - floor <= max(problem.target_gap, INFIMUM_TOL) * ub0.value:
+        if far is not None and is_infimum_at_infinity(far[0].value, floor, ub0.value, problem.target_gap):
             return _infimum_result(problem, grid, far, floor, profile, t0)
         if far is not None and far[0].value < ub0.value:
             first_upper = far[0]  # noise far out beats noise at 0: keep it as an upper bound

@@ -121,6 +121,30 @@ def exact_dual_bound(lp: LinearProgram, y: np.ndarray) -> Fraction:
     return total
 
 
+#: far centres tried for costs not proven nondecreasing in |x|: ±10^j·Δ for j in FAR_DECADES, at
+#: most FAR_MAX_CELLS lattice points or cells out (indices and edges stay exact in float64)
+FAR_DECADES = range(2, 16)
+FAR_MAX_CELLS = 2.0**40
+#: far noise within this fraction (or the target gap) of the reference cost of the cost's proven
+#: floor answers the problem: V* is an infimum in [floor, far cost]
+INFIMUM_TOL = 1e-6
+
+
+def is_infimum_at_infinity(far_value: float, floor: float, reference: float, target_gap: float) -> bool:
+    """Whether noise far from 0 (cost ``far_value``) is within the tolerance of the cost's proven floor,
+    measured against ``reference``, the cost of the noise centred at 0 (and at most half of it)."""
+    return far_value <= 0.5 * reference and far_value - floor <= max(target_gap, INFIMUM_TOL) * reference
+
+
+def _best_multiplier(s: np.ndarray, a: np.ndarray, u: np.ndarray, rhs0: float) -> float:
+    """The z maximising F(z) = rhs0·z + Σ_j min(0, s_j − z a_j)·u_j (a_j > 0): F'(z) = rhs0 − Σ_{s_j/a_j < z}
+    a_j u_j, so the optimum is the first breakpoint s_j/a_j where the drop reaches rhs0."""
+    bp = s / a
+    order = np.argsort(bp)
+    pos = int(np.searchsorted(np.cumsum((a * u)[order]), rhs0))
+    return float(bp[order[min(pos, len(order) - 1)]])
+
+
 def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: float = math.nan) -> LowerCertificate:
     """Certified lower bound of ``lp`` from approximate row duals (any vector is acceptable).
 
@@ -157,12 +181,7 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
     # maximise F(z) = rhs0·z + Σ_{a_j>0} min(0, s_lo_j − z a_j)·cu_j over z
     idx = np.flatnonzero(~fixed)
     aj, sj, uj = a0[idx], s_lo[idx], cu[idx]
-    bp = sj / aj
-    order = np.argsort(bp)
-    slope_drop = np.cumsum((aj * uj)[order])
-    # F'(z) = rhs0 − Σ_{bp_j < z} a_j u_j ; optimum at first breakpoint where the drop reaches rhs0
-    pos = int(np.searchsorted(slope_drop, rhs0))
-    z = float(bp[order[min(pos, len(order) - 1)]])
+    z = _best_multiplier(sj, aj, uj, rhs0)
     # guard against rounding in the breakpoint itself: evaluate F at z (a lower bound for any z)
     diff = sj - z * aj
     scale_j = (np.abs(sj) + np.abs(z * aj)) * uj
@@ -178,8 +197,7 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
     value = float(np.nextafter(value - err, -np.inf))
     with np.errstate(all="ignore"):  # the same maximisation with the reduced costs as computed (no allowance)
         s_j = s[idx]
-        z0 = float((s_j / aj)[np.argsort(s_j / aj)][min(int(np.searchsorted(np.cumsum((aj * uj)[np.argsort(s_j / aj)]), rhs0)),
-                                                        len(idx) - 1)]) if len(idx) else 0.0
+        z0 = _best_multiplier(s_j, aj, uj, rhs0) if len(idx) else 0.0
         free = rhs0 * z0 + float(np.sum(np.minimum(0.0, s_j - z0 * aj) * uj)) + float(np.sum(np.minimum(0.0, s[fixed]) * cu[fixed]))
         loss = max(0.0, free - (rhs0 * z + float(np.sum(terms)) + float(np.sum(fixed_terms))))
     cert = LowerCertificate(

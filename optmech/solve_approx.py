@@ -25,7 +25,8 @@ import time
 import numpy as np
 
 from optmech.audit import hockey_stick_array
-from optmech.certify import BestBracket, LatticeMechanism, dual_lower_bound
+from optmech.certify import (FAR_DECADES, FAR_MAX_CELLS, BestBracket, LatticeMechanism, dual_lower_bound,
+                             is_infimum_at_infinity)
 from optmech.errors import ProblemTooLarge, SolveFailed
 from optmech.problems.approx import ApproxLP, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.mechanisms.approx_bounds import thm8_n
@@ -108,10 +109,6 @@ def _price(cost, p: np.ndarray, R: int) -> float:
     return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
 
 
-#: far shifts tried for 1-D costs not proven nondecreasing: ±10^j·Δ, j in FAR_DECADES (at most 2^40)
-FAR_DECADES = range(2, 13)
-
-
 def _far_shift(cost, up: "_Upper", D: int) -> tuple[float, int] | None:
     """The cheapest shift of the audited 1-D pmf by ±10^j·Δ (a shift of (ε,δ)-DP noise is (ε,δ)-DP)
     and its outward-rounded cost; None when no shift is cheaper than the pmf itself."""
@@ -124,7 +121,7 @@ def _far_shift(cost, up: "_Upper", D: int) -> tuple[float, int] | None:
         prev = math.inf
         for j in FAR_DECADES:
             c = sign * 10**j * D
-            if abs(c) > 2**40:
+            if abs(c) > FAR_MAX_CELLS:
                 break
             _, hi = cost.enclose(k + c, k + c)
             num = math.fsum(hi * p[nz])
@@ -265,7 +262,7 @@ def solve_approx(problem, *, solver: str = "default", time_limit: float | None =
                 best.upper, shift = far_upper, far[1]
                 gap = relative_gap(best.lower, best.upper_value)
                 floor = cost.domain_minimum(integer=True)
-                if far[0] - floor <= max(problem.target_gap, 1e-6) * up.value:
+                if is_infimum_at_infinity(far[0], floor, up.value, problem.target_gap):
                     best.lower = max(best.lower, floor)
                     status = "infimum_at_infinity"
                     message = (f"V* is an infimum in [{best.lower:.6g}, {far[0]:.6g}], approached far from 0: the audited "

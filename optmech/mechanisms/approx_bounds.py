@@ -268,16 +268,16 @@ def _near_int(x: float) -> int | None:
     return None
 
 
-def _cost_condition(cost: Cost, sensitivity: int, upto: float) -> bool:
+def _cost_condition(cost: Cost, sensitivity: int) -> bool:
     """L symmetric and nondecreasing in |k| on all of ℤ (proven: ``Cost.is_symmetric_nondecreasing``)
-    and L(0) = 0; ``upto`` (the largest integer the formula uses) no longer limits the check."""
+    and L(0) = 0."""
     if not nx.is_symmetric_nondecreasing(cost, sensitivity, "integer"):
         return False
     return _L1(cost, 0.0) == 0.0
 
 
-def _cost_symmetric(cost: Cost, upto: int) -> bool:
-    """L(x) = L(−x) for every x, proven by construction (``Cost.is_even``); ``upto`` is unused."""
+def _cost_symmetric(cost: Cost) -> bool:
+    """L(x) = L(−x) for every x, proven by construction (``Cost.is_even``)."""
     return cost.is_even()
 
 
@@ -393,7 +393,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
     name = "thm_lower_bound"
     if eps > 0.0:
         n = thm8_n(eps, delta)
-        ok_cost = _cost_condition(cost, D, 2.0 + (math.ceil(n) + 1.0) * D)
+        ok_cost = _cost_condition(cost, D)
         try:
             t = _thm8_core(cost, eps, delta, D)
         except ProblemTooLarge as exc:
@@ -422,7 +422,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
     # ε = 0
     m = 1.0 / (2.0 * delta)
     N = _near_int(m)
-    ok_cost = _cost_condition(cost, D, 2.0 + (math.ceil(m) + 1.0) * D)
+    ok_cost = _cost_condition(cost, D)
     if D == 1:
         conds = {"inv_2delta_integer": N is not None, "cost_symmetric_nondecreasing": ok_cost}
         params: dict[str, Any] = {"theorem": "[GV13] Thm 1 ([Geng13] Thm 4.1)", "inv_2delta": m, "N": N, "exact_optimum": True}
@@ -586,7 +586,7 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
     closed = None
     if M is not None:
         if d == 1:
-            if _cost_condition(marg, D, M + 1):
+            if _cost_condition(marg, D):
                 i = np.arange(1, M)
                 closed = 2.0 * _sum(_L(marg, i)) / (2.0 * M) + _L1(marg, float(M)) / (2.0 * M)  # (31), δ/Δ = 1/(2M)
                 params["closed_form_source"] = "[GV13] (31) ([Geng13] (4.14))"
@@ -942,7 +942,7 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
     K0 = max(D * (int(math.ceil(n)) + 2), D + 1)
     conds: dict[str, bool] = {}
     if variant == "symmetric":
-        conds["cost_symmetric"] = _cost_symmetric(marg, min(64 * K0, MAX_WINDOW))
+        conds["cost_symmetric"] = _cost_symmetric(marg)
         if not conds["cost_symmetric"]:
             return _bound(name, math.nan, "lower", {**conds, "certified": False}, {"variant": variant}, False,
                           "not computed: the symmetric relaxation (54)–(57) assumes a symmetric cost; use variant='all_k'")
