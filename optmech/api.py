@@ -92,15 +92,22 @@ def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCer
 STALL_LIMIT = 5
 
 
-def _far_upper(problem: Problem, grid: Grid1D) -> tuple[UpperCertificate, float] | None:
+def _far_upper(problem: Problem, grid: Grid1D, reference: float) -> tuple[UpperCertificate, float] | None:
     """The best certified upper bound from Laplace noise centred far from 0, and its centre.
 
     A cost that is not proven nondecreasing in |x| may be cheaper far out (``abs(x)/(1+x**2)``
     tends to 0): then V* is approached by noise centred ever farther away, and no window around 0
-    can compete.  Tried at ±10^j·Δ for j in ``FAR_DECADES``; None when none is certified.
+    can compete.  Tried at ±10^j·Δ for j in ``FAR_DECADES`` on each side where the cost is not
+    proven to stay above ``reference`` (the centred noise's cost) beyond 100 periods; None when
+    none is certified.
     """
     best = None
     for sign in (1, -1):
+        # a side whose proven minimum beyond 100 periods is at least the centred noise's cost cannot
+        # offer cheaper noise out there: skip it (the far bound is optional, so this only saves time)
+        k_first = 100 * grid.W if sign > 0 else -100 * grid.W - 1
+        if grid.outside_min(problem.cost, k_first, sign) >= reference:
+            continue
         prev = math.inf
         for j in FAR_DECADES:
             if 10.0**j * grid.W > FAR_MAX_CELLS:  # keep cell indices and edges far from float64's limits
@@ -281,7 +288,7 @@ def solve(
     symmetric = _symmetric_ok(problem)
     first_upper, far_centre = ub0, None
     if cost.kind == "expr" and not symmetric:
-        far = _far_upper(problem, _grid(problem, 4) if continuous else grid)  # coarse cells suffice out there
+        far = _far_upper(problem, _grid(problem, 4) if continuous else grid, ub0.value)  # coarse cells suffice out there
         if far is not None and is_infimum_at_infinity(far[0].value, floor, ub0.value, problem.target_gap):
             return _infimum_result(problem, grid, far, floor, profile, t0)
         if far is not None and far[0].value < ub0.value:
