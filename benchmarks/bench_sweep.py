@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=RESULTS_DIR / "sweep.json")
     args = ap.parse_args(argv)
 
-    __import__("optmech.api")  # warm the imports before timing
+    __import__("optmech.drive")  # warm the imports before timing
     from optmech.sweep import parse_spec, run_job
 
     spec = parse_spec(spec_dict())

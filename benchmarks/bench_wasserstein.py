@@ -76,7 +76,7 @@ def _half_width(r) -> tuple[int, str]:
 def optmech_case(spec: str, epsilon: float, m: int, target_gap: float, repeats: int) -> dict:
     """Solve with optmech ``repeats`` times (after an untimed warm-up that loads the solver)."""
     from optmech.inputs import parse_input_spec
-    from optmech.solve_wasserstein import solve_wasserstein
+    from optmech.drive import solve_wasserstein
 
     inp = parse_input_spec(spec)
     solve_wasserstein(inp, epsilon, 2, target_gap=1e-3)  # warm-up: imports highspy, loads the profile

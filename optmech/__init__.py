@@ -8,13 +8,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "IntegerLattice", "Continuous", "Cost", "Result",
-           "Status", "OptmechError", "SpecError"]
+__all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous",
+           "ExpectedCost", "Wasserstein", "Cost", "Result", "Status", "OptmechError", "SpecError"]
 
 
 def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
     if name == "solve":
-        from optmech.api import solve
+        from optmech.drive import solve
 
         return solve
     if name in {"Result", "Status"}:
@@ -25,7 +25,7 @@ def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
         from optmech import errors
 
         return getattr(errors, name)
-    if name in {"Problem", "PureDP", "ApproxDP", "IntegerLattice", "Continuous"}:
+    if name in {"Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous", "ExpectedCost", "Wasserstein"}:
         from optmech import spec
 
         return getattr(spec, name)

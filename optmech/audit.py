@@ -1050,7 +1050,7 @@ def _load(path: str | Path) -> tuple[LatticeMechanism, int | None, str]:
     from optmech.result import mechanism_from_dict
 
     try:
-        pmf = mechanism_from_dict(mech)
+        pmf = mechanism_from_dict(mech).law
     except (KeyError, TypeError, ValueError) as e:
         raise SpecError(f"{name}: malformed mechanism ({type(e).__name__}: {e})") from None
     _check_pmf(pmf)

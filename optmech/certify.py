@@ -488,6 +488,20 @@ def relative_gap(lo: float, up: float) -> float:
 # ------------------------------------------------------------------------------------------------
 # the best bracket over refinements
 # ------------------------------------------------------------------------------------------------
+#: Relative tolerance with which a reference value counts as inside a certified bracket: exact closed
+#: forms (evaluated to a few ulps) and values computed numerically (quadrature, root finding).
+INSIDE_TOL_EXACT, INSIDE_TOL_NUMERIC = 1e-12, 1e-9
+
+
+def reference_inside(value: float, lower: float, upper: float, exact: bool = True) -> bool:
+    """Whether a reference value lies in [lower, upper] up to its evaluation accuracy (one rule
+    for every family: ``INSIDE_TOL_EXACT`` relative for exact closed forms, ``INSIDE_TOL_NUMERIC``
+    otherwise)."""
+    v = float(value)
+    tol = (INSIDE_TOL_EXACT if exact else INSIDE_TOL_NUMERIC) * abs(v)
+    return bool(math.isfinite(v) and lower - tol <= v <= upper + tol)
+
+
 @dataclass
 class BestBracket:
     """The best certified lower bound and the best certified upper bound seen over a solve loop.
@@ -504,9 +518,13 @@ class BestBracket:
         """Record one refinement's bounds; return the relative gap of the best bracket."""
         if lo.value > self.lower:
             self.lower, self.lower_certificate = lo.value, lo
-        if up.certified and (self.upper is None or up.value < self.upper.value):
-            self.upper = up
+        self.offer_upper(up)
         return relative_gap(self.lower, self.upper_value)
+
+    def offer_upper(self, up) -> None:
+        """Keep ``up`` if it is certified and below the best upper bound so far."""
+        if up is not None and up.certified and (self.upper is None or up.value < self.upper.value):
+            self.upper = up
 
     @property
     def upper_value(self) -> float:

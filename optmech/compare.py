@@ -4,8 +4,8 @@ For one ε, one cost and sensitivity Δ = 1 (Lipschitz privacy is per unit dista
 the two notions comparable: an ε-Lipschitz mechanism is ε-DP for Δ = 1 [KHP15, §II]):
 
 * the certified bracket of the optimal **ε-DP** noise on ℝ^d (the staircase [Geng13, Thm 2.4] in 1-D;
-  the d-D LP of :mod:`optmech.solve_pure_nd`, ℓ1 or ℓ2 sensitivity);
-* the certified bracket of the optimal **ε-Lipschitz** noise (:mod:`optmech.solve_lipschitz`);
+  the d-D LP of :mod:`optmech.families.pure_nd`, ℓ1 or ℓ2 sensitivity);
+* the certified bracket of the optimal **ε-Lipschitz** noise (:mod:`optmech.families.lipschitz`);
 * **Laplace** noise with scale 1/ε (i.i.d. per coordinate for ℓ1; the ℓ2-Laplace for ℓ2), which is
   both ε-DP and ε-Lipschitz, at its closed-form cost.
 
@@ -41,16 +41,17 @@ def compare(epsilon: float, cost: str, *, dim: int = 1, norm: str = "l1", resolu
     """The three rows of the module docstring as a JSON-ready dict (``rows``: name, lower_bound,
     upper_bound, certified, relative_gap, notion, note; plus the DP and Lipschitz results)."""
     import optmech
-    from optmech.solve_lipschitz import solve_lipschitz
-    from optmech.spec import Continuous, Problem, PureDP
+    from optmech.spec import Problem
 
     if norm not in ("l1", "l2"):
         raise SpecError(f"compare takes --norm l1 or l2, got {norm!r}")
     if dim == 1 and norm != "l1":
         raise SpecError("--norm applies in d > 1 dimensions")
-    lip = solve_lipschitz(epsilon, cost, dim=dim, norm=norm, domain="continuous", time_limit=time_limit)  # checks first
-    dp = optmech.solve(Problem(privacy=PureDP(epsilon), cost=cost, sensitivity=1.0, domain=Continuous(resolution),
-                               dim=dim, norm=norm), time_limit=time_limit)
+    common = {"epsilon": epsilon, "cost": cost, "dim": dim, "norm": norm, "domain": "continuous"}
+    lip_problem = Problem.from_params(common | {"privacy": "lipschitz"})  # both checked before either solve
+    dp_problem = Problem.from_params(common | {"privacy": "pure", "sensitivity": 1.0, "resolution": resolution})
+    lip = optmech.solve(lip_problem, time_limit=time_limit)
+    dp = optmech.solve(dp_problem, time_limit=time_limit)
     lap_value, lap_note = _laplace(dp.problem["cost"], epsilon, dim, norm)
     rows = []
     for name, r, notion in (("dp_optimum", dp, "epsilon-DP, sensitivity 1"),

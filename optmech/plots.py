@@ -37,14 +37,14 @@ def plot_result(result: Result, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    if result.mechanism is None and result.mechanism_nd is not None:
-        plot_nd(result, path)
-        return
-    mech = result.mechanism
-    if mech is None:
+    if result.mechanism is None:
         from optmech.errors import SpecError
 
         raise SpecError("this result carries no mechanism to plot")
+    if getattr(result.mechanism, "law", None) is None:  # d-D and Lipschitz solver outputs
+        plot_nd(result, path)
+        return
+    mech = result.mechanism.law
     grid = mech.grid
     k = np.arange(mech.k_lo, mech.k_hi + 1)
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -130,7 +130,7 @@ def plot_nd(result: Result, path: str) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
-    mech, pr = result.mechanism_nd, result.problem
+    mech, pr = result.mechanism_dict(), result.problem
     d = int(mech["dim"])
     kind = mech["kind"]
     ref, stair = _staircase_nd(result)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from optmech.certify import LatticeMechanism, relative_gap  # relative_gap: re-exported
+from optmech.certify import relative_gap  # relative_gap: re-exported
 
 
 class Status(str, Enum):
@@ -98,6 +98,37 @@ class ReferenceValue:
 
 
 @dataclass(frozen=True)
+class HistoryRecord:
+    """One step of a solve, the same keys for every family.
+
+    ``size`` describes the LP (window, half-width, resolution: the family's own terms),
+    ``lp`` its rows/cols/nonzeros, ``diagnostics`` the family's numbers (e.g. the mass the
+    relaxation parks outside the window).  ``lower_bound``/``upper_bound`` are this step's own
+    bounds; ``relative_gap`` is the gap of the best bracket after it.
+    """
+
+    iteration: int
+    size: dict
+    lp: dict
+    solver_objective: float
+    lower_bound: float
+    upper_bound: float
+    upper_certified: bool
+    relative_gap: float
+    seconds: float
+    diagnostics: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "iteration": self.iteration, "size": dict(self.size), "lp": dict(self.lp),
+            "solver_objective": _json_float(self.solver_objective), "lower_bound": _json_float(self.lower_bound),
+            "upper_bound": _json_float(self.upper_bound), "upper_certified": bool(self.upper_certified),
+            "relative_gap": _json_float(self.relative_gap), "seconds": float(self.seconds),
+            "diagnostics": {k: _json_float(v) if isinstance(v, float) else v for k, v in self.diagnostics.items()},
+        }
+
+
+@dataclass(frozen=True)
 class Result:
     """Everything a solve established.
 
@@ -117,15 +148,15 @@ class Result:
     references: list[ReferenceValue]
     lp: dict
     solver: dict
-    mechanism: LatticeMechanism | None
+    #: The audited upper-bound mechanism, a library :class:`~optmech.mechanisms.base.Mechanism`
+    #: (1-D: ``LatticePMF``/``PiecewiseConstantDensity``; d-D and Lipschitz: :mod:`optmech.mechanisms.solved`).
+    mechanism: Any
     audit: dict
     truncation: dict
     history: list[dict] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
     #: Conjecture mode (``--candidate``): the candidate's exact cost against the lower bound.
     candidate: dict | None = None
-    #: The upper-bound mechanism on ℤ^d (d > 1), as JSON (see ``solve_pure_nd._mechanism_nd``).
-    mechanism_nd: dict | None = None
 
     @property
     def relative_gap(self) -> float:
@@ -140,10 +171,8 @@ class Result:
 
     # -- serialisation ---------------------------------------------------------------------------
     def mechanism_dict(self) -> dict | None:
-        """The mechanism's JSON form (see :mod:`optmech.mechanisms.tabulated`)."""
-        from optmech.mechanisms.tabulated import lattice_mechanism_to_dict
-
-        return None if self.mechanism is None else lattice_mechanism_to_dict(self.mechanism)
+        """The mechanism's JSON form (the ``mechanism`` field of ``optmech solve --save``)."""
+        return None if self.mechanism is None else solver_dict(self.mechanism)
 
     def to_dict(self, *, include_mechanism: bool = False) -> dict:
         d = {
@@ -166,7 +195,7 @@ class Result:
         if self.candidate is not None:
             d["candidate"] = {k: _json_float(v) if isinstance(v, float) else v for k, v in self.candidate.items()}
         if include_mechanism:
-            d["mechanism"] = self.mechanism_nd if self.mechanism_nd is not None else self.mechanism_dict()
+            d["mechanism"] = self.mechanism_dict()
         return d
 
     def to_json(self, **kw: Any) -> str:
@@ -177,7 +206,6 @@ class Result:
         """Rebuild a Result from :meth:`to_dict` (``include_mechanism=True`` keeps the mechanism);
         ``relative_gap`` is recomputed from the bounds."""
         from optmech.errors import SpecError
-        from optmech.mechanisms.tabulated import ND_KINDS
 
         if not isinstance(d, dict):
             raise SpecError("a result must be a JSON object")
@@ -194,14 +222,13 @@ class Result:
                 r["name"], _parse_float(r.get("value")), dict(r.get("parameters", {})), bool(r.get("inside_bracket")),
                 bool(r.get("exact", True)), r.get("note", ""), r.get("valid"), r.get("kind"), r.get("conditions")))
         mech = d.get("mechanism")
-        nd = isinstance(mech, dict) and mech.get("kind") in ND_KINDS
         return cls(
             problem=d["problem"], lower_bound=_parse_float(d["lower_bound"]), upper_bound=_parse_float(d["upper_bound"]),
             certified=bool(d["certified"]), status=status, message=d.get("message", ""),
             seconds=float(d.get("seconds", math.nan)), references=refs, lp=d.get("lp", {}), solver=d.get("solver", {}),
-            mechanism=mechanism_from_dict(mech) if isinstance(mech, dict) and not nd else None,
+            mechanism=mechanism_from_dict(mech) if isinstance(mech, dict) else None,
             audit=d.get("audit", {}), truncation=d.get("truncation", {}), history=list(d.get("history", [])),
-            claims=list(d.get("claims", [])), candidate=d.get("candidate"), mechanism_nd=mech if nd else None,
+            claims=list(d.get("claims", [])), candidate=d.get("candidate"),
         )
 
     @classmethod
@@ -216,8 +243,21 @@ class Result:
         return cls.from_dict(d)
 
 
-def mechanism_from_dict(d: dict) -> LatticeMechanism:
-    """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field)."""
-    from optmech.mechanisms.tabulated import lattice_mechanism_from_dict
+def mechanism_from_dict(d: dict):
+    """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field) as a library Mechanism."""
+    from optmech.mechanisms.tabulated import Tabulated
 
-    return lattice_mechanism_from_dict(d)
+    if d.get("kind") in ("lattice_pmf", "piecewise_constant_density"):
+        return Tabulated.from_dict(d)
+    from optmech.mechanisms.solved import mechanism_from_solver_dict
+
+    return mechanism_from_solver_dict(d)
+
+
+def solver_dict(mechanism) -> dict:
+    """The solver's JSON form of a result's mechanism: the dict without the library's ``name`` key
+    (the ``kind`` key names it), so that ``--save`` files keep their format."""
+    d = dict(mechanism.to_dict())
+    if "kind" in d:
+        d.pop("name", None)
+    return d

@@ -253,7 +253,9 @@ class Problem:
         elif not isinstance(objective, (ExpectedCost, Wasserstein)):
             raise SpecError(f"objective must be ExpectedCost(cost) or Wasserstein(input), got {objective!r}")
         elif self.cost is not None:
-            raise SpecError("give the cost or the objective, not both")
+            if not isinstance(objective, ExpectedCost):
+                raise SpecError("give the cost or the objective, not both")
+            objective = ExpectedCost(self.cost)  # dataclasses.replace(problem, cost=...) passes both
         if isinstance(objective, Wasserstein):
             self._check_wasserstein()
         elif isinstance(self.privacy, Lipschitz):

@@ -199,32 +199,13 @@ def normalised(params: dict) -> dict:
 
 
 def run_job(params: dict) -> dict:
-    """Solve one problem of a sweep; return the Result's JSON dict (raises OptmechError on bad input)."""
+    """Solve one problem of a sweep (:meth:`optmech.spec.Problem.from_params` of its parameters);
+    return the Result's JSON dict (raises OptmechError on bad input)."""
     import optmech
-    from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
+    from optmech.spec import Problem
 
-    p = normalised(params)
     t0 = time.perf_counter()
-    if p["utility"] != "cost":
-        from optmech.inputs import parse_input_spec
-        from optmech.solve_wasserstein import solve_wasserstein
-
-        if "input" not in p:
-            raise SpecError(f"utility {p['utility']} needs an input spec")
-        kw = {"target_gap": p["target_gap"]} if "target_gap" in p else {}
-        r = solve_wasserstein(parse_input_spec(p["input"]), p["epsilon"], int(p["sensitivity"]),
-                              delta=p.get("delta", 0.0), utility=p["utility"], **kw)
-    elif p["privacy"] == "lipschitz":
-        from optmech.solve_lipschitz import solve_lipschitz
-
-        kw = {"target_gap": p["target_gap"]} if "target_gap" in p else {}
-        r = solve_lipschitz(p["epsilon"], p["cost"], dim=p["dim"], norm=p["norm"], domain=p["domain"],
-                            resolution=p.get("resolution"), **kw)
-    else:
-        privacy = ApproxDP(p["epsilon"], p.get("delta", 0.0)) if p["privacy"] == "approx" else PureDP(p["epsilon"])
-        domain = IntegerLattice() if p["domain"] == "integer" else Continuous(p.get("resolution"))
-        r = optmech.solve(Problem(privacy=privacy, cost=p["cost"], sensitivity=p["sensitivity"], domain=domain,
-                                  dim=p["dim"], norm=p["norm"], target_gap=p.get("target_gap")))
+    r = optmech.solve(Problem.from_params(dict(params)))
     d = r.to_dict()
     d["wall_seconds"] = time.perf_counter() - t0
     return d

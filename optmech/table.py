@@ -80,16 +80,21 @@ def _num(x) -> float | None:
     return None if math.isnan(x) else x
 
 
+def _problem(privacy: str, cost: str, sensitivity, epsilon: float, delta: float | None, dim: int, domain: str,
+             target_gap: float | None):
+    """One row's problem, through the one flat-parameter mapping (:meth:`optmech.spec.Problem.from_params`)."""
+    from optmech.spec import Problem
+
+    return Problem.from_params({"privacy": privacy, "cost": cost, "sensitivity": sensitivity, "epsilon": epsilon,
+                                "delta": delta, "dim": dim, "domain": domain, "target_gap": target_gap})
+
+
 def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: int, solver: str,
                time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
     import optmech
-    from optmech.costs import parse_cost
-    from optmech.spec import ApproxDP, IntegerLattice, Problem
 
-    c = cost if dim > 1 else parse_cost(cost)
-    p = Problem(privacy=ApproxDP(epsilon, delta), cost=c, sensitivity=sensitivity, domain=IntegerLattice(),
-                dim=dim, target_gap=target_gap)
-    r = optmech.solve(p, solver=solver, time_limit=time_limit)
+    r = optmech.solve(_problem("approx", cost, sensitivity, epsilon, delta, dim, "integer", target_gap),
+                      solver=solver, time_limit=time_limit)
     thm, relaxed = _ref(r, "thm_lower_bound"), _ref(r, "relaxed_lp")
     uni, lap, st = _ref(r, "uniform"), _ref(r, "discrete_laplace"), _ref(r, "discrete_staircase")
     ub_u, ub_l = _num(uni.value) if uni else None, _num(lap.value) if lap else None
@@ -113,12 +118,9 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
 def pure_row(cost: str, sensitivity: float, epsilon: float, domain: str, solver: str,
              time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
     import optmech
-    from optmech.costs import parse_cost
-    from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
 
-    dom = IntegerLattice() if domain == "integer" else Continuous()
-    p = Problem(privacy=PureDP(epsilon), cost=parse_cost(cost), sensitivity=sensitivity, domain=dom, target_gap=target_gap)
-    r = optmech.solve(p, solver=solver, time_limit=time_limit)
+    r = optmech.solve(_problem("pure", cost, sensitivity, epsilon, None, 1, domain, target_gap),
+                      solver=solver, time_limit=time_limit)
     st = _ref(r, "staircase" if domain == "continuous" else "discrete_staircase")
     lap = _ref(r, "laplace" if domain == "continuous" else "discrete_laplace")
     up = r.upper_bound
@@ -150,23 +152,18 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
                 time_limit: float | None = None, target_gap: float | None = None, workers: int | None = None,
                 force: bool = False, progress: bool | None = None) -> list[dict]:
     """All rows, in the order of the grid (Δ outermost, then ε, then δ)."""
-    from optmech.spec import ApproxDP, Problem, PureDP, IntegerLattice, Continuous  # validate before forking
-    from optmech.costs import parse_cost
-
     if kind == "approx":
         grid = list(product(sensitivities, epsilons, deltas))
-        for D, e, dl in grid:
-            Problem(privacy=ApproxDP(e, dl), cost=cost if dim > 1 else parse_cost(cost), sensitivity=D,
-                    domain=IntegerLattice(), dim=dim)
+        for D, e, dl in grid:  # validate before forking
+            _problem("approx", cost, D, e, dl, dim, "integer", target_gap)
         jobs = [dict(cost=cost, sensitivity=int(D), epsilon=e, delta=dl, dim=dim, solver=solver,
                      time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
     else:
         if dim != 1:
             raise SpecError("pure-DP tables are 1-dimensional (--dim 1)")
         grid = list(product(sensitivities, epsilons))
-        dom = IntegerLattice() if domain == "integer" else Continuous()
-        for D, e in grid:
-            Problem(privacy=PureDP(e), cost=parse_cost(cost), sensitivity=D, domain=dom)
+        for D, e in grid:  # validate before forking
+            _problem("pure", cost, D, e, None, 1, domain, target_gap)
         jobs = [dict(cost=cost, sensitivity=D, epsilon=e, domain=domain, solver=solver, time_limit=time_limit,
                      target_gap=target_gap) for D, e in grid]
     if len(jobs) > MAX_ROWS and not force:

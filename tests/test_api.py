@@ -393,7 +393,7 @@ def test_integer_mechanism_normalised_private_and_priced_in_bracket(eps, cost, L
     assert_valid_bracket(r)
     M = delta * int(math.ceil(80 / eps))
     k = np.arange(-M, M + 1)
-    p = r.mechanism.mass(k)
+    p = r.mechanism.law.mass(k)
     assert np.all(p > 0), "a pure-DP law puts positive mass everywhere"
     assert math.isclose(math.fsum(p), 1.0, rel_tol=0, abs_tol=1e-9)
     for exact in (False, True):
@@ -408,7 +408,7 @@ def test_continuous_mechanism_normalised_private_and_priced_in_bracket():
     eps, delta = 1.0, 1.0
     r = solve(eps, "abs", delta, Continuous(8), target_gap=1e-3)
     assert_valid_bracket(r)
-    mech = r.mechanism
+    mech = r.mechanism.law
     W = mech.grid.W
     k = np.arange(-W * 80, W * 80)
     m = mech.mass(k)

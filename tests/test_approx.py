@@ -62,7 +62,7 @@ def test_zero_epsilon_l1_is_uniform(D, delta):
 @pytest.mark.parametrize("eps,delta,D,cost", [(0.5, 0.05, 3, "abs"), (0.2, 0.02, 2, "square"), (1.0, 0.1, 5, "abs")])
 def test_returned_pmf_passes_an_independent_audit(eps, delta, D, cost):
     r = solve(eps, delta, D, cost)
-    m = r.mechanism
+    m = r.mechanism.law
     k = np.arange(m.k_lo, m.k_hi + 1)
     pmf = finite_pmf(k, m.weights / m.total)
     got = delta_curve(pmf, D, [eps])[0]  # every shift 0 < |s| <= Δ, rigorous
@@ -78,7 +78,7 @@ def test_all_shifts_matter():
     solver's pmf must be private for shift 1 as well, and it costs more than a shift-Δ-only LP."""
     eps, delta, D = 0.5, 0.05, 4
     r = solve(eps, delta, D, "abs")
-    m = r.mechanism
+    m = r.mechanism.law
     pmf = finite_pmf(np.arange(m.k_lo, m.k_hi + 1), m.weights / m.total)
     for s in range(1, D + 1):
         assert max(delta_curve(pmf, s, [eps])) <= delta
@@ -122,7 +122,9 @@ def test_d2_pmf_is_private_for_every_shift():
     r = solve(0.5, 0.05, 2, "l2sq", dim=2)
     assert r.certified
     assert r.audit["shifts"] == len(shift_vectors(2, 2, half=False)) == 12  # the digest's count for d = Δ = 2
-    assert r.mechanism is None  # d-D pmfs are not saved yet
+    m = r.mechanism  # the audited pmf on Z^2, a library mechanism with an exact finite-support sampler
+    assert m.dim == 2 and m.sample(5, rng=0).shape == (5, 2)
+    assert m.privacy().notion == "approx" and m.privacy().delta <= 0.05
 
 
 def test_asymmetric_cost_and_symmetry_off():

@@ -181,7 +181,7 @@ def test_d3_delta2_solve_is_certified_and_private():
     assert any("orbit reduction" in c for c in r.claims)
     assert r.audit["passed"] and r.audit["shifts"] == 24
     # an independent check of the saved pmf: every shift, brute force on the padded grid
-    m = r.mechanism_nd
+    m = r.mechanism_dict()
     pts, mass = np.asarray(m["representatives"]), np.asarray(m["mass"])
     R = int(np.abs(pts).max()) + D
     grid = np.zeros((2 * R + 1,) * 3)

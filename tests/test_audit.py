@@ -367,7 +367,7 @@ def test_solve_save_roundtrip(tmp_path):
     path = tmp_path / "solved.json"
     path.write_text(json.dumps(result.to_dict(include_mechanism=True)))
     pmf = load_pmf(path)
-    np.testing.assert_array_equal(pmf.weights, result.mechanism.weights)
+    np.testing.assert_array_equal(pmf.weights, result.mechanism.law.weights)
     payload = audit_file(path, delta, ["1", "0.5"])
     assert payload["epsilon"] is not None and payload["epsilon"] <= eps
     assert payload["delta_at"]["1"] == 0.0 and payload["delta_at"]["0.5"] > 0

@@ -88,7 +88,7 @@ def test_l2_lipschitz_with_l1_cost_is_sandwiched():
     is feasible (E‖X‖₁ = E r · E(|cos θ| + |sin θ|) = (2/ε)(4/π) in 2-D), so the lower end is below its cost."""
     import math
 
-    from optmech.solve_lipschitz import solve_lipschitz
+    from optmech.drive import solve_lipschitz
 
     r = solve_lipschitz(1.0, "l1", dim=2, norm="l2", domain="continuous", resolution=20)
     assert r.certified and r.status == "gap_not_reached" and "l1-Lipschitz relaxation" in r.message

@@ -9,7 +9,7 @@ import pytest
 from optmech.errors import SpecError
 from optmech.problems.lipschitz import audit_chain, build_line, exp_moments, majorant
 from optmech.costs import parse_cost
-from optmech.solve_lipschitz import solve_lipschitz
+from optmech.drive import solve_lipschitz
 
 
 def _ref(r, name):

@@ -204,7 +204,7 @@ def solved():
 
 def test_lattice_pmf_from_solver(solved):
     r = solved["integer"]
-    m = Tabulated.from_law(r.mechanism, epsilon=1.0)
+    m = Tabulated.from_law(r.mechanism.law, epsilon=1.0)
     assert isinstance(m, LatticePMF) and m.lattice
     k = np.arange(-200, 201)
     assert math.fsum(m.pmf(k)) == pytest.approx(1.0, abs=1e-12)
@@ -221,11 +221,11 @@ def test_lattice_pmf_from_solver(solved):
 
 def test_piecewise_density_from_solver(solved):
     r = solved["continuous"]
-    m = Tabulated.from_law(r.mechanism, epsilon=1.0)
+    m = Tabulated.from_law(r.mechanism.law, epsilon=1.0)
     assert isinstance(m, PiecewiseConstantDensity)
     from scipy import integrate
 
-    edges = np.unique(np.concatenate([np.arange(-40, 41) + e for e in r.mechanism.grid.edges]))
+    edges = np.unique(np.concatenate([np.arange(-40, 41) + e for e in r.mechanism.law.grid.edges]))
     total = sum(integrate.quad(m.pdf, a, b)[0] for a, b in zip(edges[:-1], edges[1:]))
     assert total == pytest.approx(1.0, abs=1e-9)
     assert m.cdf(0.0) == pytest.approx(0.5, abs=1e-9)
@@ -239,7 +239,7 @@ def test_piecewise_density_from_solver(solved):
 
 def test_tabulated_round_trip(solved):
     for r in solved.values():
-        m = Tabulated.from_law(r.mechanism, epsilon=1.0)
+        m = Tabulated.from_law(r.mechanism.law, epsilon=1.0)
         d = json.loads(json.dumps(m.to_dict()))
         m2 = Mechanism.from_dict(d)
         assert m2 == m and type(m2) is type(m)

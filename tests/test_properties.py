@@ -267,7 +267,7 @@ def _check_result(r, log) -> None:
 def test_pure_1d_certificates_hold_exactly(problem):
     r, log = _solve(problem)
     _check_result(r, log)
-    check_pure_private(r.mechanism, problem.privacy.epsilon)
+    check_pure_private(r.mechanism.law, problem.privacy.epsilon)
 
 
 @_settings(10)
@@ -275,7 +275,7 @@ def test_pure_1d_certificates_hold_exactly(problem):
 def test_approx_1d_certificates_hold_exactly(problem):
     r, log = _solve(problem)
     _check_result(r, log)
-    check_approx_private(r.mechanism, problem.privacy.epsilon, problem.privacy.delta)
+    check_approx_private(r.mechanism.law, problem.privacy.epsilon, problem.privacy.delta)
 
 
 @_settings(6)
@@ -284,8 +284,9 @@ def test_nd_certificates_hold_exactly(problem):
     r, log = _solve(problem)
     _check_result(r, log)
     delta = getattr(problem.privacy, "delta", 0.0)
-    if r.mechanism_nd and r.mechanism_nd["kind"] == "lattice_pmf_nd":
-        check_nd_private(r.mechanism_nd, problem.privacy.epsilon, delta, int(problem.sensitivity))
+    nd = r.mechanism_dict()
+    if nd and nd["kind"] == "lattice_pmf_nd":
+        check_nd_private(nd, problem.privacy.epsilon, delta, int(problem.sensitivity))
 
 
 @_settings(4)
@@ -293,27 +294,27 @@ def test_nd_certificates_hold_exactly(problem):
        st.integers(1, 3), st.one_of(st.just(0.0), real(0.05, 0.2)))
 def test_wasserstein_certificates_hold_exactly(inp, eps, m, delta):
     from optmech.inputs import parse_input_spec
-    from optmech.solve_wasserstein import solve_wasserstein
+    from optmech.drive import solve_wasserstein
 
     with certify.recording() as log:
         r = solve_wasserstein(parse_input_spec(inp), eps, m, delta=delta)
     _check_result(r, log)
     if delta == 0:
-        check_pure_private(r.mechanism, eps)
+        check_pure_private(r.mechanism.law, eps)
     else:
-        check_approx_private(r.mechanism, eps, delta)
+        check_approx_private(r.mechanism.law, eps, delta)
 
 
 @_settings(3)
 @given(real(0.3, 3.0), st.sampled_from(["square", "abs", "where(x > 0, x**2, abs(x))"]),
        st.sampled_from(["integer", "continuous"]))
 def test_lipschitz_certificates_hold_exactly(eps, cost, domain):
-    from optmech.solve_lipschitz import solve_lipschitz
+    from optmech.drive import solve_lipschitz
 
     with certify.recording() as log:
         r = solve_lipschitz(eps, cost, domain=domain, resolution=20 if domain == "continuous" else None)
     _check_result(r, log)
-    check_lipschitz_private(r.mechanism_nd, eps)
+    check_lipschitz_private(r.mechanism_dict(), eps)
 
 
 def check_lipschitz_private(mech: dict, epsilon: float) -> None:
@@ -355,7 +356,7 @@ def test_exact_checks_reject_broken_certificates_and_pmfs():
     # a pmf with one weight raised to 1.02·e^ε times its neighbour's is refused
     import dataclasses
 
-    mech = r.mechanism
+    mech = r.mechanism.law
     w = mech.weights.copy()
     mid = len(w) // 2
     w[mid] = w[mid + 1] * math.exp(1.0) * 1.02

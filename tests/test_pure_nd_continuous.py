@@ -33,7 +33,8 @@ import optmech
 from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
 from optmech.mechanisms.multidim import laplace_nd_cost, staircase_nd_optimal_cost
 from optmech.problems.pure_nd import build_pure_nd, shell_sizes
-from optmech.solve_pure_nd import setup_for, solve_layered, upper_from_lp
+from optmech.candidate import solve_layered
+from optmech.families.pure_nd import setup_for, upper_from_lp
 from optmech.solvers import solve_lp
 from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
 from test_cli import run_cli
@@ -175,7 +176,7 @@ def test_continuous_linf_l2_are_certified_below_laplace(norm):
         assert r.lower_bound <= ref["l2_laplace"].value
     # V*_norm >= V*_l1 = the staircase, so the upper end is above it
     assert r.upper_bound >= staircase_nd_optimal_cost("l1", eps, 1.0, 2)
-    assert r.mechanism_nd["kind"] == "cell_pmf_nd" and r.mechanism_nd["norm"] == norm
+    assert r.mechanism_dict()["kind"] == "cell_pmf_nd" and r.mechanism_dict()["norm"] == norm
 
 
 @pytest.mark.parametrize("cost", ["l1", "l2sq"])
@@ -313,7 +314,7 @@ def test_weighted_l1_on_the_continuous_domain():
     assert "orbits" not in r.lp["builder"] or r.lp["builder"] == "cells_nd_sign_orbits"
     assert r.lower_bound <= 3 / eps
     assert r.upper_bound >= 3 * staircase_nd_optimal_cost("l1", eps, 1.0, 1) * (1 - REL)
-    mech = r.mechanism_nd
+    mech = r.mechanism_dict()
     if mech["kind"] == "cell_pmf_nd":
         _audit_cells(mech, eps, "l1", 2)
 
@@ -438,9 +439,9 @@ def _check_mechanism(mech: dict, eps: float, norm: str, n: int) -> None:
 
 def test_mechanism_nd_of_continuous_solves():
     eps = 2.0
-    _check_mechanism(solve(eps, 1.0, resolution=2).mechanism_nd, eps, "l1", 2)
-    _check_mechanism(solve(eps, 1.0, norm="linf", resolution=2).mechanism_nd, eps, "linf", 2)
-    _check_mechanism(solve(eps, 1.0, norm="l2", resolution=2).mechanism_nd, eps, "l2", 2)
+    _check_mechanism(solve(eps, 1.0, resolution=2).mechanism_dict(), eps, "l1", 2)
+    _check_mechanism(solve(eps, 1.0, norm="linf", resolution=2).mechanism_dict(), eps, "linf", 2)
+    _check_mechanism(solve(eps, 1.0, norm="l2", resolution=2).mechanism_dict(), eps, "l2", 2)
 
 
 def test_cli_save_continuous_mechanism(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 from optmech.errors import SpecError
 from optmech.inputs import input_from_arrays, parse_input_spec, read_input_pmf
 from optmech.problems.wasserstein import build_wasserstein, w1_of_mechanism, w1_of_pmf
-from optmech.solve_wasserstein import solve_wasserstein, staircase_mechanism
+from optmech.drive import solve_wasserstein
+from optmech.families.wasserstein import staircase_mechanism
 
 
 def _ref(res, name):

@@ -120,11 +120,14 @@ class Tabulated(Mechanism):
     law : LatticeMechanism
     epsilon : float, optional
         The privacy target it was built for (informational; :meth:`privacy` audits the law).
+    delta : float, optional
+        For an (ε, δ)-DP solver output (finite support): :meth:`privacy` then audits the
+        hockey-stick divergence at ε for every shift up to the sensitivity.
     """
 
     symmetric = False
 
-    def __init__(self, law: LatticeMechanism, epsilon: float | None = None) -> None:
+    def __init__(self, law: LatticeMechanism, epsilon: float | None = None, delta: float = 0.0) -> None:
         if (law.grid.kind == "integer") != self.lattice:
             raise SpecError(f"{type(self).__name__} needs a {'lattice' if self.lattice else 'cell'} law")
         self.law = law
@@ -133,6 +136,7 @@ class Tabulated(Mechanism):
         if not law.total > 0:
             raise SpecError("the mechanism has no mass")
         self._epsilon = math.nan if epsilon is None else float(epsilon)
+        self._delta = float(delta)
         self._sensitivity = int(law.grid.period) if self.lattice else float(law.grid.period)
         W = law.grid.W
         k = np.arange(law.k_lo, law.k_hi + 1)
@@ -147,9 +151,9 @@ class Tabulated(Mechanism):
         self._W = W
 
     @classmethod
-    def from_law(cls, law: LatticeMechanism, epsilon: float | None = None) -> "Tabulated":
+    def from_law(cls, law: LatticeMechanism, epsilon: float | None = None, delta: float = 0.0) -> "Tabulated":
         target = LatticePMF if law.grid.kind == "integer" else PiecewiseConstantDensity
-        return target(law, epsilon)
+        return target(law, epsilon, delta)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -159,13 +163,15 @@ class Tabulated(Mechanism):
         d = {"name": self.name, **lattice_mechanism_to_dict(self.law)}
         if math.isfinite(self._epsilon):
             d["epsilon"] = self._epsilon
+        if self._delta > 0:
+            d["delta"] = self._delta
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Tabulated":
         law = lattice_mechanism_from_dict(d)
         eps = d.get("epsilon")
-        return cls.from_law(law, None if eps is None else float(eps))
+        return cls.from_law(law, None if eps is None else float(eps), float(d.get("delta", 0.0)))
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.to_dict() == other.to_dict()
@@ -177,7 +183,17 @@ class Tabulated(Mechanism):
         return f"{type(self).__name__}(window=[{self.law.k_lo}, {self.law.k_hi}], steps_per_period={self._W}, beta={self.law.beta:.6g})"
 
     def privacy(self) -> Privacy:
-        """Pure ε-DP with the audited ε (outward-rounded), for sensitivity Δ = one period."""
+        """Pure ε-DP with the audited ε (outward-rounded), for sensitivity Δ = one period; for an
+        (ε, δ) output, (ε, δ')-DP with δ' the largest audited hockey-stick divergence over the shifts."""
+        if self._delta > 0 and self.law.beta == 0.0 and self.lattice:
+            from optmech.audit import hockey_stick_array
+
+            D = int(self._sensitivity)
+            shifts = np.array([[s] for s in range(-D, D + 1) if s != 0])
+            real = float(hockey_stick_array(self._mass, shifts, self._epsilon).max())
+            return Privacy("approx", self._epsilon, real, self._sensitivity, "abs",
+                           "audited: hockey-stick divergence at epsilon for every shift 0 < |s| <= sensitivity "
+                           "(outward-rounded), finite support")
         target = self._epsilon if math.isfinite(self._epsilon) else 1.0
         a = audit_mechanism(self.law, target)
         return Privacy("pure", a.realised_epsilon, 0.0, self._sensitivity, "abs",
@@ -346,7 +362,7 @@ class PiecewiseConstantDensity(Tabulated):
     lattice = False
 
 
-#: ``kind`` values of the d-D solver mechanisms (``solve_pure_nd._mechanism_nd``, ``solve_approx``).
+#: ``kind`` values of the d-D solver mechanisms (``optmech.families.pure_nd``, ``optmech.families.approx``).
 ND_KINDS = ("lattice_pmf_nd", "cell_pmf_nd", "l1_shell_density_nd")
 
 

@@ -16,7 +16,7 @@ their own; one "far" variable holds the mass outside B and is priced at the mini
 outside B.  Any (ε, δ)-DP law on ℤ^d maps to a feasible point of no larger cost: its masses on B,
 its mass outside B, and t_{v,x} = (p(x) − e^ε p(x+v))_+, whose sum over the inner points is at most
 its full hockey-stick sum.  The LP's primal, restricted to B and audited exactly
-(:mod:`optmech.audit`), gives the upper bound (see :mod:`optmech.solve_approx`).
+(:mod:`optmech.audit`), gives the upper bound (see :mod:`optmech.families.approx`).
 
 Symmetry (``symmetry="auto"``; ``"off"`` builds the unreduced LP).  Let G be a group of maps of ℤ^d
 that fix 0, map the shift set S = {0 < ‖v‖₁ <= Δ}, the box B and the inner box I onto themselves

@@ -31,7 +31,7 @@ points than the cube), the cube [−R, R]^d (otherwise), or the shells k <= R.  
 pair inside C are kept, and one far-mass variable is priced at the cost's minimum outside C.  Any
 ε-DP law maps to a feasible point of no larger cost, so the repaired dual is a certified lower
 bound.  On the upper side the far variable is fixed at 0; that LP only proposes a mechanism, which
-:mod:`optmech.solve_pure_nd` extends to all of ℤ^d and audits.
+:mod:`optmech.families.pure_nd` extends to all of ℤ^d and audits.
 
 Compact constraints.  The set of shifts a row must
 cover is written as a Minkowski sum of small step sets, each containing 0 ("layers"): ℓ1 = Δ

@@ -1,5 +1,5 @@
-"""``optmech.solve`` for pure ε-DP in d dimensions: LPs of :mod:`optmech.problems.pure_nd` →
-certificates → Result.
+"""The pure ε-DP family in d dimensions: LPs of :mod:`optmech.problems.pure_nd` → certificates
+(the loop is :func:`optmech.drive.run`).
 
 Lower bound: the repaired dual of the relaxation (lattice points, or cells priced at their
 minimum cost), as in 1-D.
@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from optmech.certify import PRIVACY_MARGIN, BestBracket, dual_lower_bound
-from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
+from optmech.certify import PRIVACY_MARGIN
+from optmech.errors import SolveFailed, SpecError
+from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
-from optmech.result import Result, ReferenceValue, solver_info
-
-BYTES_PER_NNZ, BYTES_PER_COL = 160, 200
+from optmech.result import ReferenceValue
 #: Cells per Δ on the continuous domain in d > 1 when none is given.
 DEFAULT_RESOLUTION = {2: 4}
 #: Truncation target on the continuous domain, where the discretisation's gap is O(1/n), percents.
@@ -289,7 +288,8 @@ def _radius(s: _Setup) -> int:
     return R
 
 
-def _check_size(s: _Setup, R: int, budget: float) -> None:
+def lp_bytes(s: _Setup, R: int) -> tuple[float, int]:
+    """(estimated peak bytes, variables) of the LP on the domain of half-width R."""
     steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells, shells=s.layered)
     if s.layered:
         n = R + 1
@@ -302,110 +302,147 @@ def _check_size(s: _Setup, R: int, budget: float) -> None:
             n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
     per = sum(len(t) for t in steps) if len(steps) > 1 else len(steps[0])
     nnz = n * (2 * per + 3)
-    need = BYTES_PER_NNZ * nnz + BYTES_PER_COL * n * (len(steps) + 1)
-    if need > budget:
+    return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * n * (len(steps) + 1), n
+
+
+# -- the family ------------------------------------------------------------------------------------
+class PureNDFamily:
+    """Pure ε-DP on ℤ^d or ℝ^d (cells), or the ℓ1-layer (shell) LP with ``layered=True``.
+
+    Sizes are the domain's half-width R (lattice units), grown by half (whole multiples of the
+    sensitivity) while the gap is not the discretisation's.  On the continuous domain each step
+    also solves the cell restriction LP for its upper bound, unless the thin-shell layered LP
+    (solved once, first) already gives a certified, tighter one.
+    """
+
+    name = "pure_nd"
+    max_steps = 6
+
+    def __init__(self, problem, ctx, *, layered: bool = False) -> None:
+        self.problem, self.ctx = problem, ctx
+        self.s = setup_for(problem, layered=layered)
+        self.fine: _Upper | None = None
+        self.prev_gap = math.inf
+
+    def initial_uppers(self) -> list:
+        if self.s.cells:
+            need, _ = lp_bytes(self.s, _radius(self.s))
+            if need <= memory_budget():
+                self.fine = _fine_layered_upper(self.s, self.ctx)
+        return [self.fine] if self.fine is not None and self.fine.certified else []
+
+    def start(self) -> int:
+        return _radius(self.s)
+
+    def estimate_bytes(self, R: int) -> float:
+        return lp_bytes(self.s, R)[0]
+
+    def size_message(self, R: int, need: float, budget: float) -> str:
+        s = self.s
         what = "shell" if s.layered else "cell" if s.cells else "lattice"
-        raise ProblemTooLarge(
-            f"the {s.d}-dimensional {what} LP needs about {need / 2**30:.1f} GiB ({n} variables on the domain of half-width "
-            f"{R}); the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, lower the sensitivity, "
-            "resolution or dimension, or set OPTMECH_MAX_MEMORY_GB"
-        )
+        return (f"the {s.d}-dimensional {what} LP needs about {need / 2**30:.1f} GiB ({lp_bytes(s, R)[1]} variables on the "
+                f"domain of half-width {R}); the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, "
+                "lower the sensitivity, resolution or dimension, or set OPTMECH_MAX_MEMORY_GB")
 
+    def build(self, R: int) -> Built:
+        alp = self.s.build(R, "lower")
+        return Built(alp.lp, {"half_width": R}, alp, alp.variant)
 
-# -- the solve loop -------------------------------------------------------------------------------
-@dataclass
-class _Loop:
-    best: BestBracket
-    history: list
-    last: tuple  # (lower PureNDLP, raw)
-    status: str
-    message: str
-    t0: float
+    lower = staticmethod(default_lower)
 
+    def upper(self, built: Built, raw) -> _Upper:
+        s = self.s
+        if s.cells and self.fine is not None and self.fine.certified:
+            return self.fine
+        if s.cells:
+            ulp = s.build(built.model.support.R, "upper")
+            uraw = self.ctx.solve_lp(ulp.lp)
+            return upper_from_lp(ulp, uraw.x, s)
+        return upper_from_lp(built.model, raw.x, s)
 
-def _refine(s: _Setup, profile, time_limit: float, max_refinements: int, t0: float) -> _Loop:
-    """Solve on growing domains until the certified gap meets the target (or stops improving)."""
-    from optmech.budget import memory_budget
-    from optmech.solvers import solve_lp
+    def extra_uppers(self, step: Step) -> list:
+        return []
 
-    R = _radius(s)
-    budget = memory_budget()
-    _check_size(s, R, budget)
-    best = BestBracket()
-    history: list[dict] = []
-    last = None
-    status, message = "gap_not_reached", ""
-    fine = _fine_layered_upper(s, profile, time_limit, t0) if s.cells else None
+    def diagnostics(self, built: Built, raw, upper) -> dict:
+        return {"far_mass": built.model.far_mass(raw.x), "tail_mass_bound": upper.tail_mass}
 
-    def remaining() -> float:
-        return max(1.0, time_limit - (time.perf_counter() - t0))
-
-    for it in range(max_refinements):
-        alp = s.build(R, "lower")
-        try:
-            raw = solve_lp(alp.lp, profile, time_limit=remaining())
-            lo = dual_lower_bound(alp.lp, raw.row_dual, raw.objective)
-            if s.cells and fine is not None and fine.certified:
-                up = fine
-            elif s.cells:
-                ulp = s.build(R, "upper")
-                uraw = solve_lp(ulp.lp, profile, time_limit=remaining())
-                up = upper_from_lp(ulp, uraw.x, s)
-            else:
-                up = upper_from_lp(alp, raw.x, s)
-        except SolveFailed as exc:
-            if last is None:
-                raise
-            message = f"refinement stopped: {exc}"
-            break
-        last = (alp, raw)
-        gap = best.update(lo, up)
-        far = alp.far_mass(raw.x)
-        history.append({"iteration": it, "half_width": R, "lp": alp.lp.size(), "solver_objective": raw.objective,
-                        "lower_bound": lo.value, "upper_bound": up.value, "upper_certified": up.certified,
-                        "far_mass": far, "tail_mass_bound": up.tail_mass, "relative_gap": gap,
-                        "seconds": time.perf_counter() - t0})
-        if gap <= s.gap:
-            status, message = "optimal", f"certified relative gap {gap:.3g} <= target {s.gap:g}"
-            break
+    def grow(self, step: Step, best) -> int | Stop:
+        s, alp, gap = self.s, step.built.model, step.gap
+        far, up = step.diagnostics["far_mass"], step.upper
+        prev, self.prev_gap = self.prev_gap, gap
         if s.cells and far < 1e-3 * gap and up.tail_mass < 1e-3 * gap and up.certified:
-            message = (f"the remaining gap is the discretisation at resolution {s.n_lat} (truncation is negligible): "
-                       "raise --resolution to shrink it")
-            break
-        elapsed = time.perf_counter() - t0
-        if elapsed > 0.5 * time_limit or elapsed + 8.0 * raw.seconds > time_limit:
-            message = "time limit reached before the target gap"
-            break
+            return Stop(f"the remaining gap is the discretisation at resolution {s.n_lat} (truncation is negligible): "
+                        "raise --resolution to shrink it")
         if far > 0.5 and alp.lp.c[alp.lp.col_blocks["far"].start] <= 0.0:
-            message = (f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
-                       "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
-                       "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
-            break
-        if len(history) >= 2 and gap > 0.5 * history[-2]["relative_gap"]:
-            message = "a larger domain does not help: the remaining gap is the solver's accuracy"
-            break
-        newR = int(math.ceil(1.5 * R / s.n_lat)) * s.n_lat
-        try:
-            _check_size(s, newR, budget)
-        except ProblemTooLarge:
-            message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
-            break
-        R = newR
-    else:
-        message = f"no convergence within {max_refinements} refinements"
-    assert last is not None
-    status, message = best.outcome(status, message)
-    return _Loop(best, history, last, status, message, t0)
+            return Stop(f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
+                        "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
+                        "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
+        if step.iteration >= 1 and gap > 0.5 * prev:
+            return Stop("a larger domain does not help: the remaining gap is the solver's accuracy")
+        return int(math.ceil(1.5 * alp.support.R / s.n_lat)) * s.n_lat
+
+    def references(self, lower: float, upper: float) -> list[ReferenceValue]:
+        return _references(self.problem, self.s, lower, upper)
+
+    def report(self, best, last: Step | None, status: str) -> dict:
+        from optmech.mechanisms.solved import mechanism_from_solver_dict
+
+        s, alp = self.s, last.built.model
+        best_up = best.upper
+        dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
+        where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")
+        if s.cells:
+            claims = [
+                f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of any "
+                f"epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at the "
+                f"cost's minimum over it, every pair inside the {where} (unit-step recursion), the mass outside priced at "
+                "the cost's minimum there (a relaxation)",
+                (f"upper bound: the {best_up.note}, extended with a closed-form tail bound" if best_up is not None and
+                 "shells" in best_up.note else
+                 "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball "
+                 "connects (l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest "
+                 "beta-majorant, extended with a closed-form tail bound, audited"),
+            ]
+        else:
+            claims = [
+                f"pure epsilon-DP on Z^{s.d}, sensitivity {int(s.delta)} in the {s.norm} norm: every pair inside the "
+                f"{where} (unit-step recursion), the mass outside priced at the cost's minimum there (a relaxation)",
+                "upper bound: smallest beta-majorant of the LP's masses, extended to Z^d with a closed-form tail bound",
+            ]
+        group = getattr(alp.support, "group", "none")
+        if group != "none":
+            name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
+            claims.append(f"{name} symmetry: one variable per orbit (the cost"
+                          + (" was proven invariant at every point or cell of the LP's domain by exact comparison of "
+                             "its enclosures, which is all the relaxation uses" if s.cost.kind == "expr" else
+                             " and the norm are invariant by construction")
+                          + "; averaging a mechanism over the group keeps the relaxation's value, so a group-invariant "
+                            "optimum exists)")
+        lp_info = {"orbits": len(alp.support.reps)}
+        if s.cells:
+            lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
+        mech = None
+        if best_up is not None:
+            beta = math.exp(-s.eps + min(PRIVACY_MARGIN, s.eps * 1e-3))
+            mech = mechanism_from_solver_dict(_mechanism_nd(best_up, alp, s) | {"epsilon": s.eps, "beta": beta})
+        return {
+            "mechanism": mech, "lp": lp_info, "claims": claims,
+            "audit": {"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": s.eps,
+                      "passed": bool(best_up and best_up.certified),
+                      "method": "majorant fixed point on the domain, outward-rounded",
+                      "tail_mass_bound": best_up.tail_mass if best_up else None},
+            "truncation": {"half_width": alp.support.R, "dim": s.d, "norm": s.norm,
+                           "lower_bound": "relaxation: in-domain pairs, far mass at the minimum cost outside",
+                           "upper_bound": "beta-majorant of the domain's masses with geometric tails outside"},
+        }
 
 
-def _fine_layered_upper(s: _Setup, profile, time_limit: float, t0: float) -> _Upper | None:
+def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
     """On the continuous domain with ℓ1 sensitivity and an ℓ1-shell-priced cost (l1, l2sq): the best
     nonincreasing density constant on thin ℓ1 shells (LAYERED_SHELLS per Δ; a restriction of the
     layered LP with 2 rows per shell) is an exactly ε-DP, audited upper bound, far tighter than the
     cell restriction and cheaper; None where it does not apply."""
     import dataclasses
-
-    from optmech.solvers import solve_lp
 
     if s.norm != "l1" or s.cost.kind not in ("l1", "l2sq") or s.layered:
         return None
@@ -413,108 +450,12 @@ def _fine_layered_upper(s: _Setup, profile, time_limit: float, t0: float) -> _Up
                             gap=min(s.gap, 1e-9))
     ulp = f.build(_radius(f), "upper")
     try:
-        raw = solve_lp(ulp.lp, profile, time_limit=max(1.0, 0.25 * (time_limit - (time.perf_counter() - t0))))
+        raw = ctx.solve_lp(ulp.lp, share=0.25)
     except SolveFailed:
         return None  # an optional, tighter upper bound: the cell restriction remains
     up = upper_from_lp(ulp, raw.x, f)
     up.note = f"best nonincreasing density constant on l1 shells of width {f.h:g} (layered LP), audited"
     return up
-
-
-def solve_pure_nd(problem, *, solver: str = "default", time_limit: float | None = None, max_refinements: int = 6) -> Result:
-    """Certified bracket for pure ε-DP in d dimensions (see the module docstring)."""
-    from optmech.budget import DEFAULT_TIME_LIMIT
-    from optmech.solvers import load_profile
-
-    t0 = time.perf_counter()
-    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    profile = load_profile(solver)
-    s = setup_for(problem)
-    loop = _refine(s, profile, time_limit, max_refinements, t0)
-    best, (alp, raw) = loop.best, loop.last
-    lo_cert, best_up = best.lower_certificate, best.upper
-    up_value = best.upper_value
-    refs = _references(problem, s, best.lower, up_value)
-    dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
-    where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")
-    if s.cells:
-        claims = [
-            f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of any "
-            f"epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at the cost's "
-            f"minimum over it, every pair inside the {where} (unit-step recursion), the mass outside priced at the cost's "
-            "minimum there (a relaxation)",
-            (f"upper bound: the {best_up.note}, extended with a closed-form tail bound" if best_up is not None and
-             "shells" in best_up.note else
-             "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball connects "
-             "(l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest beta-majorant, "
-             "extended with a closed-form tail bound, audited"),
-        ]
-    else:
-        claims = [
-            f"pure epsilon-DP on Z^{s.d}, sensitivity {int(s.delta)} in the {s.norm} norm: every pair inside the {where} "
-            "(unit-step recursion), the mass outside priced at the cost's minimum there (a relaxation)",
-            "upper bound: smallest beta-majorant of the LP's masses, extended to Z^d with a closed-form tail bound",
-        ]
-    group = getattr(alp.support, "group", "none")
-    if group != "none":
-        name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
-        claims.append(f"{name} symmetry: one variable per orbit (the cost"
-                      + (" was proven invariant at every point or cell of the LP's domain by exact comparison of its "
-                         "enclosures, which is all the relaxation uses" if s.cost.kind == "expr" else
-                         " and the norm are invariant by construction")
-                      + "; averaging a mechanism over the group keeps the relaxation's value, so a group-invariant "
-                        "optimum exists)")
-    lp_info = alp.lp.size() | {"solver": raw.backend, "builder": alp.variant, "orbits": len(alp.support.reps)}
-    if s.cells:
-        lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
-    return Result(
-        problem=problem.to_dict(), lower_bound=best.lower, upper_bound=up_value, certified=best.certified,
-        status=loop.status, message=loop.message, seconds=time.perf_counter() - t0, references=refs,
-        lp=lp_info, solver=solver_info(raw, load_profile(solver)), mechanism=None,
-        mechanism_nd=_mechanism_nd(best_up, alp, s) if best_up is not None else None,
-        audit={"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": s.eps,
-               "passed": bool(best_up and best_up.certified), "method": "majorant fixed point on the domain, outward-rounded",
-               "tail_mass_bound": best_up.tail_mass if best_up else None,
-               "lower_bound_clipped_rows": lo_cert.clipped_rows if lo_cert else None,
-               "lower_bound_error_term": lo_cert.error_term if lo_cert else None},
-        truncation={"half_width": alp.support.R, "dim": s.d, "norm": s.norm,
-                    "lower_bound": "relaxation: in-domain pairs, far mass at the minimum cost outside",
-                    "upper_bound": "beta-majorant of the domain's masses with geometric tails outside"},
-        history=loop.history, claims=claims,
-    )
-
-
-@dataclass(frozen=True)
-class LayeredBracket:
-    """The best layered (ℓ1-shell) mechanism: its certified bracket and the audited mechanism."""
-
-    lower: float
-    upper: float
-    certified: bool
-    status: str
-    message: str
-    shells: int
-    masses: np.ndarray | None  # per point of each shell (lattice) or per unit h^d (continuous)
-    cell_width: float
-    seconds: float
-
-
-def solve_layered(problem, *, solver: str = "default", time_limit: float | None = None) -> LayeredBracket:
-    """The ℓ1-layer LP [Geng13, §3.2]: the best layered mechanism, certified both ways.
-
-    Its upper end is the exact, audited cost of a layered ε-DP mechanism, hence an upper bound on
-    the problem's optimum; the lower end bounds every layered mechanism (not V* itself).
-    """
-    from optmech.budget import DEFAULT_TIME_LIMIT
-    from optmech.solvers import load_profile
-
-    t0 = time.perf_counter()
-    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
-    s = setup_for(problem, layered=True)
-    loop = _refine(s, load_profile(solver), time_limit, 6, t0)
-    up = loop.best.upper
-    return LayeredBracket(loop.best.lower, loop.best.upper_value, loop.best.certified, loop.status, loop.message,
-                          loop.last[0].support.R + 1, up.masses if up is not None else None, s.h, time.perf_counter() - t0)
 
 
 def _mechanism_nd(up: _Upper, alp: PureNDLP, s: _Setup) -> dict:

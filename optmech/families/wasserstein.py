@@ -1,6 +1,6 @@
-r"""Optimal lattice noise for the W1 utility of [QHFL22, §IV-C]: certified bracket.
+r"""The Wasserstein family: optimal lattice noise for the W1 utility of [QHFL22, §IV-C].
 
-``solve_wasserstein(input_pmf, epsilon, m)`` minimises W1(X, X + θ) (or the paper's surrogate P2,
+``optmech.solve(Problem(privacy, objective=Wasserstein(input_pmf), sensitivity=m, domain=IntegerLattice()))`` minimises W1(X, X + θ) (or the paper's surrogate P2,
 which is E|θ| [derived]) over noise θ on ℤ that is ε-DP (δ = 0) or
 (ε, δ)-DP for integer sensitivity m.
 
@@ -32,21 +32,19 @@ never ε-DP).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
 from optmech.audit import hockey_stick_array, realised_epsilon
-from optmech.certify import BestBracket, LatticeMechanism, dual_lower_bound, repaired_mechanism
-from optmech.errors import SolveFailed, SpecError
+from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
+from optmech.certify import LatticeMechanism, repaired_mechanism
+from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.inputs import InputPMF
 from optmech.problems.lattice import Grid1D
-from optmech.problems.wasserstein import UTILITIES, build_wasserstein, mechanism_total, w1_of_mechanism, w1_of_pmf
-from optmech.result import ReferenceValue, Result, solver_info
+from optmech.problems.wasserstein import build_wasserstein, mechanism_total, w1_of_mechanism, w1_of_pmf
+from optmech.result import ReferenceValue
 
-__all__ = ["solve_wasserstein", "staircase_mechanism", "wasserstein_references", "UpperW1"]
-
-DEFAULT_TIME_LIMIT = 300.0
+__all__ = ["WassersteinFamily", "staircase_mechanism", "wasserstein_references", "UpperW1"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -123,7 +121,7 @@ def _upper_pure(inp, utility, p_window, K, epsilon, m) -> UpperW1:
 
 
 def _upper_approx(inp, utility, p_window, K, epsilon, delta, m) -> UpperW1:
-    from optmech.solve_approx import repair_delta
+    from optmech.families.approx import repair_delta
 
     p = np.where(np.isfinite(p_window), np.maximum(p_window, 0.0), 0.0)
     p = p / math.fsum(p)
@@ -211,154 +209,122 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
 # ------------------------------------------------------------------------------------------------
 # the loop
 # ------------------------------------------------------------------------------------------------
-def _check(epsilon, m, delta, utility, target_gap):
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not (math.isfinite(epsilon) and epsilon > 0):
-        raise SpecError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise SpecError(f"sensitivity m must be an integer >= 1, got {m!r}")
-    if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
-        raise SpecError(f"delta must be in [0, 1), got {delta!r}")
-    if utility not in UTILITIES:
-        raise SpecError(f"utility must be one of {', '.join(UTILITIES)}, got {utility!r}")
-    if not (isinstance(target_gap, (int, float)) and target_gap > 0):
-        raise SpecError(f"target_gap must be > 0, got {target_gap!r}")
-
-
 def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float) -> int:
     """K >= width + m, with tail e^{−εK/m} far below the target."""
     L = math.log(1.0 / target_gap) + 8.0
     return int(max(inp.hi - inp.lo + m, math.ceil(m * L / epsilon)) + (inp.hi - inp.lo) + m)
 
 
-def solve_wasserstein(
-    input_pmf: InputPMF,
-    epsilon: float,
-    sensitivity_m: int,
-    *,
-    delta: float = 0.0,
-    utility: str = "wasserstein",
-    target_gap: float = 1e-6,
-    time_limit: float | None = None,
-    solver: str = "default",
-    max_refinements: int = 4,
-    half_width: int | None = None,
-) -> Result:
-    """Certified bracket on min W1(X, X + θ) (or E|θ| for ``utility="surrogate"``)."""
-    from optmech.solvers import load_profile, solve_lp
+class WassersteinFamily:
+    """The W1 (or surrogate E|θ|) objective on ℤ [QHFL22, §IV-C], pure or (ε, δ)-DP.
 
-    if not isinstance(input_pmf, InputPMF):
-        raise SpecError(f"input_pmf must be an InputPMF (see optmech.inputs), got {type(input_pmf).__name__}")
-    epsilon = float(epsilon) if isinstance(epsilon, (int, np.floating)) and not isinstance(epsilon, bool) else epsilon
-    delta = float(delta)
-    m = int(sensitivity_m) if isinstance(sensitivity_m, (int, np.integer)) and not isinstance(sensitivity_m, bool) else sensitivity_m
-    _check(epsilon, m, delta, utility, target_gap)
-    t0 = time.perf_counter()
-    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    profile = load_profile(solver)
-    K = half_width if half_width is not None else initial_half_width(input_pmf, epsilon, m, target_gap)
-    K = max(K, input_pmf.hi - input_pmf.lo + m)
+    Sizes are the window half-width K, doubled while the relaxation parks mass near the edges or
+    beyond them.
+    """
 
-    best = BestBracket()
-    history: list[dict] = []
-    last = None
-    status, message = "gap_not_reached", ""
-    for it in range(max_refinements):
-        wl = build_wasserstein(input_pmf, epsilon, m, K, delta=delta, utility=utility)
-        remaining = max(1.0, time_limit - (time.perf_counter() - t0))
-        try:
-            raw = solve_lp(wl.lp, profile, time_limit=remaining)
-        except SolveFailed as exc:
-            if last is None:
-                raise
-            message = f"refinement stopped: {exc}"
-            break
-        last = (wl, raw)
-        lo = dual_lower_bound(wl.lp, raw.row_dual, raw.objective)
-        p = wl.window_masses(raw.x)
+    name = "wasserstein"
+    max_steps = 4
+
+    def __init__(self, problem, ctx) -> None:
+        self.problem, self.ctx = problem, ctx
+        self.inp = problem.objective.input
+        self.utility = problem.objective.name
+        self.eps, self.delta, self.m = problem.epsilon, problem.delta, int(problem.sensitivity)
+
+    def initial_uppers(self) -> list:
+        return []
+
+    def start(self) -> int:
+        K = initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap)
+        return max(K, self.inp.hi - self.inp.lo + self.m)
+
+    def estimate_bytes(self, K: int) -> float:
+        N = 2 * K + 1
+        return BYTES_PER_NNZ * (4 * N * self.m + 8 * N) + BYTES_PER_LINE * (2 * N * self.m + 4 * N)
+
+    def size_message(self, K: int, need: float, budget: float) -> str:
+        return (f"the W1 LP needs about {need / 2**30:.1f} GiB (window half-width {K}, m = {self.m}); the limit is "
+                f"{budget / 2**30:.1f} GiB: lower the sensitivity, raise epsilon, or set OPTMECH_MAX_MEMORY_GB")
+
+    def build(self, K: int) -> Built:
+        wl = build_wasserstein(self.inp, self.eps, self.m, K, delta=self.delta, utility=self.utility)
+        return Built(wl.lp, {"half_width": K}, wl, "wasserstein")
+
+    lower = staticmethod(default_lower)
+
+    def upper(self, built: Built, raw) -> UpperW1:
+        p = built.model.window_masses(raw.x)
+        K = built.model.K
+        if self.delta == 0:
+            return _upper_pure(self.inp, self.utility, p, K, self.eps, self.m)
+        return _upper_approx(self.inp, self.utility, p, K, self.eps, self.delta, self.m)
+
+    def extra_uppers(self, step: Step) -> list:
+        return []
+
+    def diagnostics(self, built: Built, raw, upper) -> dict:
+        p = built.model.window_masses(raw.x)
+        m = self.m
+        return {"far_mass": built.model.far_mass(raw.x), "edge_mass": float(np.sum(p[:m]) + np.sum(p[-m:]))}
+
+    def grow(self, step: Step, best) -> int | Stop:
+        dg = step.diagnostics
+        if dg["far_mass"] + dg["edge_mass"] <= 1e-3 * self.problem.target_gap and step.iteration >= 1:
+            return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
+        return 2 * step.built.model.K
+
+    def references(self, lower: float, upper: float) -> list[ReferenceValue]:
+        refs, self._staircase_family = wasserstein_references(self.inp, self.eps, self.m, self.delta, self.utility,
+                                                              lower, upper)
+        return refs
+
+    def report(self, best, last: Step | None, status: str) -> dict:
+        from optmech.mechanisms.tabulated import Tabulated
+
+        eps, m, delta, utility = self.eps, self.m, self.delta, self.utility
+        wl = last.built.model
+        up = best.upper
+        refs, family = wasserstein_references(self.inp, eps, m, delta, utility, best.lower, best.upper_value)
+        structure = None
+        if up is not None and delta == 0:
+            r_best = refs[0].parameters["r"]
+            st = staircase_mechanism(eps, m, r_best)
+            k = np.arange(-wl.K, wl.K + 1)
+            diff = float(np.max(np.abs(up.mechanism.mass(k) - st.mass(k))))
+            structure = {"nearest_staircase_r": r_best, "max_abs_mass_difference": diff}
+        claims = [
+            "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
+            "[derived]; [QHFL22, §IV-C] calls it non-convex",
+            "lower bound: relaxation on the window -K..K with far masses; out-of-range W1 terms replaced by valid "
+            "linear lower bounds (see optmech.problems.wasserstein)",
+        ]
         if delta == 0:
-            up = _upper_pure(input_pmf, utility, p, K, epsilon, m)
+            claims.append("upper bound: majorant-repaired window with geometric tails, epsilon audited over all of Z for "
+                          "every shift 1..m; W1 summed exactly on the window and enough tail periods, remainder bounded")
         else:
-            up = _upper_approx(input_pmf, utility, p, K, epsilon, delta, m)
-        gap = best.update(lo, up)
-        far = wl.far_mass(raw.x)
-        edge = float(np.sum(p[:m]) + np.sum(p[-m:]))
-        history.append({"iteration": it, "half_width": K, "lp": wl.lp.size(), "solver_objective": raw.objective,
-                        "lower_bound": lo.value, "upper_bound": up.value, "upper_certified": up.certified,
-                        "far_mass": far, "edge_mass": edge, "relative_gap": gap,
-                        "seconds": time.perf_counter() - t0})
-        if gap <= target_gap:
-            status, message = "optimal", f"certified relative gap {gap:.3g} <= target {target_gap:g}"
-            break
-        elapsed = time.perf_counter() - t0
-        if elapsed > 0.5 * time_limit or elapsed + 6.0 * raw.seconds > time_limit:
-            message = "time limit reached before the target gap"
-            break
-        if far + edge <= 1e-3 * target_gap and len(history) >= 2:
-            message = "a wider window does not help: the remaining gap is the solver's accuracy"
-            break
-        K *= 2
-    else:
-        message = message or f"no convergence within {max_refinements} refinements"
-
-    assert last is not None
-    wl, raw = last
-    status, message = best.outcome(status, message)
-    up = best.upper
-    up_value = up.value if up is not None else math.inf
-    refs, family = wasserstein_references(input_pmf, epsilon, m, delta, utility, best.lower, up_value)
-    structure = None
-    if up is not None and delta == 0:
-        r_best = refs[0].parameters["r"]
-        st = staircase_mechanism(epsilon, m, r_best)
-        k = np.arange(-wl.K, wl.K + 1)
-        diff = float(np.max(np.abs(up.mechanism.mass(k) - st.mass(k))))
-        structure = {"nearest_staircase_r": r_best, "max_abs_mass_difference": diff}
-    lo_cert = best.lower_certificate
-    claims = [
-        "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
-        "[derived]; [QHFL22, §IV-C] calls it non-convex",
-        "lower bound: relaxation on the window -K..K with far masses; out-of-range W1 terms replaced by valid linear "
-        "lower bounds (see optmech.problems.wasserstein)",
-    ]
-    if delta == 0:
-        claims.append("upper bound: majorant-repaired window with geometric tails, epsilon audited over all of Z for "
-                      "every shift 1..m; W1 summed exactly on the window and enough tail periods, remainder bounded")
-    else:
-        claims.append("upper bound: the LP's finite pmf, hockey-stick delta audited for every shift 0 < |s| <= m"
-                      + (f" (mixed at weight {up.mixed:.3g} with a delta/2 law)" if up is not None and up.mixed else ""))
-    if utility == "surrogate":
-        claims.append("surrogate P2 of [QHFL22] equals E|theta| for every input [derived]")
-    return Result(
-        problem={"kind": "wasserstein", "privacy": "approx" if delta > 0 else "pure", "domain": "integer",
-                 "input": input_pmf.to_dict(), "epsilon": epsilon, "sensitivity": m,
-                 "delta": delta, "utility": utility, "target_gap": target_gap},
-        lower_bound=best.lower,
-        upper_bound=up_value,
-        certified=best.certified,
-        status=status,
-        message=message,
-        seconds=time.perf_counter() - t0,
-        references=refs,
-        lp=wl.lp.size() | {"solver": raw.backend, "builder": "wasserstein"},
-        solver=solver_info(raw, profile),
-        mechanism=up.mechanism if up is not None else None,
-        audit={
-            "realised_epsilon": up.realised_epsilon if up else None,
-            "realised_delta": up.realised_delta if up else None,
-            "target_epsilon": epsilon,
-            "target_delta": delta,
-            "passed": bool(up and up.certified),
-            "lower_bound_clipped_rows": lo_cert.clipped_rows if lo_cert else None,
-            "lower_bound_error_term": lo_cert.error_term if lo_cert else None,
-            "structure": structure,
-            "staircase_family": family,
-        },
-        truncation={
-            "half_width": wl.K,
-            "lower_bound": "relaxation: window rows, far masses priced by linear lower bounds of the outer W1 terms",
-            "upper_bound": ("restriction: repaired window with periodic geometric tails" if delta == 0
-                            else "restriction: finite pmf on the window (zero outside), audited"),
-        },
-        history=history,
-        claims=claims,
-    )
+            claims.append("upper bound: the LP's finite pmf, hockey-stick delta audited for every shift 0 < |s| <= m"
+                          + (f" (mixed at weight {up.mixed:.3g} with a delta/2 law)" if up is not None and up.mixed else ""))
+        if utility == "surrogate":
+            claims.append("surrogate P2 of [QHFL22] equals E|theta| for every input [derived]")
+        mech = None
+        if up is not None:
+            mech = Tabulated.from_law(up.mechanism, eps, delta=delta)
+        return {
+            "mechanism": mech,
+            "audit": {
+                "realised_epsilon": up.realised_epsilon if up else None,
+                "realised_delta": up.realised_delta if up else None,
+                "target_epsilon": eps,
+                "target_delta": delta,
+                "passed": bool(up and up.certified),
+                "structure": structure,
+                "staircase_family": family,
+            },
+            "truncation": {
+                "half_width": wl.K,
+                "lower_bound": "relaxation: window rows, far masses priced by linear lower bounds of the outer W1 terms",
+                "upper_bound": ("restriction: repaired window with periodic geometric tails" if delta == 0
+                                else "restriction: finite pmf on the window (zero outside), audited"),
+            },
+            "claims": claims,
+        }

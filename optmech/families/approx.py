@@ -1,0 +1,354 @@
+"""The (ε, δ)-DP family on ℤ^d: hockey-stick LP → solver → certificates (loop: :mod:`optmech.drive`).
+
+Lower bound: the repaired dual of the relaxation LP of :mod:`optmech.problems.approx` (weak
+duality with an a-priori rounding term, :func:`optmech.certify.dual_lower_bound`).
+
+Upper bound: the LP's primal on the box, negatives clipped, as a finitely supported pmf; its
+δ(ε) is audited for *every* shift 0 < ‖v‖₁ <= Δ with outward rounding
+(:func:`optmech.audit.hockey_stick_array`), and its cost is summed with outward rounding.  If the
+audit finds δ(ε) above δ (solver tolerances), the pmf is mixed with a cheap law that is
+(ε, δ_u)-DP with δ_u <= δ/2: the discrete Laplace λ = e^{−ε/Δ} (per coordinate) truncated where
+its hockey-stick sum falls below δ/2 when ε > 0, the uniform law of width ⌈2Δ/δ⌉ when ε = 0.
+Each hockey-stick sum is convex in the pair of laws, so the mixture weight
+λ = (δ_p − δ)/(δ_p − δ_u) restores δ; the mixture is audited again.
+
+The loop doubles the inner half-width N (starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε)
+while the relaxation still uses its outer layer or far mass and the
+gap is above the target.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optmech.audit import hockey_stick_array
+from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
+from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity
+from optmech.families.base import Built, Step, Stop, default_lower
+from optmech.mechanisms.approx_bounds import thm8_n
+from optmech.problems.approx import build_approx, estimate_size, point_costs, shift_vectors
+from optmech.problems.lattice import Grid1D
+from optmech.result import ReferenceValue
+
+_U = 2.0**-53
+
+
+# -- upper bound ----------------------------------------------------------------------------------
+def _product(line: np.ndarray, d: int) -> np.ndarray:
+    u = line
+    for _ in range(d - 1):
+        u = np.multiply.outer(u, line)
+    return u
+
+
+def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
+    """The product uniform of width n = ⌈2Δ/δ⌉ per coordinate ((0, δ/2)-DP), on [−R, R]^d."""
+    from optmech.mechanisms.uniform import uniform_width
+
+    n = uniform_width(delta / 2.0, D)
+    lo = -(n // 2)
+    R = max(-lo, lo + n - 1)
+    line = np.zeros(2 * R + 1)
+    line[lo + R: lo + n + R] = 1.0 / n
+    return _product(line, d), R
+
+
+def _safe_box(epsilon: float, delta: float, D: int, d: int) -> tuple[np.ndarray, int, float]:
+    """A cheap pmf on [−R, R]^d whose audited δ(ε) is at most δ/2: (pmf, R, audited δ)."""
+    shifts = shift_vectors(d, D, half=False)
+    if epsilon > 0:
+        lam = math.exp(-epsilon / D)
+        # the truncated law leaks about d·λ^(R+1−Δ)/(1−λ) mass past its edge per shift
+        R = D + max(1, math.ceil(math.log(delta / (4 * d) * (1 - lam)) / math.log(lam)))
+        for _ in range(8):
+            k = np.arange(-R, R + 1)
+            line = lam ** np.abs(k).astype(float)
+            u = _product(line / math.fsum(line), d)
+            du = float(hockey_stick_array(u, shifts, epsilon).max())
+            if du <= delta / 2 or u.size > 4e7:
+                break
+            R = 2 * R
+        if du <= delta / 2:
+            return u, R, du
+    u, R = _uniform_box(delta, D, d)
+    return u, R, float(hockey_stick_array(u, shifts, epsilon).max())
+
+
+def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
+    k = R_to - R_from
+    return np.pad(p, k) if k > 0 else p
+
+
+def _price(cost, p: np.ndarray, R: int) -> float:
+    """Outward-rounded E L for masses p on [−R, R]^d (normalised by their sum)."""
+    d = p.ndim
+    side = 2 * R + 1
+    coords = np.stack(np.unravel_index(np.arange(p.size), (side,) * d), axis=-1) - R
+    nz = p.ravel() > 0
+    _, hi = point_costs(cost, coords[nz])
+    num = math.fsum(hi * p.ravel()[nz])
+    den = math.fsum(p.ravel())
+    if not (math.isfinite(num) and den > 0):
+        return math.inf
+    return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
+
+
+def _far_shift(cost, up: "_Upper", D: int) -> tuple[float, int] | None:
+    """The cheapest shift of the audited 1-D pmf by ±10^j·Δ (a shift of (ε,δ)-DP noise is (ε,δ)-DP)
+    and its outward-rounded cost; None when no shift is cheaper than the pmf itself."""
+    p = up.p.ravel()
+    nz = np.flatnonzero(p > 0)
+    k = (nz - up.R).astype(float)
+    den = math.fsum(p)
+    best = None
+    for sign in (1, -1):
+        prev = math.inf
+        for j in FAR_DECADES:
+            c = sign * 10**j * D
+            if abs(c) > FAR_MAX_CELLS:
+                break
+            _, hi = cost.enclose(k + c, k + c)
+            num = math.fsum(hi * p[nz])
+            v = float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf)) if math.isfinite(num) else math.inf
+            if v > 2.0 * prev:
+                break
+            prev = v
+            if v < up.value and (best is None or v < best[0]):
+                best = (v, c)
+    return best
+
+
+class _Upper:
+    """A certified upper bound: an audited pmf on a box and its outward-rounded cost."""
+
+    def __init__(self, p: np.ndarray, R: int, value: float, realised: float, shifts_delta: np.ndarray,
+                 certified: bool, mixed: float, note: str = "") -> None:
+        self.p, self.R, self.value = p, R, value
+        self.realised_delta, self.shifts_delta = realised, shifts_delta
+        self.certified, self.mixed, self.note = certified, mixed, note
+
+
+def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
+                 shifts: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, float]:
+    """Audit the normalised pmf p on [−R, R]^d for every shift; if some δ(ε) exceeds δ (solver
+    tolerances), mix it with a cheap law of δ <= δ/2 (:func:`_safe_box`) at the smallest weight that
+    the float audit then accepts (module docstring).  Returns (pmf, R, per-shift δ, weight)."""
+    d = p.ndim
+    per = hockey_stick_array(p, shifts, epsilon)
+    if per.max() <= delta:
+        return p, R, per, 0.0
+    u, Ru, du = _safe_box(epsilon, delta, D, d)
+    Rm = max(R, Ru)
+    pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
+    dp = float(per.max())
+    # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
+    margin = 64 * _U * (1.0 + delta)
+    for _ in range(6):
+        target = delta - margin
+        lam = min(1.0, (dp - target) / (dp - du)) if dp > du else 1.0
+        mix = (1 - lam) * pu + lam * uu
+        per = hockey_stick_array(mix, shifts, epsilon)
+        if per.max() <= delta:
+            break
+        margin *= 16
+    return mix, Rm, per, lam
+
+
+def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int) -> _Upper:
+    """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it."""
+    d = p.ndim
+    shifts = shift_vectors(d, D, half=False)
+    p = np.where(np.isfinite(p), np.maximum(p, 0.0), 0.0)
+    s = math.fsum(p.ravel())
+    if not s > 0:
+        p = np.zeros_like(p)
+        p[(R,) * d] = 1.0
+        s = 1.0
+    p = p / s
+    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts)
+    real = float(per.max())
+    certified = real <= delta
+    value = _price(cost, p, R)
+    note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
+    return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
+
+
+def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
+    """The audited pmf on ℤ^d as JSON (``lattice_pmf_nd``, finite support: every listed point)."""
+    side = 2 * up.R + 1
+    flat = np.flatnonzero(up.p.ravel() > 0)
+    pts = np.stack(np.unravel_index(flat, (side,) * d), axis=-1) - up.R
+    return {
+        "kind": "lattice_pmf_nd", "dim": d, "norm": "l1", "sensitivity": D, "symmetry": "none",
+        "representatives": pts.tolist(), "mass": (up.p.ravel()[flat] / math.fsum(up.p.ravel())).tolist(),
+        "tail_factor": 0.0, "tail_rate": 0.0,
+        "rule": "P(x) = mass[i] at x = representatives[i]; 0 elsewhere (finite support)",
+    }
+
+
+# -- references ------------------------------------------------------------------------------------
+def approx_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
+    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
+    from optmech.mechanisms.approx_bounds import approx_references
+
+    out = []
+    for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim):
+        v = float(b.value)
+        tol = 1e-12 if b.exact else 1e-9
+        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
+        out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
+                                  conditions=dict(b.conditions)))
+    return out
+
+
+# -- the family ---------------------------------------------------------------------------------------
+class ApproxFamily:
+    """(ε, δ)-DP on ℤ^d (δ > 0): the hockey-stick LPs of :mod:`optmech.problems.approx`.
+
+    Sizes are the inner half-width N, starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε
+    (the optimum's support is ≈ Δ(n + 1) [derived]), doubled while the relaxation still uses its
+    outer layer or far mass.
+    """
+
+    name = "approx"
+    max_steps = 12
+
+    def __init__(self, problem, ctx) -> None:
+        self.problem, self.ctx = problem, ctx
+        self.eps, self.delta, self.d = problem.epsilon, problem.delta, problem.dim
+        self.D = int(problem.sensitivity)
+        self.even = problem.symmetry != "off"
+        cost = problem.cost
+        # a 1-D cost not proven nondecreasing in |x| may be cheapest far from 0: shifted copies are priced too
+        self.far_ok = self.d == 1 and getattr(cost, "kind", "") == "expr" and not cost.is_symmetric_nondecreasing(integer=True)
+        self.far_upper, self.shift, self.infimum = None, 0, None
+        self.prev_gap = math.inf
+
+    def initial_uppers(self) -> list:
+        return []
+
+    def start(self) -> int:
+        n = thm8_n(self.eps, self.delta)
+        return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
+
+    def estimate_bytes(self, N: int) -> float:
+        cols, nnz = estimate_size(self.d, self.D, N, self.even)
+        return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * cols
+
+    def size_message(self, N: int, need: float, budget: float) -> str:
+        cols, nnz = estimate_size(self.d, self.D, N, self.even)
+        return (f"the (epsilon, delta) LP needs about {need / 2**30:.1f} GiB ({cols} columns, {nnz} nonzeros; dim {self.d}, "
+                f"sensitivity {self.D}, half-width {N}); the limit is {budget / 2**30:.1f} GiB: raise delta or epsilon, "
+                "lower the sensitivity or dimension, or set OPTMECH_MAX_MEMORY_GB")
+
+    def build(self, N: int) -> Built:
+        alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
+        return Built(alp.lp, {"half_width": N}, alp, alp.variant)
+
+    lower = staticmethod(default_lower)
+
+    def upper(self, built: Built, raw) -> "_Upper":
+        alp = built.model
+        return upper_from_pmf(self.problem.cost, alp.box_masses(raw.x), alp.R, self.eps, self.delta, self.D)
+
+    def extra_uppers(self, step: Step) -> list:
+        """At the first step, for a 1-D cost not proven nondecreasing in |x|: the audited pmf shifted
+        by ±10^j·Δ (a shift of (ε, δ)-DP noise is (ε, δ)-DP), priced with rigorous enclosures."""
+        up = step.upper
+        if step.iteration != 0 or not self.far_ok or not up.certified:
+            return []
+        far = _far_shift(self.problem.cost, up, self.D)
+        if far is None:
+            return []
+        self.far_upper = _Upper(up.p, up.R, far[0], up.realised_delta, up.shifts_delta, True, up.mixed, up.note)
+        self.shift = far[1]
+        floor = self.problem.cost.domain_minimum(integer=True)
+        if is_infimum_at_infinity(far[0], floor, up.value, self.problem.target_gap):
+            self.infimum = floor
+        return [self.far_upper]
+
+    def diagnostics(self, built: Built, raw, upper) -> dict:
+        alp = built.model
+        return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
+
+    def grow(self, step: Step, best) -> int | Stop:
+        gap, up = step.gap, step.upper
+        spill = step.diagnostics["layer_and_far_mass"]
+        target = self.problem.target_gap
+        prev, self.prev_gap = self.prev_gap, gap
+        if self.infimum is not None:
+            return Stop(f"V* is an infimum in [{max(best.lower, self.infimum):.6g}, {best.upper_value:.6g}], approached "
+                        f"far from 0: the audited pmf shifted by {self.shift} costs <= {best.upper_value:.6g} and no noise "
+                        "costs less than the cost's proven floor", status="infimum_at_infinity", lower=self.infimum)
+        if not up.certified and spill <= 1e-3 * target:
+            return Stop(f"the upper bound could not be certified: {up.note}")
+        if spill <= 1e-3 * target and step.iteration >= 1 and gap > 0.5 * prev:
+            return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
+        return 2 * step.built.model.N
+
+    def references(self, lower: float, upper: float) -> list[ReferenceValue]:
+        return approx_reference_values(self.problem, lower, upper)
+
+    def report(self, best, last: Step | None, status: str) -> dict:
+        from optmech.mechanisms.tabulated import Tabulated
+
+        eps, delta, d, D = self.eps, self.delta, self.d, self.D
+        best_up = best.upper
+        alp = last.built.model
+        mech = None
+        if best_up is not None and d == 1:
+            w = best_up.p.astype(float)
+            shift = self.shift if best_up is self.far_upper else 0
+            law = LatticeMechanism(Grid1D.integer(D), -best_up.R + shift, w, 0.0, np.zeros(D), np.zeros(D),
+                                   total=math.fsum(w))
+            mech = Tabulated.from_law(law, eps, delta=delta)
+        elif best_up is not None:
+            from optmech.mechanisms.solved import mechanism_from_solver_dict
+
+            mech = mechanism_from_solver_dict(_mechanism_nd(best_up, d, D) | {"epsilon": eps, "delta": delta})
+        claims = [
+            "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < ||v||_1 <= sensitivity "
+            "[GV13, (18)/(103)]",
+            "lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
+            "the minimum cost outside",
+            "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
+            + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
+               if best_up is not None and best_up.mixed > 0 else ""),
+        ]
+        if self.far_upper is not None and best_up is self.far_upper:
+            claims.append(f"upper bound: the audited pmf shifted by {self.shift} (a shift of (epsilon, delta)-DP noise is "
+                          "(epsilon, delta)-DP), priced with rigorous enclosures: the cost is cheaper far from 0")
+        if status == "infimum_at_infinity":
+            claims.append("lower bound: E L(X) >= inf L for every noise X, and the cost's floor on ℤ is proven by "
+                          "interval arithmetic")
+        if alp.symmetry == "orbits":
+            claims.append("signed-permutation orbit reduction: p constant on each orbit of the box, one shift per orbit "
+                          "and one hockey-stick row per stabiliser orbit of inner points; the cost's lower enclosures were "
+                          "proven equal (exact comparison at every point of the box) on each orbit, which is all the "
+                          "relaxation uses (averaging any mechanism over the group keeps its box costs and outside mass, "
+                          "and each hockey-stick sum is convex); no monotonicity is assumed")
+        elif alp.even:
+            claims.append("even reduction p(x) = p(-x): the cost's lower enclosures were proven equal at x and -x at every "
+                          "point of the box (exact comparison), which is all the relaxation uses (symmetrising a mechanism "
+                          "keeps its box costs and outside mass; the hockey-stick sums are convex); no monotonicity is "
+                          "assumed")
+        return {
+            "mechanism": mech,
+            "audit": {
+                "realised_delta": best_up.realised_delta if best_up else None,
+                "target_delta": delta,
+                "epsilon": eps,
+                "passed": bool(best_up and best_up.certified),
+                "shifts": int(len(best_up.shifts_delta)) if best_up else 0,
+                "method": "hockey-stick sums for every shift, outward-rounded",
+                "mixed_weight": best_up.mixed if best_up else None,
+            },
+            "truncation": {
+                "half_width": alp.N, "box_half_width": alp.R, "dim": d,
+                "lower_bound": "relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass",
+                "upper_bound": "restriction: the pmf on the box (zero outside), audited",
+            },
+            "claims": claims,
+        }

@@ -1,0 +1,150 @@
+"""The family protocol: what a problem family supplies to the one solve loop (:mod:`optmech.drive`).
+
+A family turns a :class:`~optmech.spec.Problem` into a sequence of LPs of growing size or
+resolution, and each LP's solution into a certified upper bound.  The driver owns everything
+else: the time and memory budgets, solver failures, the stop rules, the best bracket, the
+history, the references' comparison with the bracket and the :class:`~optmech.result.Result`.
+
+A family object is made per solve, ``Family(problem, context)``, so it may keep state between
+steps (the first upper bound, a refined grid, the widening history).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from optmech.certify import LowerCertificate, dual_lower_bound
+from optmech.lp import LinearProgram
+
+
+@dataclass
+class Context:
+    """What the driver lends a family: the solver profile and the clock.
+
+    ``solve_lp(lp, share=1.0)`` solves an LP with at most ``share`` of the remaining time (at least
+    one second) and raises :class:`~optmech.errors.SolveFailed` on failure.
+    """
+
+    profile: Any
+    time_limit: float
+    t0: float
+    solve_lp: Callable[..., Any]
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def remaining(self) -> float:
+        return max(1.0, self.time_limit - self.elapsed())
+
+
+@dataclass
+class Built:
+    """One LP and what the family needs to read its solution.
+
+    ``size`` describes the LP's window/resolution for the history (JSON-safe values);
+    ``model`` is the builder's own object (e.g. :class:`~optmech.problems.pure.PureLP`).
+    """
+
+    lp: LinearProgram
+    size: dict
+    model: Any
+    builder: str
+
+
+@dataclass
+class Step:
+    """What one LP gave: its lower certificate, its upper bound and the family's diagnostics."""
+
+    iteration: int
+    built: Built
+    raw: Any
+    lower: LowerCertificate
+    upper: Any
+    gap: float
+    seconds: float
+    diagnostics: dict = field(default_factory=dict)
+
+
+@dataclass
+class Stop:
+    """The family's answer when no further step can help (or none is needed).
+
+    ``status`` overrides the driver's default (``gap_not_reached``); ``lower`` is an extra certified
+    lower bound (e.g. the cost's proven floor when V* is an infimum at infinity).
+    """
+
+    message: str
+    status: str | None = None
+    lower: float | None = None
+
+
+class UpperBound(Protocol):
+    """A certified upper bound: the audited mechanism's outward-rounded cost."""
+
+    value: float
+    certified: bool
+
+
+class Family(Protocol):
+    """One problem family behind the driver (see the module docstring and the README's architecture).
+
+    Sizes are opaque to the driver except through :meth:`estimate_bytes`.
+    """
+
+    name: str
+    #: Upper limit on the number of LPs one solve may use.
+    max_steps: int
+
+    def start(self) -> Any | Stop:
+        """The first size (window, half-width, resolution), or a :class:`Stop` when the answer needs
+        no LP (then :meth:`initial_uppers` holds its upper bound)."""
+
+    def initial_uppers(self) -> list:
+        """Certified upper bounds known before any LP (closed forms, far-centred noise)."""
+
+    def estimate_bytes(self, size: Any) -> float:
+        """Peak memory of building and solving the LP of ``size``."""
+
+    def size_message(self, size: Any, need: float, budget: float) -> str:
+        """The one-line error when even the first LP is over the memory budget."""
+
+    def build(self, size: Any) -> Built:
+        """The LP of ``size``."""
+
+    def lower(self, built: Built, raw: Any) -> LowerCertificate:
+        """The certified lower bound of one LP (default: the repaired dual, :func:`default_lower`)."""
+
+    def upper(self, built: Built, raw: Any) -> UpperBound:
+        """The certified upper bound of one LP's solution (audit + outward-rounded cost)."""
+
+    def extra_uppers(self, step: Step) -> list:
+        """More certified upper bounds derived from a step (e.g. shifted copies)."""
+
+    def diagnostics(self, built: Built, raw: Any, upper: Any) -> dict:
+        """Family-specific numbers for the history (e.g. the mass outside the window)."""
+
+    def grow(self, step: Step, best: Any) -> Any | Stop:
+        """The next size, or :class:`Stop` with the reason no step can help."""
+
+    def references(self, lower: float, upper: float) -> list:
+        """Closed forms and theorem bounds: :class:`~optmech.result.ReferenceValue` items (their
+        ``inside_bracket`` is recomputed by the driver with one tolerance)."""
+
+    def report(self, best: Any, last: Step | None, status: str) -> dict:
+        """The family's part of the Result: ``mechanism`` (a library Mechanism), ``audit``,
+        ``truncation``, ``claims``, ``lp`` extras and ``problem`` extras."""
+
+
+def default_lower(built: Built, raw: Any) -> LowerCertificate:
+    """The shared lower bound: the repaired dual of the relaxation LP (:func:`optmech.certify.dual_lower_bound`)."""
+    return dual_lower_bound(built.lp, raw.row_dual, raw.objective)
+
+
+def json_float(x: float | None) -> float | None:
+    """A float for the history (None for NaN)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(x)

@@ -1,0 +1,443 @@
+"""The 1-D pure ε-DP family: window LPs on ℤ or on cells of ℝ, refined adaptively.
+
+Sizes are windows of whole periods on a grid (:class:`_Plan`); :meth:`Pure1DFamily.grow` widens
+the window when the relaxation still uses mass outside it, or refines the cells where the
+bracket loses most (continuous domain).  The loop itself is :func:`optmech.drive.run`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
+from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, is_infimum_at_infinity, upper_bound
+from optmech.errors import ProblemTooLarge, SpecError
+from optmech.families.base import Built, Context, Step, Stop, default_lower
+from optmech.problems.lattice import Grid1D
+from optmech.problems.pure import PureLP, build_general, build_periodic
+from optmech.result import ReferenceValue
+from optmech.spec import Continuous, IntegerLattice, Problem
+
+#: The window reaches where the cost exceeds this multiple of a known upper bound (beyond it
+#: the relaxation's excess mass is too expensive to use; the loop widens it if it is used).
+WINDOW_COST_FACTOR = 1.0
+
+
+@dataclass(frozen=True)
+class _Plan:
+    grid: Grid1D
+    symmetric: bool
+    k_lo: int
+    k_hi: int
+
+
+def estimate_bytes(plan: _Plan) -> float:
+    """Estimated peak memory of building and solving the LP of ``plan``."""
+    return _estimate(plan.k_hi - plan.k_lo + 1, plan.grid.W, plan.symmetric)
+
+
+def _estimate(points: int, W: int, periodic: bool) -> float:
+    if periodic:  # one period (build_periodic), plus the tail sums and the audit's window
+        return BYTES_PER_NNZ * 3 * W + BYTES_PER_LINE * 2 * W + 8 * 40 * W
+    return BYTES_PER_NNZ * 12 * points + BYTES_PER_LINE * 9 * points
+
+
+def _check_size(points: int, W: int, periodic: bool, what: str) -> None:
+    need = _estimate(points, W, periodic)
+    budget = memory_budget()
+    if need > budget:
+        raise ProblemTooLarge(
+            f"{what} needs about {need / 2**30:.1f} GiB ({points} lattice points, "
+            f"{'periodic' if periodic else 'general'} builder); the limit is "
+            f"{budget / 2**30:.1f} GiB: lower the sensitivity or resolution, raise --target-gap, "
+            f"or set OPTMECH_MAX_MEMORY_GB"
+        )
+
+
+def _grid(problem: Problem, resolution: int) -> Grid1D:
+    if isinstance(problem.domain, IntegerLattice):
+        return Grid1D.integer(int(problem.sensitivity))
+    return Grid1D.cells(problem.sensitivity, resolution)
+
+
+def _symmetric_ok(problem: Problem) -> bool:
+    """Whether the symmetric, monotone (periodic) reduction may be used: only when the cost is
+    **proven** symmetric and nondecreasing in |x| on the whole domain (``Cost.is_symmetric_nondecreasing``);
+    otherwise the general builder, which assumes nothing about the cost's shape."""
+    if problem.symmetry == "off":
+        return False
+    return problem.cost.is_symmetric_nondecreasing(integer=isinstance(problem.domain, IntegerLattice))
+
+
+def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCertificate:
+    """Certified upper bound from the (discrete) Laplace law on the grid, ∝ e^{−ε|x − c|/Δ},
+    centred at c = ``periods``·Δ (a shift of ε-DP noise is ε-DP noise)."""
+    W = grid.W
+    k = np.arange(-2 * W, 2 * W + 1) if grid.kind == "integer" else np.arange(-2 * W, 2 * W)
+    c = np.abs(grid.center(k))
+    weights = np.exp(-problem.epsilon * (c - c.min()) / grid.period)
+    return upper_bound(grid, int(k[0]) + int(periods) * W, weights, problem.epsilon, problem.cost)
+
+
+def _far_upper(problem: Problem, grid: Grid1D, reference: float) -> tuple[UpperCertificate, float] | None:
+    """The best certified upper bound from Laplace noise centred far from 0, and its centre.
+
+    A cost that is not proven nondecreasing in |x| may be cheaper far out (``abs(x)/(1+x**2)``
+    tends to 0): then V* is approached by noise centred ever farther away, and no window around 0
+    can compete.  Tried at ±10^j·Δ for j in ``FAR_DECADES`` on each side where the cost is not
+    proven to stay above ``reference`` (the centred noise's cost) beyond 100 periods; None when
+    none is certified.
+    """
+    best = None
+    for sign in (1, -1):
+        # a side whose proven minimum beyond 100 periods is at least the centred noise's cost cannot
+        # offer cheaper noise out there: skip it (the far bound is optional, so this only saves time)
+        k_first = 100 * grid.W if sign > 0 else -100 * grid.W - 1
+        if grid.outside_min(problem.cost, k_first, sign) >= reference:
+            continue
+        prev = math.inf
+        for j in FAR_DECADES:
+            if 10.0**j * grid.W > FAR_MAX_CELLS:  # keep cell indices and edges far from float64's limits
+                break
+            try:
+                up = _initial_upper(problem, grid, sign * 10**j)
+            except (ArithmeticError, ValueError, OverflowError):
+                break
+            if not up.certified or up.value > 2.0 * prev:  # no better farther out on this side (a heuristic stop)
+                break
+            prev = up.value
+            if best is None or up.value < best[0].value:
+                best = (up, sign * 10.0**j * grid.period)
+    return best
+
+
+def _extent(problem: Problem, grid: Grid1D, v_ub: float, direction: int) -> float:
+    """Distance from 0 beyond which the window may stop, on one side.
+
+    The relaxation prices mass outside the window at the cost's minimum there, so the window must
+    reach where that minimum exceeds 2·v_ub (then the optimum parks nothing outside); a cost that
+    never gets there stops at a mass criterion, e^{−ε·periods} below the target gap.
+    """
+    efolds = math.log(1.0 / problem.target_gap) + 10.0
+    mass_periods = max(2, int(math.ceil(efolds / problem.epsilon)))
+    periods = 2
+    while periods < mass_periods:
+        k_first = periods * grid.W if direction > 0 else -periods * grid.W - 1
+        if grid.outside_min(problem.cost, k_first, direction) >= WINDOW_COST_FACTOR * v_ub:
+            return periods * grid.period
+        periods = periods + max(1, periods // 2)
+    return mass_periods * grid.period
+
+
+def _outside_price(problem: Problem, plan: _Plan) -> float:
+    """The smaller of the prices the relaxation puts on mass beyond either end of the window."""
+    grid = plan.grid
+    return min(grid.outside_min(problem.cost, plan.k_lo - 1, -1), grid.outside_min(problem.cost, plan.k_hi + 1, +1))
+
+
+def _build(problem: Problem, plan: _Plan) -> PureLP:
+    if plan.symmetric:
+        return build_periodic(plan.grid, problem.epsilon, problem.cost)
+    return build_general(plan.grid, problem.epsilon, problem.cost, plan.k_lo, plan.k_hi)
+
+
+def _plan(grid: Grid1D, extent_x: tuple[float, float], symmetric: bool) -> _Plan:
+    """Window of whole periods covering [−extent_x[0], extent_x[1]], at least two each side."""
+    lo = max(2 * grid.W + 1, grid.cells_beyond(extent_x[0]))
+    hi = max(2 * grid.W + 1, grid.cells_beyond(extent_x[1]))
+    if symmetric:
+        lo = hi = max(lo, hi)
+    if grid.kind == "integer":
+        return _Plan(grid, symmetric, -lo, hi)
+    return _Plan(grid, symmetric, -lo, hi - 1)
+
+
+#: Fraction of the estimated loss whose cells are split in one refinement (Dörfler marking).
+MARK = 0.6
+
+
+def _refine_grid(problem: Problem, lp: PureLP, x: np.ndarray) -> Grid1D:
+    """Split the cells where the bracket loses most, in every period at once [derived].
+
+    A cell's loss is the difference between what the upper bound pays for it (the cell-mean cost)
+    and what the relaxation pays (the cell minimum; on the monotone path the in-cell correction
+    makes flat stretches exact, leaving the loss at density drops and in the width of the
+    enclosure of each cell's mean cost).  Losses are summed over the
+    periods and the mirror image, and the base cells that carry a fraction ``MARK`` of it are
+    cut into four (Dörfler marking, as in adaptive finite elements).
+    """
+    grid = lp.grid
+    g = lp.window_weights(x)
+    k = np.arange(lp.k_lo, lp.k_hi + 1)
+    w = grid.width(k)
+    mean = grid.cost_upper(problem.cost, k)
+    low = grid.cost_lower(problem.cost, k)
+    slack = np.where(np.isfinite(mean - low), np.maximum(mean - low, 0.0), 0.0)
+    if lp.variant == "periodic":
+        nxt = np.append(g[1:], 0.0)
+        prv = np.insert(g[:-1], 0, 0.0)
+        drop = np.where(k >= 0, g - nxt, g - prv)
+        # plus the width of the enclosure of the cell mean itself (first order for expressions,
+        # whose integrals are bounded piecewise; zero for the named costs' exact integrals)
+        fuzz = mean - grid.cell_mean_lower(problem.cost, k)
+        fuzz = np.where(np.isfinite(fuzz), np.maximum(fuzz, 0.0), 0.0)
+        loss = w * (np.maximum(drop, 0.0) * slack + g * fuzz)
+    else:
+        loss = w * g * slack
+    r = np.mod(k, grid.W)
+    score = np.bincount(r, weights=loss, minlength=grid.W)
+    score = score + score[::-1]
+    # Dörfler marking: the fewest cells that carry a fraction MARK of the total loss
+    order = np.argsort(score)[::-1]
+    cum = np.cumsum(score[order])
+    if not cum[-1] > 0:
+        top = np.arange(grid.W)
+    else:
+        top = order[: int(np.searchsorted(cum, MARK * cum[-1])) + 1]
+    e = grid.edges
+    new = [e[top] + (e[top + 1] - e[top]) * f for f in (0.25, 0.5, 0.75)]
+    return Grid1D.from_edges(grid.period, np.concatenate([e, *new]))
+
+
+class Pure1DFamily:
+    """1-D pure ε-DP on ℤ or ℝ (and (ε, 0)-DP on ℤ): the window LPs of :mod:`optmech.problems.pure`.
+
+    Sizes are :class:`_Plan` (grid + window).  The first upper bound is the (discrete) Laplace law
+    (and, for a cost not proven nondecreasing in |x|, Laplace noise centred far out, which may show
+    that V* is an infimum at infinity before any LP).  :meth:`grow` widens the window while the
+    relaxation parks mass outside it, then splits the cells where the bracket loses most
+    (continuous domain), or widens once more on the general builder.
+    """
+
+    name = "pure_1d"
+    max_steps = 30
+
+    def __init__(self, problem: Problem, ctx: Context) -> None:
+        import dataclasses
+
+        from optmech.spec import ApproxDP, PureDP
+
+        if isinstance(problem.privacy, ApproxDP):  # δ = 0: pure ε-DP on ℤ, by the pure machinery
+            problem = dataclasses.replace(problem, privacy=PureDP(problem.epsilon))
+        self.problem, self.ctx = problem, ctx
+        eps, cost = problem.epsilon, problem.cost
+        continuous = isinstance(problem.domain, Continuous)
+        self.continuous = continuous
+        self.fixed_resolution = continuous and problem.domain.resolution is not None
+        resolution = problem.domain.resolution if self.fixed_resolution else (16 if continuous else 1)
+        # the smallest LP any plan could use (the periodic builder; the audit spans four periods)
+        W = int(problem.sensitivity) if not continuous else resolution
+        _check_size(4 * W + 3, W, True, "the smallest LP for this problem")
+        grid = _grid(problem, resolution)
+        k0 = np.arange(-2 * grid.W - 1, 2 * grid.W + 1)
+        cost.check_values(grid.center(k0) if continuous else k0)
+        floor = grid.cost_floor(cost)
+        if not math.isfinite(floor):
+            raise SpecError(
+                f"cost '{cost.spec}' could not be bounded below on {'ℤ' if not continuous else 'ℝ'} by interval "
+                "arithmetic (terms that cancel far from 0, such as sqrt(abs(x)) - sqrt(abs(x)), leave it unbounded), so "
+                "no lower bound can be certified; write it so that each term is bounded, e.g. with where(), min() or max()"
+            )
+        # a first certified upper bound, which also sizes the window
+        ub0 = _initial_upper(problem, grid)
+        if not math.isfinite(ub0.value):
+            raise SpecError(
+                f"cost '{cost.spec}' grows too fast: no ε-DP noise with epsilon={eps:g} has a finite "
+                "expected cost that optmech can bound"
+            )
+        self.symmetric = _symmetric_ok(problem)
+        self.floor = floor
+        self.first_upper, self.far_centre, self.infimum = ub0, None, None
+        if cost.kind == "expr" and not self.symmetric:
+            far = _far_upper(problem, _grid(problem, 4) if continuous else grid, ub0.value)  # coarse cells suffice out there
+            if far is not None and is_infimum_at_infinity(far[0].value, floor, ub0.value, problem.target_gap):
+                self.infimum = far
+            elif far is not None and far[0].value < ub0.value:
+                self.first_upper, self.far_centre = far  # noise far out beats noise at 0: an upper bound
+        self.extent_x = (_extent(problem, grid, ub0.value, -1), _extent(problem, grid, ub0.value, +1))
+        if continuous and not self.fixed_resolution and not self.symmetric:
+            grid = _grid(problem, 64)
+        self.grid = grid
+        self.widened, self.gap_before_widening = False, math.inf
+        self.stuck, self.last_price, self.best_before = 0, -math.inf, -math.inf
+
+    # -- the protocol ----------------------------------------------------------------------------
+    def initial_uppers(self) -> list:
+        return [self.infimum[0] if self.infimum is not None else self.first_upper]
+
+    def start(self) -> _Plan | Stop:
+        if self.infimum is not None:
+            up, centre = self.infimum
+            return Stop(f"V* is an infimum in [{self.floor:.6g}, {up.value:.6g}], approached far from 0: Laplace noise "
+                        f"centred at x = {centre:.3g} costs <= {up.value:.6g} (certified) and no noise costs less than "
+                        "the cost's proven floor; no window LP is needed (or could do better than that floor)",
+                        status="infimum_at_infinity", lower=self.floor)
+        plan = _plan(self.grid, self.extent_x, self.symmetric)
+        if estimate_bytes(plan) <= memory_budget():
+            self.problem.cost.check_values(plan.grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
+        return plan
+
+    def estimate_bytes(self, plan: _Plan) -> float:
+        return estimate_bytes(plan)
+
+    def size_message(self, plan: _Plan, need: float, budget: float) -> str:
+        return (f"this problem needs about {need / 2**30:.1f} GiB ({plan.k_hi - plan.k_lo + 1} lattice points, "
+                f"{'periodic' if plan.symmetric else 'general'} builder); the limit is {budget / 2**30:.1f} GiB: lower "
+                "the sensitivity or resolution, raise --target-gap, or set OPTMECH_MAX_MEMORY_GB")
+
+    def build(self, plan: _Plan) -> Built:
+        lp = _build(self.problem, plan)
+        size = {"window": [plan.k_lo, plan.k_hi], "cells_per_period": plan.grid.W if self.continuous else None}
+        return Built(lp.lp, size, (plan, lp), lp.variant)
+
+    lower = staticmethod(default_lower)
+
+    def upper(self, built: Built, raw) -> UpperCertificate:
+        plan, lp = built.model
+        return upper_bound(plan.grid, lp.k_lo, lp.window_weights(raw.x), self.problem.epsilon, self.problem.cost)
+
+    def extra_uppers(self, step: Step) -> list:
+        return []
+
+    def diagnostics(self, built: Built, raw, upper) -> dict:
+        return {"excess_mass": built.model[1].excess(raw.x)}
+
+    def grow(self, step: Step, best) -> _Plan | Stop:
+        """Widen the window while the relaxation parks mass outside it; else refine the cells
+        (continuous, Dörfler marking) or widen once more on the general builder while that pays."""
+        problem = self.problem
+        plan, lp = step.built.model
+        lo, gap = step.lower, step.gap
+        grown_without_gain = self.widened and gap > 0.5 * self.gap_before_widening
+        self.widened = False
+        if step.diagnostics["excess_mass"] > 1e-3 * problem.target_gap:
+            price = _outside_price(problem, plan)
+            self.stuck = self.stuck + 1 if (price <= 1.001 * self.last_price
+                                            and lo.value <= self.best_before * (1 + 1e-6)) else 0
+            self.last_price, self.best_before = price, max(self.best_before, lo.value)
+            if self.stuck >= 2:
+                return Stop(
+                    f"the lower bound cannot improve: the relaxation parks mass outside the window, where the cost's "
+                    f"proven minimum stays at {price:.6g} however wide the window grows; write the cost so that "
+                    "interval arithmetic bounds it away from 0 far out (e.g. where(x >= 0, x, 3*abs(x)) rather than "
+                    "a sum of terms that cancel)")
+            self.extent_x = (1.5 * self.extent_x[0], 1.5 * self.extent_x[1])
+            return _plan(plan.grid, self.extent_x, self.symmetric)
+        if self.continuous and not self.fixed_resolution:
+            return _plan(_refine_grid(problem, lp, step.raw.x), self.extent_x, self.symmetric)
+        if not self.symmetric and not grown_without_gain:
+            self.extent_x = (2.0 * self.extent_x[0], 2.0 * self.extent_x[1])
+            self.widened, self.gap_before_widening = True, gap
+            return _plan(plan.grid, self.extent_x, self.symmetric)
+        if lo.rounding_loss > 0.5 * (best.upper_value - best.lower):
+            eps = problem.epsilon
+            return Stop(f"the lower bound is limited by floating-point conditioning: at epsilon={eps:g} the LP's "
+                        f"coefficients span e^epsilon = {math.exp(eps):.3g}, and the certified allowance for rounding and "
+                        f"data errors in its reduced costs ({lo.rounding_loss:.3g}) is most of the remaining gap")
+        return Stop("the resolution is fixed (--resolution); the remaining gap is the discretisation's"
+                    if self.continuous else "a wider window does not help: the remaining gap is the solver's accuracy")
+
+    def references(self, lower: float, upper: float) -> list[ReferenceValue]:
+        return _references(self.problem, lower, upper)
+
+    def report(self, best, last: Step | None, status: str) -> dict:
+        from optmech.mechanisms.tabulated import Tabulated
+
+        problem, cost, eps = self.problem, self.problem.cost, self.problem.epsilon
+        continuous = self.continuous
+        up = best.upper
+        mechanism = Tabulated.from_law(up.mechanism, eps) if up is not None and up.mechanism is not None else None
+        audit = {"realised_epsilon": up.audit.realised_epsilon if up else None, "target_epsilon": eps,
+                 "passed": bool(up and up.audit.passed), "method": up.audit.method if up else None,
+                 "repaired_mass_change": up.repaired_mass if up else None}
+        if last is None:  # V* an infimum at infinity: no LP ran
+            centre = self.infimum[1]
+            return {
+                "problem": {"cells_per_period": self.grid.W if continuous else None},
+                "mechanism": mechanism, "audit": audit, "builder": "none (far-centred noise)",
+                "truncation": {"centre": centre, "tail_mass": up.tail_mass,
+                               "lower_bound": "the cost's proven floor on the domain (every noise costs at least inf L)",
+                               "upper_bound": "(discrete) Laplace noise centred far from 0, audited with its geometric tails"},
+                "claims": [
+                    "lower bound: E L(X) >= inf L for every noise X, and the cost's floor on the whole domain is proven "
+                    "by interval arithmetic",
+                    f"upper bound: a shift of ε-DP noise is ε-DP; the (discrete) Laplace law centred at {centre:.6g} was "
+                    "audited and priced with rigorous enclosures of the cost and its tails",
+                    _floor_claim(cost, integer=not continuous),
+                ],
+            }
+        plan = last.built.model[0]
+        claims = []
+        if self.symmetric:
+            claims.append(
+                "symmetric, monotone, periodic reduction [Geng13, Lemmas A.3, A.8, A.10; A.15-A.17; "
+                "Thm 2.4, 2.13]: one period of W variables with p(x+Δ) = e^-ε p(x); the cost was "
+                + ("proven symmetric and nondecreasing in |x| by construction" if cost.kind != "expr" else
+                   "proven symmetric (by construction) and nondecreasing in |x| on all of "
+                   + ("ℤ" if not continuous else "ℝ") + " (interval derivatives over a cover of [0, ∞) cut at its "
+                   "breakpoints, upward jumps there)")
+            )
+        elif problem.symmetry != "off":
+            claims.append("general builder, which uses no symmetry or monotonicity of the cost: it was not proven "
+                          "symmetric and nondecreasing in |x| on the whole domain (the periodic reduction needs that proof)")
+        if self.far_centre is not None and up is self.first_upper:
+            claims.append(
+                f"upper bound: (discrete) Laplace noise centred at {self.far_centre:.6g} (a shift of ε-DP noise is ε-DP), "
+                "audited and priced with rigorous enclosures; it beats every mechanism the window LP found, so the "
+                "cost is cheapest far from 0"
+            )
+        if continuous:
+            claims.append(
+                "continuous domain via cells [Geng13, Lemma A.6]: lower bound from cell masses with the "
+                "cost's minimum over each cell"
+                + (" and the monotone in-cell correction" if self.symmetric else "")
+                + "; upper bound from a piecewise-constant density priced at the cell-mean cost"
+            )
+        if cost.kind == "expr":
+            claims.append(_floor_claim(cost, integer=not continuous))
+        return {
+            "problem": {"cells_per_period": plan.grid.W if continuous else None},
+            "mechanism": mechanism,
+            "audit": audit,
+            "truncation": {
+                "window": [plan.k_lo, plan.k_hi],
+                "smallest_step": plan.grid.h,
+                "period": plan.grid.period,
+                "steps_per_period": plan.grid.W,
+                "uniform_grid": plan.grid.uniform,
+                "lower_bound": "relaxation: geometric lower-profile tails + excess mass at the minimum outside cost",
+                "upper_bound": "restriction: majorant-repaired window with periodic geometric tails",
+                "tail_mass": up.tail_mass if up else None,
+            },
+            "claims": claims,
+        }
+
+
+def _floor_claim(cost, *, integer: bool) -> str:
+    """What was proven about the cost's sign on the domain, for ``claims``."""
+    where = "on ℤ" if integer else "on ℝ"
+    floor = cost.domain_minimum(integer=integer)
+    how = ("interval arithmetic over the whole line: every integer |k| <= 4096, integer ranges beyond"
+           if integer else "interval arithmetic over pieces covering the whole line")
+    if floor >= 0:
+        return (f"the cost was proven nonnegative {where} ({how}); every cell or point cost, the price of "
+                "mass outside the window and the tail series use rigorous interval enclosures")
+    return (f"the cost could only be proven >= {floor:.6g} {where} ({how}); the bounds use that floor where "
+            "they need one (mass outside the window, truncated tail series), so no nonnegativity is assumed")
+
+
+def _references(problem: Problem, lo: float, up: float) -> list[ReferenceValue]:
+    from optmech.mechanisms import references_for
+
+    domain = "integer" if isinstance(problem.domain, IntegerLattice) else "continuous"
+    refs = []
+    for r in references_for(problem.cost, problem.epsilon, problem.sensitivity, domain):
+        tol = 1e-12 if r.exact else 1e-9
+        v = r.value
+        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
+        refs.append(ReferenceValue(r.name, v, dict(r.parameters), inside, r.exact, r.note))
+    return refs
