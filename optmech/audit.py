@@ -1047,10 +1047,10 @@ def _load(path: str | Path) -> tuple[LatticeMechanism, int | None, str]:
         )
     if kind != "lattice_pmf":
         raise SpecError(f"{name}: unknown mechanism kind {kind!r} (expected 'lattice_pmf')")
-    from optmech.result import mechanism_from_dict
+    from optmech.problems.lattice import lattice_mechanism_from_dict
 
     try:
-        pmf = mechanism_from_dict(mech).law
+        pmf = lattice_mechanism_from_dict(mech)
     except (KeyError, TypeError, ValueError) as e:
         raise SpecError(f"{name}: malformed mechanism ({type(e).__name__}: {e})") from None
     _check_pmf(pmf)

@@ -32,7 +32,7 @@ from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
 from optmech.costs import Cost
 from optmech.lp import LinearProgram
-from optmech.problems.lattice import Grid1D
+from optmech.problems.lattice import Grid1D, LatticeMechanism  # noqa: F401  (LatticeMechanism: re-exported)
 
 U = 2.0**-53  # unit roundoff
 #: Relative error allowed between the LP's float data and the exact relaxation's coefficients.
@@ -219,74 +219,6 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
 # ------------------------------------------------------------------------------------------------
 # mechanisms with geometric tails, primal repair, audit
 # ------------------------------------------------------------------------------------------------
-@dataclass
-class LatticeMechanism:
-    """A noise law on a 1-D lattice: window weights plus periodic geometric tails.
-
-    The (unnormalised) weight of index k is ``weights[k − k_lo]`` inside the window; beyond it,
-    ``right_gen[r]·β^m`` at k = k_hi − W + 1 + r + m·W and ``left_gen[r]·β^m`` at
-    k = k_lo + r − m·W (m >= 1, 0 <= r < W).  Masses are weights / ``total``.  On cells, the
-    density on cell k is mass/h (piecewise constant).
-    """
-
-    grid: Grid1D
-    k_lo: int
-    weights: np.ndarray
-    beta: float
-    left_gen: np.ndarray
-    right_gen: np.ndarray
-    total: float = field(default=math.nan)
-
-    @property
-    def k_hi(self) -> int:
-        return self.k_lo + len(self.weights) - 1
-
-    def weight(self, k: np.ndarray) -> np.ndarray:
-        """Unnormalised weight at lattice indices k (vectorised, tails included)."""
-        k = np.asarray(k, dtype=np.int64)
-        W = self.grid.W
-        out = np.zeros(k.shape, dtype=float)
-        inside = (k >= self.k_lo) & (k <= self.k_hi)
-        out[inside] = self.weights[k[inside] - self.k_lo]
-        right = k > self.k_hi
-        if np.any(right):
-            off = k[right] - (self.k_hi - W + 1)
-            m, r = np.divmod(off, W)
-            out[right] = self.right_gen[r] * self.beta ** m.astype(float)
-        left = k < self.k_lo
-        if np.any(left):
-            off = (self.k_lo + W - 1) - k[left]
-            m, r = np.divmod(off, W)
-            out[left] = self.left_gen[W - 1 - r] * self.beta ** m.astype(float)
-        return out
-
-    def mass(self, k: np.ndarray) -> np.ndarray:
-        """Probability mass at indices k (of point k, or of cell k on the continuous domain)."""
-        return self.weight(k) * self.grid.width(k) / self.total
-
-    def density(self, k: np.ndarray) -> np.ndarray:
-        """Probability density on cell k (the mass of point k on the integer lattice)."""
-        return self.weight(k) / self.total
-
-    def _edge_widths(self) -> tuple[np.ndarray, np.ndarray]:
-        """Widths of the first and of the last period of the window (the tails' generators)."""
-        W = self.grid.W
-        return (self.grid.width(np.arange(self.k_lo, self.k_lo + W)),
-                self.grid.width(np.arange(self.k_hi - W + 1, self.k_hi + 1)))
-
-    def extended(self, periods: int = 2) -> tuple[int, np.ndarray]:
-        """Window plus ``periods`` tail periods on each side: (first index, weights)."""
-        W = self.grid.W
-        k = np.arange(self.k_lo - periods * W, self.k_hi + periods * W + 1)
-        return int(k[0]), self.weight(k)
-
-    def tail_mass(self) -> float:
-        """Normalised mass outside the window."""
-        wl, wr = self._edge_widths()
-        t = (float(np.sum(self.left_gen * wl)) + float(np.sum(self.right_gen * wr))) * self.beta / (1 - self.beta)
-        return t / self.total
-
-
 def repair_majorant(weights: np.ndarray, W: int, beta: float, max_iter: int | None = None) -> np.ndarray:
     """Smallest φ >= weights with φ(x) >= β·φ(y) for |x − y| <= W (on the window).
 

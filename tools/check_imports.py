@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Check optmech's imports: no cycles among its modules, and no private name imported across modules.
+"""Check optmech's imports: layers point one way, no cycles among its modules, and no private name
+imported across modules.
+
+The layers are a contract in ``pyproject.toml`` (``[tool.optmech.layers]``, lowest first): a module
+may import modules of its own layer or of lower layers only, and every module must belong to a
+layer (the package's ``__init__``, a lazy facade, is exempt).
 
 Every ``import``/``from ... import`` in every module (at module level and inside functions) is an
 edge; a strongly connected component with more than one module is a cycle and fails the check.
@@ -117,17 +122,61 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def load_layers(pyproject: str) -> tuple[list[list[str]], list[str]]:
+    """(layers lowest first, exempt modules) from ``[tool.optmech.layers]`` of a pyproject.toml."""
+    import tomllib
+
+    with open(pyproject, "rb") as fh:
+        conf = tomllib.load(fh)["tool"]["optmech"]["layers"]
+    return [list(layer) for layer in conf["order"]], list(conf.get("exempt", []))
+
+
+def layer_of(module: str, layers: list[list[str]]) -> int | None:
+    """The index of the layer whose prefix matches ``module`` most specifically (None: unassigned)."""
+    best, length = None, -1
+    for i, layer in enumerate(layers):
+        for prefix in layer:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = i, len(prefix)
+    return best
+
+
+def layer_violations(graph: dict[str, set[str]], layers: list[list[str]], exempt: list[str]) -> list[str]:
+    """One line per import from a lower layer into a higher one, and per module in no layer."""
+    out = []
+    for m in sorted(graph):
+        if m in exempt:
+            continue
+        lm = layer_of(m, layers)
+        if lm is None:
+            out.append(f"{m} belongs to no layer (add it to [tool.optmech.layers] in pyproject.toml)")
+            continue
+        for t in sorted(graph[m]):
+            if t in exempt:
+                continue
+            lt = layer_of(t, layers)
+            if lt is not None and lt > lm:
+                out.append(f"{m} (layer {lm}: {layers[lm][0]}...) imports {t} (higher layer {lt}: {layers[lt][0]}...)")
+    return out
+
+
 def main(argv: list[str]) -> int:
     root = argv[1] if len(argv) > 1 else "optmech"
-    found = cycles(module_graph(root))
+    graph = module_graph(root)
+    found = cycles(graph)
     for comp in found:
         print("import cycle: " + " <-> ".join(comp))
     private = private_imports(root)
     for line in private:
         print("private name imported across modules: " + line)
-    if not (found or private):
-        print(f"no import cycles and no private imports across modules in {root}")
-    return 1 if found or private else 0
+    pyproject = os.path.join(os.path.dirname(os.path.abspath(root)), "pyproject.toml")
+    layers, exempt = load_layers(pyproject)
+    bad_layers = layer_violations(graph, layers, exempt)
+    for line in bad_layers:
+        print("layer violation: " + line)
+    if not (found or private or bad_layers):
+        print(f"{root}: layers point one way, no import cycles, no private imports across modules")
+    return 1 if found or private or bad_layers else 0
 
 
 if __name__ == "__main__":

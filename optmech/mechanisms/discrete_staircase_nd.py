@@ -34,20 +34,12 @@ from scipy.special import comb
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.multidim import check_dim, NDMechanism
+from optmech.problems.pure_nd import sphere_sizes  # noqa: F401  (re-exported)
 
 __all__ = ["DiscreteStaircaseND", "sphere_sizes", "sphere_l2sq_sums", "discrete_staircase_nd_costs"]
 
 #: Largest number of radii a series may use.
 MAX_TERMS = 5 * 10**7
-
-
-def sphere_sizes(k: np.ndarray, d: int) -> np.ndarray:
-    """|S_k| = #{x ∈ ℤ^d : ‖x‖₁ = k} as floats (exact up to 2^53)."""
-    k = np.asarray(k, dtype=np.int64)
-    out = np.zeros(k.shape)
-    for j in range(1, d + 1):
-        out += 2.0**j * comb(d, j) * comb(k - 1, j - 1)
-    return np.where(k == 0, 1.0, out)
 
 
 def sphere_l2sq_sums(k: np.ndarray, d: int) -> np.ndarray:

@@ -24,93 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from optmech.certify import LatticeMechanism, audit_mechanism
+from optmech.certify import audit_mechanism
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
+from optmech.problems.lattice import (LatticeMechanism, lattice_mechanism_from_dict,  # noqa: F401  (re-exported)
+                                      lattice_mechanism_to_dict, lattice_total)
 
 __all__ = ["Tabulated", "LatticePMF", "PiecewiseConstantDensity", "SavedND", "ND_KINDS", "lattice_mechanism_to_dict",
            "lattice_mechanism_from_dict"]
-
-TAIL_RULE = (
-    "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
-    "(lattice_pmf) or the cell [q*sensitivity + edges[r], q*sensitivity + edges[r+1]). "
-    "weight(k) = weights[k-k_lo] inside the window; right_tail[r]*beta^m at "
-    "k = k_lo+len(weights)-steps_per_period+r+m*steps_per_period and left_tail[r]*beta^m at "
-    "k = k_lo+r-m*steps_per_period (m>=1); the probability of point k, or the density on cell k, "
-    "is weight(k)/total"
-)
-
-
-def lattice_mechanism_to_dict(m: LatticeMechanism) -> dict[str, Any]:
-    """The JSON form of a solver mechanism (``optmech solve --save``'s ``mechanism`` field)."""
-    g = m.grid
-    return {
-        "kind": "lattice_pmf" if g.kind == "integer" else "piecewise_constant_density",
-        "sensitivity": g.period,
-        "steps_per_period": g.W,
-        "edges": None if g.edges is None else g.edges.tolist(),
-        "k_lo": m.k_lo,
-        "weights": m.weights.tolist(),
-        "beta": m.beta,
-        "left_tail": m.left_gen.tolist(),
-        "right_tail": m.right_gen.tolist(),
-        "total": m.total,
-        "tail_rule": TAIL_RULE,
-    }
-
-
-def _floats(d: dict, key: str) -> np.ndarray:
-    try:
-        a = np.asarray(d[key], dtype=float)
-    except KeyError:
-        raise SpecError(f"mechanism field {key!r} is missing") from None
-    except (TypeError, ValueError):
-        raise SpecError(f"mechanism field {key!r} must be a list of numbers") from None
-    if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise SpecError(f"mechanism field {key!r} must be a list of finite nonnegative numbers")
-    return a
-
-
-def lattice_mechanism_from_dict(d: dict) -> LatticeMechanism:
-    """Rebuild (and validate) the mechanism saved by ``--save``."""
-    from optmech.problems.lattice import Grid1D
-
-    if not isinstance(d, dict):
-        raise SpecError("a mechanism must be a JSON object")
-    kind = d.get("kind", d.get("name"))
-    try:
-        W = int(d["steps_per_period"])
-        if W < 1 or W != d["steps_per_period"]:
-            raise ValueError
-        if kind == "lattice_pmf":
-            grid = Grid1D.integer(W)
-        elif kind == "piecewise_constant_density":
-            edges = _floats(d, "edges")
-            delta = float(d["sensitivity"])
-            if len(edges) != W + 1 or edges[0] != 0.0 or edges[-1] != delta or np.any(np.diff(edges) <= 0):
-                raise SpecError("mechanism edges must increase from 0 to the sensitivity, steps_per_period+1 of them")
-            grid = Grid1D("cells", delta, W, edges)
-        else:
-            raise SpecError(f"unknown mechanism kind {kind!r} (lattice_pmf or piecewise_constant_density)")
-        k_lo, beta = int(d["k_lo"]), float(d["beta"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SpecError(f"malformed mechanism: {type(exc).__name__} {exc}") from None
-    weights, left, right = _floats(d, "weights"), _floats(d, "left_tail"), _floats(d, "right_tail")
-    if len(left) != W or len(right) != W or len(weights) < W:
-        raise SpecError("mechanism tails must have steps_per_period entries and the window at least as many")
-    if not (0.0 <= beta < 1.0):
-        raise SpecError(f"mechanism beta must be in [0, 1), got {beta!r}")
-    m = LatticeMechanism(grid, k_lo, weights, beta, left, right)
-    total = d.get("total")
-    m.total = _total(m) if total in (None, "nan") else float(total)
-    return m
-
-
-def _total(m: LatticeMechanism) -> float:
-    wl, wr = m._edge_widths()
-    tail = m.beta / (1.0 - m.beta) * (math.fsum(m.left_gen * wl) + math.fsum(m.right_gen * wr))
-    return math.fsum(m.weights * m.grid.width(np.arange(m.k_lo, m.k_hi + 1))) + tail
-
 
 class Tabulated(Mechanism):
     """A solver-produced noise law with a tail rule (see the module docstring).
@@ -132,7 +53,7 @@ class Tabulated(Mechanism):
             raise SpecError(f"{type(self).__name__} needs a {'lattice' if self.lattice else 'cell'} law")
         self.law = law
         if not (law.total > 0 and math.isfinite(law.total)):
-            law.total = _total(law)
+            law.total = lattice_total(law)
         if not law.total > 0:
             raise SpecError("the mechanism has no mass")
         self._epsilon = math.nan if epsilon is None else float(epsilon)

@@ -16,12 +16,13 @@ Costs per unit mass come in two flavours, both outward-rounded:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from optmech.costs import Cost
-from optmech.errors import ProblemTooLarge
+from optmech.errors import ProblemTooLarge, SpecError
 
 #: Largest number of terms a tail series may take (a guard against hour-long sums).
 MAX_TAIL_TERMS = 3 * 10**8
@@ -296,3 +297,154 @@ def monotone_cell_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndar
     with np.errstate(all="ignore"):
         corr = np.nextafter(mean_lo - at_left_hi, _DOWN)
     return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# the exactly-known 1-D law: window weights + periodic geometric tails, and its JSON form
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class LatticeMechanism:
+    """A noise law on a 1-D lattice: window weights plus periodic geometric tails.
+
+    The (unnormalised) weight of index k is ``weights[k − k_lo]`` inside the window; beyond it,
+    ``right_gen[r]·β^m`` at k = k_hi − W + 1 + r + m·W and ``left_gen[r]·β^m`` at
+    k = k_lo + r − m·W (m >= 1, 0 <= r < W).  Masses are weights / ``total``.  On cells, the
+    density on cell k is mass/h (piecewise constant).
+    """
+
+    grid: Grid1D
+    k_lo: int
+    weights: np.ndarray
+    beta: float
+    left_gen: np.ndarray
+    right_gen: np.ndarray
+    total: float = field(default=math.nan)
+
+    @property
+    def k_hi(self) -> int:
+        return self.k_lo + len(self.weights) - 1
+
+    def weight(self, k: np.ndarray) -> np.ndarray:
+        """Unnormalised weight at lattice indices k (vectorised, tails included)."""
+        k = np.asarray(k, dtype=np.int64)
+        W = self.grid.W
+        out = np.zeros(k.shape, dtype=float)
+        inside = (k >= self.k_lo) & (k <= self.k_hi)
+        out[inside] = self.weights[k[inside] - self.k_lo]
+        right = k > self.k_hi
+        if np.any(right):
+            off = k[right] - (self.k_hi - W + 1)
+            m, r = np.divmod(off, W)
+            out[right] = self.right_gen[r] * self.beta ** m.astype(float)
+        left = k < self.k_lo
+        if np.any(left):
+            off = (self.k_lo + W - 1) - k[left]
+            m, r = np.divmod(off, W)
+            out[left] = self.left_gen[W - 1 - r] * self.beta ** m.astype(float)
+        return out
+
+    def mass(self, k: np.ndarray) -> np.ndarray:
+        """Probability mass at indices k (of point k, or of cell k on the continuous domain)."""
+        return self.weight(k) * self.grid.width(k) / self.total
+
+    def density(self, k: np.ndarray) -> np.ndarray:
+        """Probability density on cell k (the mass of point k on the integer lattice)."""
+        return self.weight(k) / self.total
+
+    def _edge_widths(self) -> tuple[np.ndarray, np.ndarray]:
+        """Widths of the first and of the last period of the window (the tails' generators)."""
+        W = self.grid.W
+        return (self.grid.width(np.arange(self.k_lo, self.k_lo + W)),
+                self.grid.width(np.arange(self.k_hi - W + 1, self.k_hi + 1)))
+
+    def extended(self, periods: int = 2) -> tuple[int, np.ndarray]:
+        """Window plus ``periods`` tail periods on each side: (first index, weights)."""
+        W = self.grid.W
+        k = np.arange(self.k_lo - periods * W, self.k_hi + periods * W + 1)
+        return int(k[0]), self.weight(k)
+
+    def tail_mass(self) -> float:
+        """Normalised mass outside the window."""
+        wl, wr = self._edge_widths()
+        t = (float(np.sum(self.left_gen * wl)) + float(np.sum(self.right_gen * wr))) * self.beta / (1 - self.beta)
+        return t / self.total
+
+
+TAIL_RULE = (
+    "index k lies in period q = k // steps_per_period at offset r = k % steps_per_period: the point k "
+    "(lattice_pmf) or the cell [q*sensitivity + edges[r], q*sensitivity + edges[r+1]). "
+    "weight(k) = weights[k-k_lo] inside the window; right_tail[r]*beta^m at "
+    "k = k_lo+len(weights)-steps_per_period+r+m*steps_per_period and left_tail[r]*beta^m at "
+    "k = k_lo+r-m*steps_per_period (m>=1); the probability of point k, or the density on cell k, "
+    "is weight(k)/total"
+)
+
+
+def lattice_mechanism_to_dict(m: LatticeMechanism) -> dict[str, Any]:
+    """The JSON form of a solver mechanism (``optmech solve --save``'s ``mechanism`` field)."""
+    g = m.grid
+    return {
+        "kind": "lattice_pmf" if g.kind == "integer" else "piecewise_constant_density",
+        "sensitivity": g.period,
+        "steps_per_period": g.W,
+        "edges": None if g.edges is None else g.edges.tolist(),
+        "k_lo": m.k_lo,
+        "weights": m.weights.tolist(),
+        "beta": m.beta,
+        "left_tail": m.left_gen.tolist(),
+        "right_tail": m.right_gen.tolist(),
+        "total": m.total,
+        "tail_rule": TAIL_RULE,
+    }
+
+
+def _floats(d: dict, key: str) -> np.ndarray:
+    try:
+        a = np.asarray(d[key], dtype=float)
+    except KeyError:
+        raise SpecError(f"mechanism field {key!r} is missing") from None
+    except (TypeError, ValueError):
+        raise SpecError(f"mechanism field {key!r} must be a list of numbers") from None
+    if a.ndim != 1 or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise SpecError(f"mechanism field {key!r} must be a list of finite nonnegative numbers")
+    return a
+
+
+def lattice_mechanism_from_dict(d: dict) -> LatticeMechanism:
+    """Rebuild (and validate) the mechanism saved by ``--save``."""
+    if not isinstance(d, dict):
+        raise SpecError("a mechanism must be a JSON object")
+    kind = d.get("kind", d.get("name"))
+    try:
+        W = int(d["steps_per_period"])
+        if W < 1 or W != d["steps_per_period"]:
+            raise ValueError
+        if kind == "lattice_pmf":
+            grid = Grid1D.integer(W)
+        elif kind == "piecewise_constant_density":
+            edges = _floats(d, "edges")
+            delta = float(d["sensitivity"])
+            if len(edges) != W + 1 or edges[0] != 0.0 or edges[-1] != delta or np.any(np.diff(edges) <= 0):
+                raise SpecError("mechanism edges must increase from 0 to the sensitivity, steps_per_period+1 of them")
+            grid = Grid1D("cells", delta, W, edges)
+        else:
+            raise SpecError(f"unknown mechanism kind {kind!r} (lattice_pmf or piecewise_constant_density)")
+        k_lo, beta = int(d["k_lo"]), float(d["beta"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"malformed mechanism: {type(exc).__name__} {exc}") from None
+    weights, left, right = _floats(d, "weights"), _floats(d, "left_tail"), _floats(d, "right_tail")
+    if len(left) != W or len(right) != W or len(weights) < W:
+        raise SpecError("mechanism tails must have steps_per_period entries and the window at least as many")
+    if not (0.0 <= beta < 1.0):
+        raise SpecError(f"mechanism beta must be in [0, 1), got {beta!r}")
+    m = LatticeMechanism(grid, k_lo, weights, beta, left, right)
+    total = d.get("total")
+    m.total = lattice_total(m) if total in (None, "nan") else float(total)
+    return m
+
+
+def lattice_total(m: LatticeMechanism) -> float:
+    """Σ weights over the window plus the geometric tails' closed-form sums (cell widths included)."""
+    wl, wr = m._edge_widths()
+    tail = m.beta / (1.0 - m.beta) * (math.fsum(m.left_gen * wl) + math.fsum(m.right_gen * wr))
+    return math.fsum(m.weights * m.grid.width(np.arange(m.k_lo, m.k_hi + 1))) + tail

@@ -65,12 +65,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy import special
 
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
 
 __all__ = ["PureNDLP", "build_pure_nd", "NORMS", "orbit_points", "layer_steps", "Orbits", "Shells",
-           "shell_sizes", "domain_outside_min"]
+           "shell_sizes", "domain_outside_min", "sphere_sizes"]
 
 NORMS = ("l1", "l2", "linf")
 #: The scaling saturates after this many e-folds: with 12, HiGHS's duals were cleanest but the
@@ -190,8 +191,6 @@ def orbit_points(d: int, R: int, reduced: bool | str = True, shape: str = "cube"
 
 def shell_sizes(k: np.ndarray, d: int, continuous: bool) -> np.ndarray:
     """|S_k| (lattice) or the volume of {k <= ‖x‖₁ < k+1} in units of h^d: 2^d((k+1)^d − k^d)/d!."""
-    from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
-
     k = np.asarray(k)
     if not continuous:
         return sphere_sizes(k, d)
@@ -506,3 +505,12 @@ def _assemble(size: np.ndarray, l1: np.ndarray, c_obj: np.ndarray, far_cost: flo
         meta={"normalisation_row": row_blocks["normalisation"].start, "epsilon": epsilon},
     )
     return lp, sigma
+
+
+def sphere_sizes(k: np.ndarray, d: int) -> np.ndarray:
+    """|S_k| = #{x ∈ ℤ^d : ‖x‖₁ = k} as floats (exact up to 2^53)."""
+    k = np.asarray(k, dtype=np.int64)
+    out = np.zeros(k.shape)
+    for j in range(1, d + 1):
+        out += 2.0**j * special.comb(d, j) * special.comb(k - 1, j - 1)
+    return np.where(k == 0, 1.0, out)

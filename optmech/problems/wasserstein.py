@@ -56,10 +56,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from optmech.certify import LatticeMechanism
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.inputs import InputPMF
 from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.lattice import LatticeMechanism
 from optmech.problems.pure import SCALE_EFOLDS, max_point_mass
 
 __all__ = ["WassersteinLP", "build_wasserstein", "w1_of_pmf", "w1_of_mechanism", "MAX_PAIR_ROWS", "UTILITIES"]
