@@ -23,64 +23,19 @@ import math
 
 import numpy as np
 
-from optmech.audit import hockey_stick_array
 from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
 from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size, point_costs, shift_vectors
 from optmech.problems.lattice import Grid1D
+from optmech.repair import repair_delta
 from optmech.result import ReferenceValue
 
 _U = 2.0**-53
 
 
 # -- upper bound ----------------------------------------------------------------------------------
-def _product(line: np.ndarray, d: int) -> np.ndarray:
-    u = line
-    for _ in range(d - 1):
-        u = np.multiply.outer(u, line)
-    return u
-
-
-def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
-    """The product uniform of width n = ⌈2Δ/δ⌉ per coordinate ((0, δ/2)-DP), on [−R, R]^d."""
-    from optmech.mechanisms.uniform import uniform_width
-
-    n = uniform_width(delta / 2.0, D)
-    lo = -(n // 2)
-    R = max(-lo, lo + n - 1)
-    line = np.zeros(2 * R + 1)
-    line[lo + R: lo + n + R] = 1.0 / n
-    return _product(line, d), R
-
-
-def _safe_box(epsilon: float, delta: float, D: int, d: int) -> tuple[np.ndarray, int, float]:
-    """A cheap pmf on [−R, R]^d whose audited δ(ε) is at most δ/2: (pmf, R, audited δ)."""
-    shifts = shift_vectors(d, D, half=False)
-    if epsilon > 0:
-        lam = math.exp(-epsilon / D)
-        # the truncated law leaks about d·λ^(R+1−Δ)/(1−λ) mass past its edge per shift
-        R = D + max(1, math.ceil(math.log(delta / (4 * d) * (1 - lam)) / math.log(lam)))
-        for _ in range(8):
-            k = np.arange(-R, R + 1)
-            line = lam ** np.abs(k).astype(float)
-            u = _product(line / math.fsum(line), d)
-            du = float(hockey_stick_array(u, shifts, epsilon).max())
-            if du <= delta / 2 or u.size > 4e7:
-                break
-            R = 2 * R
-        if du <= delta / 2:
-            return u, R, du
-    u, R = _uniform_box(delta, D, d)
-    return u, R, float(hockey_stick_array(u, shifts, epsilon).max())
-
-
-def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
-    k = R_to - R_from
-    return np.pad(p, k) if k > 0 else p
-
-
 def _price(cost, p: np.ndarray, R: int) -> float:
     """Outward-rounded E L for masses p on [−R, R]^d (normalised by their sum)."""
     d = p.ndim
@@ -128,32 +83,6 @@ class _Upper:
         self.p, self.R, self.value = p, R, value
         self.realised_delta, self.shifts_delta = realised, shifts_delta
         self.certified, self.mixed, self.note = certified, mixed, note
-
-
-def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
-                 shifts: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, float]:
-    """Audit the normalised pmf p on [−R, R]^d for every shift; if some δ(ε) exceeds δ (solver
-    tolerances), mix it with a cheap law of δ <= δ/2 (:func:`_safe_box`) at the smallest weight that
-    the float audit then accepts (module docstring).  Returns (pmf, R, per-shift δ, weight)."""
-    d = p.ndim
-    per = hockey_stick_array(p, shifts, epsilon)
-    if per.max() <= delta:
-        return p, R, per, 0.0
-    u, Ru, du = _safe_box(epsilon, delta, D, d)
-    Rm = max(R, Ru)
-    pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
-    dp = float(per.max())
-    # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
-    margin = 64 * _U * (1.0 + delta)
-    for _ in range(6):
-        target = delta - margin
-        lam = min(1.0, (dp - target) / (dp - du)) if dp > du else 1.0
-        mix = (1 - lam) * pu + lam * uu
-        per = hockey_stick_array(mix, shifts, epsilon)
-        if per.max() <= delta:
-            break
-        margin *= 16
-    return mix, Rm, per, lam
 
 
 def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int) -> _Upper:

@@ -8,7 +8,6 @@ bracket loses most (continuous domain).  The loop itself is :func:`optmech.drive
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np

@@ -121,7 +121,7 @@ def _upper_pure(inp, utility, p_window, K, epsilon, m) -> UpperW1:
 
 
 def _upper_approx(inp, utility, p_window, K, epsilon, delta, m) -> UpperW1:
-    from optmech.families.approx import repair_delta
+    from optmech.repair import repair_delta
 
     p = np.where(np.isfinite(p_window), np.maximum(p_window, 0.0), 0.0)
     p = p / math.fsum(p)

@@ -28,11 +28,9 @@ import numpy as np
 from optmech.errors import SpecError
 from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Privacy
+from optmech.repair import uniform_width  # re-exported; one home in optmech.repair
 
 __all__ = ["Uniform", "UniformContinuous", "uniform_width"]
-
-#: Largest number of support points per coordinate (a lattice uniform is summed point by point).
-MAX_WIDTH = 10**8
 
 
 def _check_delta(delta) -> float:
@@ -45,14 +43,6 @@ def _check_delta(delta) -> float:
 
 def check_dim(dim) -> int:
     return nx.check_int_range(dim, "dim", 1, 64)
-
-
-def uniform_width(delta: float, sensitivity: int) -> int:
-    """n = ⌈Δ/δ⌉ in exact rational arithmetic (the float δ is taken at its exact value)."""
-    n = math.ceil(Fraction(int(sensitivity)) / Fraction(float(delta)))
-    if n > MAX_WIDTH:
-        raise SpecError(f"uniform noise with sensitivity {sensitivity} and delta {delta:g} needs {n} points per coordinate (> {MAX_WIDTH:g}): raise delta")
-    return n
 
 
 def _norm_cost(name: str, dim: int) -> str:
