@@ -16,11 +16,9 @@ import pytest
 
 from optmech import audit
 from optmech.errors import SpecError
+from optmech.families.relaxed import approx_references, build_relaxed_lp, relaxed_lp_lower_bound
 from optmech.mechanisms.approx_bounds import (
-    approx_references,
-    build_relaxed_lp,
     laplace_upper_bound,
-    relaxed_lp_lower_bound,
     staircase_upper_bound,
     theorem_lower_bound,
     thm8_n,

@@ -111,7 +111,7 @@ def test_references_are_not_labelled_optimal_without_proof():
 
 
 def test_approx_theorem_lower_bound_needs_a_proven_cost_condition():
-    from optmech.mechanisms.approx_bounds import approx_references
+    from optmech.families.relaxed import approx_references
 
     refs = {b.name: b for b in approx_references("where(abs(x) < 300, abs(x), 0.5 + abs(x)/100000)", 1.0, 0.01191, 4)}
     assert refs["thm_lower_bound"].valid is False

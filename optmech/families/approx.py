@@ -118,12 +118,13 @@ def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
 
 
 # -- references ------------------------------------------------------------------------------------
-def approx_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
+def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[ReferenceValue]:
     """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
-    from optmech.mechanisms.approx_bounds import approx_references
+    from optmech.families.relaxed import approx_references
 
     out = []
-    for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim):
+    for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim,
+                               ctx=ctx):
         v = float(b.value)
         tol = 1e-12 if b.exact else 1e-9
         inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
@@ -218,7 +219,7 @@ class ApproxFamily:
         return 2 * step.built.model.N
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        return approx_reference_values(self.problem, lower, upper)
+        return approx_reference_values(self.problem, lower, upper, self.ctx)
 
     def report(self, best, last: Step | None, status: str) -> dict:
         from optmech.mechanisms.tabulated import Tabulated

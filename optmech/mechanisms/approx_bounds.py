@@ -77,29 +77,34 @@ Tested by: tests/test_approx_bounds.py.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from optmech.costs import Cost, as_cost
-from optmech.errors import ProblemTooLarge, SolveFailed, SolverUnavailable, SpecError
-from optmech.lp import LinearProgram, stack_rows
+from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import numerics as nx
 
 __all__ = [
     "Bound",
     "theorem_lower_bound",
-    "relaxed_lp_lower_bound",
     "uniform_upper_bound",
     "laplace_upper_bound",
     "staircase_upper_bound",
-    "approx_references",
-    "build_relaxed_lp",
     "thm8_n",
+    "make_bound",
+    "check_epsilon",
+    "check_delta",
+    "check_all",
+    "resolve_cost",
+    "cost_symmetric",
+    "SEPARABLE",
+    "RELAXED_VARIANTS",
+    "MAX_WINDOW",
+    "MAX_DOUBLINGS",
+    "LP_IMPROVEMENT_RTOL",
     "INTEGER_RTOL",
     "MAX_DIM",
 ]
@@ -121,10 +126,10 @@ MAX_DOUBLINGS = 6
 
 _ND_COSTS = ("l1", "l2", "l2sq", "linf")
 #: d-D cost → the per-coordinate cost whose sum it is (separable costs only).
-_SEPARABLE = {"l1": "abs", "l2sq": "square"}
+SEPARABLE = {"l1": "abs", "l2sq": "square"}
 #: d-D cost names accepted at d = 1 (they all reduce to a 1-D cost there).
 _ND_AT_1D = {"l1": "abs", "l2": "abs", "linf": "abs", "l2sq": "square"}
-_VARIANTS = ("symmetric", "all_k")
+RELAXED_VARIANTS = ("symmetric", "all_k")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -193,7 +198,7 @@ class Bound:
         }
 
 
-def _bound(name: str, value: float, kind: str, conditions: dict[str, bool], parameters: dict, exact: bool, note: str) -> Bound:
+def make_bound(name: str, value: float, kind: str, conditions: dict[str, bool], parameters: dict, exact: bool, note: str) -> Bound:
     conditions = {k: bool(v) for k, v in conditions.items()}
     valid = all(conditions.values()) and not math.isnan(value)
     if kind == "upper":
@@ -204,7 +209,7 @@ def _bound(name: str, value: float, kind: str, conditions: dict[str, bool], para
 # ------------------------------------------------------------------------------------------------
 # validation
 # ------------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon: Any) -> float:
+def check_epsilon(epsilon: Any) -> float:
     if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not math.isfinite(float(epsilon)):
         raise SpecError(f"epsilon must be a finite real number >= 0, got {epsilon!r}")
     eps = float(epsilon)
@@ -213,7 +218,7 @@ def _check_epsilon(epsilon: Any) -> float:
     return eps
 
 
-def _check_delta(delta: Any) -> float:
+def check_delta(delta: Any) -> float:
     if isinstance(delta, bool) or not isinstance(delta, Real) or not math.isfinite(float(delta)):
         raise SpecError(f"delta must be a real number in (0, 1), got {delta!r}")
     d = float(delta)
@@ -228,14 +233,14 @@ def check_dim(dim: Any) -> int:
     return nx.check_int_range(dim, "dim", 1, MAX_DIM)
 
 
-def _check_all(epsilon: Any, delta: Any, sensitivity: Any, dim: Any) -> tuple[float, float, int, int]:
+def check_all(epsilon: Any, delta: Any, sensitivity: Any, dim: Any) -> tuple[float, float, int, int]:
     if (not isinstance(epsilon, bool) and isinstance(epsilon, Real) and float(epsilon) == 0.0
             and not isinstance(delta, bool) and isinstance(delta, Real) and float(delta) == 0.0):
         raise SpecError("epsilon = delta = 0 allows no information through: no additive noise satisfies it")
-    return (_check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim))
+    return (check_epsilon(epsilon), check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim))
 
 
-def _resolve_cost(cost: Any, dim: int) -> tuple[Cost | None, str | None]:
+def resolve_cost(cost: Any, dim: int) -> tuple[Cost | None, str | None]:
     """(1-D cost, None) for d = 1; (per-coordinate cost or None, d-D name) for d > 1."""
     if dim == 1:
         if isinstance(cost, str) and cost.strip().lower() in _ND_AT_1D:
@@ -244,7 +249,7 @@ def _resolve_cost(cost: Any, dim: int) -> tuple[Cost | None, str | None]:
     if not isinstance(cost, str) or cost.strip().lower() not in _ND_COSTS:
         raise SpecError(f"d-dimensional costs are {', '.join(_ND_COSTS)}; got {cost!r}")
     name = cost.strip().lower()
-    return (as_cost(_SEPARABLE[name]) if name in _SEPARABLE else None), name
+    return (as_cost(SEPARABLE[name]) if name in SEPARABLE else None), name
 
 
 # ------------------------------------------------------------------------------------------------
@@ -276,7 +281,7 @@ def _cost_condition(cost: Cost, sensitivity: int) -> bool:
     return _L1(cost, 0.0) == 0.0
 
 
-def _cost_symmetric(cost: Cost) -> bool:
+def cost_symmetric(cost: Cost) -> bool:
     """L(x) = L(−x) for every x, proven by construction (``Cost.is_even``)."""
     return cost.is_even()
 
@@ -397,7 +402,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
         try:
             t = _thm8_core(cost, eps, delta, D)
         except ProblemTooLarge as exc:
-            return _bound(name, math.nan, "lower", {"cost_symmetric_nondecreasing": ok_cost, "condition_61": False},
+            return make_bound(name, math.nan, "lower", {"cost_symmetric_nondecreasing": ok_cost, "condition_61": False},
                           {"theorem": "[GV13] Thm 8 ([Geng13] Thm 4.8)", "n": n}, True, f"NOT evaluated: {exc}")
         conds = {"cost_symmetric_nondecreasing": ok_cost, "condition_61": t.pop("condition_61")}
         params = {"theorem": "[GV13] Thm 8 ([Geng13] Thm 4.8)", **t}
@@ -417,7 +422,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
             if not ok_cost:
                 why.append("the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0")
             note = f"NOT a valid lower bound: {'; '.join(why)} [GV13, Thm 8]; {how}"
-        return _bound(name, t["value"], "lower", conds, params, True, note)
+        return make_bound(name, t["value"], "lower", conds, params, True, note)
 
     # ε = 0
     m = 1.0 / (2.0 * delta)
@@ -427,7 +432,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
         conds = {"inv_2delta_integer": N is not None, "cost_symmetric_nondecreasing": ok_cost}
         params: dict[str, Any] = {"theorem": "[GV13] Thm 1 ([Geng13] Thm 4.1)", "inv_2delta": m, "N": N, "exact_optimum": True}
         if N is None:
-            return _bound(name, math.nan, "lower", conds, params, True,
+            return make_bound(name, math.nan, "lower", conds, params, True,
                           f"NOT evaluated: [GV13] Thm 1 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
         _expressible(2.0 * N, "Thm 1")
         k = np.arange(-N, N)
@@ -445,17 +450,17 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
                     "a lower bound (and attained)")
         else:
             note = "NOT a valid lower bound: the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0 [GV13, Thm 1]"
-        return _bound(name, value, "lower", conds, params, True, note)
+        return make_bound(name, value, "lower", conds, params, True, note)
 
     conds = {"inv_2delta_integer": N is not None, "condition_28": False, "cost_symmetric_nondecreasing": ok_cost}
     params = {"theorem": "[GV13] Thm 2 ([Geng13] Thm 4.2)", "inv_2delta": m, "N": N}
     if N is None:
-        return _bound(name, math.nan, "lower", conds, params, True,
+        return make_bound(name, math.nan, "lower", conds, params, True,
                       f"NOT evaluated: [GV13] Thm 2 assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
     try:
         t = _thm2_core(cost, delta, D, N)
     except ProblemTooLarge as exc:
-        return _bound(name, math.nan, "lower", conds, params, True, f"NOT evaluated: {exc}")
+        return make_bound(name, math.nan, "lower", conds, params, True, f"NOT evaluated: {exc}")
     conds["condition_28"] = t.pop("condition_28")
     params.update({k: v for k, v in t.items() if k != "value"})
     if all(conds.values()):
@@ -469,7 +474,7 @@ def _thm_lower_1d(cost: Cost, eps: float, delta: float, D: int) -> Bound:
         if not ok_cost:
             why.append("the cost is not symmetric, nondecreasing on k >= 0 with L(0) = 0")
         note = f"NOT a valid lower bound: {'; '.join(why)} [GV13, Thm 2]"
-    return _bound(name, t["value"], "lower", conds, params, True, note)
+    return make_bound(name, t["value"], "lower", conds, params, True, note)
 
 
 def _thm_nd_eps0(name_nd: str, delta: float, D: int, d: int) -> Bound:
@@ -481,7 +486,7 @@ def _thm_nd_eps0(name_nd: str, delta: float, D: int, d: int) -> Bound:
     conds = {"inv_2delta_integer": N is not None}
     params: dict[str, Any] = {"theorem": thm, "inv_2delta": m, "N": N, "dim": d}
     if N is None:
-        return _bound(name, math.nan, "lower", conds, params, True,
+        return make_bound(name, math.nan, "lower", conds, params, True,
                       f"NOT evaluated: {thm.split(' (')[0]} assumes 1/(2δ) ∈ ℤ, here 1/(2δ) = {m:.10g}; use relaxed_lp")
     _expressible(2.0 * N, thm)
     k = np.arange(1, N + 1, dtype=float)
@@ -498,7 +503,7 @@ def _thm_nd_eps0(name_nd: str, delta: float, D: int, d: int) -> Bound:
     note = (f"valid lower bound on V* ({thm}): dual objective of the paper's candidate at the given δ "
             "(= the printed formula at δ = 1/(2N)), feasible for the dual of (75) with k ∈ ℤ "
             "(k ∈ ℕ as printed: see the erratum on (73)–(75) [GV13])")
-    return _bound(name, value, "lower", conds, params, True, note)
+    return make_bound(name, value, "lower", conds, params, True, note)
 
 
 def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: int, dim: int = 1) -> Bound:
@@ -533,12 +538,12 @@ def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: in
     SpecError
         Bad ε, δ, Δ, dim or cost.
     """
-    eps, dlt, D, d = _check_all(epsilon, delta, sensitivity, dim)
-    marg, name_nd = _resolve_cost(cost, d)
+    eps, dlt, D, d = check_all(epsilon, delta, sensitivity, dim)
+    marg, name_nd = resolve_cost(cost, d)
     if d == 1:
         return _thm_lower_1d(marg, eps, dlt, D)
-    if name_nd not in _SEPARABLE:
-        return _bound("thm_lower_bound", math.nan, "lower", {"cost_has_theorem": False}, {"dim": d, "cost": name_nd},
+    if name_nd not in SEPARABLE:
+        return make_bound("thm_lower_bound", math.nan, "lower", {"cost_has_theorem": False}, {"dim": d, "cost": name_nd},
                       True, f"no theorem: [GV13] §V gives lower bounds for the separable costs l1 and l2sq only, not {name_nd}")
     if eps == 0.0:
         return _thm_nd_eps0(name_nd, dlt, D, d)
@@ -552,7 +557,7 @@ def theorem_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: in
                 + one.note)
     else:
         note = "NOT a valid lower bound: d × the 1-D [GV13] Thm 8 value, which is invalid here: " + one.note
-    return _bound("thm_lower_bound", value, "lower", one.conditions, params, True, note)
+    return make_bound("thm_lower_bound", value, "lower", one.conditions, params, True, note)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -569,15 +574,15 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
     Cor 19 dΔ/(4δ) (``l1``), Cor 20 dΔ²/(12δ²) + d/6 (``l2sq``), both at δ = Δ/(2M).  They
     describe width 2M, which is the width used unless the float δ lies just below Δ/(2M).
     """
-    dlt, D, d = _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
-    marg, name_nd = _resolve_cost(cost, d)
+    dlt, D, d = check_delta(delta), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
+    marg, name_nd = resolve_cost(cost, d)
     from optmech.mechanisms.uniform import Uniform
 
     try:
         mech = Uniform(delta=dlt, sensitivity=D, dim=d)
         value = mech.expected_cost(marg if d == 1 else name_nd)
     except SpecError as exc:
-        return _bound("uniform", math.nan, "upper", {}, {"dim": d}, True, f"not computed: {exc}")
+        return make_bound("uniform", math.nan, "upper", {}, {"dim": d}, True, f"not computed: {exc}")
     n = mech.n
     params: dict[str, Any] = {"width": n, "realised_delta": D / n, "dim": d,
                               "theorem": "[GV13] Thm 3/9 ([Geng13] Thm 4.3/4.9)" if d == 1 else "[GV13] Thm 18 ([Geng13] Thm 4.18)"}
@@ -601,7 +606,7 @@ def uniform_upper_bound(cost: Any, delta: float, sensitivity: int, dim: int = 1)
         params["closed_form_agrees"] = bool(n == 2 * M and abs(closed - value) <= 1e-12 * max(1.0, abs(value)))
     note = (f"upper bound: exact cost of uniform noise on {n} consecutive integers per coordinate, "
             f"(0, {D}/{n})-DP hence (ε, δ)-DP for every ε [GV13, (30)/(78), Thm 3/9/18]")
-    return _bound("uniform", value, "upper", {}, params, True, note)
+    return make_bound("uniform", value, "upper", {}, params, True, note)
 
 
 def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 1) -> Bound:
@@ -611,11 +616,11 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
     ``valid=False``).  d > 1: product law; ``l1`` = 2dλ/(1−λ²), ``l2sq`` = 2dλ/(1−λ)² exact,
     ``l2``/``linf`` numeric (:func:`~optmech.mechanisms.multidim.discrete_laplace_nd_cost`).
     """
-    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
-    marg, name_nd = _resolve_cost(cost, d)
+    eps, D, d = check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
+    marg, name_nd = resolve_cost(cost, d)
     conds = {"epsilon_positive": eps > 0.0}
     if eps == 0.0:
-        return _bound("discrete_laplace", math.inf, "upper", conds, {"dim": d}, True,
+        return make_bound("discrete_laplace", math.inf, "upper", conds, {"dim": d}, True,
                       "not defined at ε = 0 (λ = 1 is not a distribution): NOT a bound")
     lam = math.exp(-eps / D)
     params: dict[str, Any] = {"lambda": lam, "dim": d}
@@ -623,12 +628,12 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
         from optmech.mechanisms.laplace import discrete_laplace_reference
 
         ref = discrete_laplace_reference(marg, eps, D)
-        return _bound("discrete_laplace", ref.value, "upper", conds, params, ref.exact, ref.note)
+        return make_bound("discrete_laplace", ref.value, "upper", conds, params, ref.exact, ref.note)
     from optmech.mechanisms.multidim import discrete_laplace_nd_cost
 
     value = discrete_laplace_nd_cost(name_nd, eps, D, d)
-    exact = name_nd in _SEPARABLE
-    return _bound("discrete_laplace", value, "upper", conds, params, exact,
+    exact = name_nd in SEPARABLE
+    return make_bound("discrete_laplace", value, "upper", conds, params, exact,
                   "upper bound: product discrete Laplace, ε-DP for ℓ1 sensitivity Δ [GV13, (120)–(128)]"
                   + ("" if exact else "; numeric"))
 
@@ -641,347 +646,37 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
     ℓ1 discrete staircase on ℤ^d (:mod:`optmech.mechanisms.discrete_staircase_nd`), priced for
     ``l1`` and ``l2sq`` (other costs: nan, ``valid=False``).
     """
-    eps, D, d = _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
-    marg, name_nd = _resolve_cost(cost, d)
+    eps, D, d = check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
+    marg, name_nd = resolve_cost(cost, d)
     conds = {"epsilon_positive": eps > 0.0}
     if eps == 0.0:
-        return _bound("discrete_staircase", math.inf, "upper", conds, {"dim": d}, True,
+        return make_bound("discrete_staircase", math.inf, "upper", conds, {"dim": d}, True,
                       "not defined at ε = 0: NOT a bound")
     if d == 1:
         from optmech.mechanisms.discrete_staircase import discrete_staircase_reference, optimal_r
 
         ref = discrete_staircase_reference(marg, eps, D)
         if ref is not None:
-            return _bound("discrete_staircase", ref.value, "upper", conds, dict(ref.parameters), ref.exact,
+            return make_bound("discrete_staircase", ref.value, "upper", conds, dict(ref.parameters), ref.exact,
                           "upper bound (ε,0)-DP, hence (ε,δ)-DP; " + ref.note)
         r, v = optimal_r(marg, eps, D)
-        return _bound("discrete_staircase", v, "upper", conds, {"r": r}, False,
+        return make_bound("discrete_staircase", v, "upper", conds, {"r": r}, False,
                       "upper bound: min_r of the discrete staircase P_r costs, each (ε,0)-DP [Geng13, (2.17)]; numeric")
     if D == 1:
         from optmech.mechanisms.multidim import discrete_laplace_nd_cost
 
         value = discrete_laplace_nd_cost(name_nd, eps, 1, d)
-        exact = name_nd in _SEPARABLE
-        return _bound("discrete_staircase", value, "upper", conds, {"dim": d, "lambda": math.exp(-eps)}, exact,
+        exact = name_nd in SEPARABLE
+        return make_bound("discrete_staircase", value, "upper", conds, {"dim": d, "lambda": math.exp(-eps)}, exact,
                       "upper bound: product of geometric laws (the Δ = 1 staircase, [Geng13] Thm 2.12), ε-DP for the shifts ±e_m")
     conds["sphere_sum_cost"] = name_nd in ("l1", "l2sq")
     if name_nd not in ("l1", "l2sq"):
-        return _bound("discrete_staircase", math.nan, "upper", conds, {"dim": d}, True,
+        return make_bound("discrete_staircase", math.nan, "upper", conds, {"dim": d}, True,
                       f"the d-D discrete staircase is priced for l1 and l2sq only, not {name_nd}: NOT a bound")
     from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
 
     values = discrete_staircase_nd_costs(name_nd, eps, D, d)
     r = int(np.argmin(values)) + 1
-    return _bound("discrete_staircase", float(values[r - 1]), "upper", conds, {"dim": d, "r": r}, False,
+    return make_bound("discrete_staircase", float(values[r - 1]), "upper", conds, {"dim": d, "r": r}, False,
                   "upper bound: the best ℓ1 discrete staircase on ℤ^d, (ε,0)-DP for ℓ1 "
                   "sensitivity Δ; series over lattice spheres (tail < 1e-17)")
-
-
-# ------------------------------------------------------------------------------------------------
-# relaxed LPs
-# ------------------------------------------------------------------------------------------------
-def _coo(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int]) -> sp.coo_array:
-    return sp.coo_array((np.asarray(vals, dtype=float), (np.asarray(rows), np.asarray(cols))), shape=shape)
-
-
-def _cost_lo(cost: Cost, x: np.ndarray) -> np.ndarray:
-    """Rigorous lower ends of L at the integers x."""
-    x = np.asarray(x, dtype=float)
-    return np.asarray(cost.enclose(x, x)[0], dtype=float)
-
-
-def _beyond(cost: Cost, K: int, side: int) -> float:
-    """A lower bound of L on the integers beyond the window (k > K for side +1, k < −K for −1)."""
-    if side > 0:
-        lo = cost.enclose(np.array([K + 1.0]), np.array([np.inf]))[0]
-    else:
-        lo = cost.enclose(np.array([-np.inf]), np.array([-K - 1.0]))[0]
-    return float(lo[0])
-
-
-def _build_symmetric(cost: Cost, eps: float, delta: float, D: int, K: int) -> LinearProgram:
-    """[GV13] (25)–(27) (ε = 0) / (54)–(57) (ε > 0) on P_0..P_K with cumulative columns and far mass."""
-    E = math.exp(eps)
-    half_em1 = math.expm1(eps) / 2.0
-    P = np.arange(K + 1)  # P_k, k = 0..K
-    C = K + np.arange(1, K + 1)  # C_j = Σ_{k=1}^j P_k at column K + j, j = 1..K
-    F = 2 * K + 1  # far mass Σ_{k>K} P_k (one side)
-    n = 2 * K + 2
-
-    def col_c(j: np.ndarray) -> np.ndarray:
-        return K + j
-
-    # normalisation (54) as an equality, doubled: P_0 + 2 C_K + 2 F = 1
-    norm = _coo([0, 0, 0], [P[0], col_c(K), F], [1.0, 2.0, 2.0], (1, n))
-    # links C_j − C_{j−1} − P_j = 0
-    j = np.arange(1, K + 1)
-    jj = j[j >= 2]
-    link = _coo(np.concatenate([j - 1, jj - 1, j - 1]), np.concatenate([col_c(j), col_c(jj - 1), P[j]]),
-                np.concatenate([np.ones(K), -np.ones(len(jj)), -np.ones(K)]), (K, n))
-    # tail rows i = 0..K: P_0 c_i − C_{i−1} + e^ε C_{min(i+Δ−1, K)} <= δ + (e^ε − 1)/2
-    i = np.arange(K + 1)
-    top = np.minimum(i + D - 1, K)
-    r_p0, c_p0 = i, np.zeros(K + 1, dtype=int)
-    v_p0 = np.where(i == 0, (1.0 + E) / 2.0, half_em1)
-    has_prev = i >= 2
-    r_prev, c_prev = i[has_prev], col_c(i[has_prev] - 1)
-    has_top = top >= 1
-    r_top, c_top = i[has_top], col_c(top[has_top])
-    tail = _coo(np.concatenate([r_p0, r_prev, r_top]), np.concatenate([c_p0, c_prev, c_top]),
-                np.concatenate([v_p0, -np.ones(len(r_prev)), np.full(len(r_top), E)]), (K + 1, n))
-    A, rl, ru, blocks = stack_rows([
-        ("normalisation", norm, 1.0, 1.0),
-        ("cumulative", link, 0.0, 0.0),
-        ("tail", tail, -np.inf, delta + half_em1),
-    ], n)
-    k = np.arange(1, K + 1, dtype=float)
-    c = np.zeros(n)
-    c[0] = _cost_lo(cost, np.zeros(1))[0]
-    c[P[1:]] = _cost_lo(cost, k) + _cost_lo(cost, -k)
-    c[F] = _beyond(cost, K, +1) + _beyond(cost, K, -1)
-    # column bounds every symmetric feasible pmf satisfies (rows 0 and k of the full relaxation
-    # contain P_0, resp. P_k, with coefficient (1+E)/2, resp. E, and all their terms are >= 0):
-    # P_0 <= (2δ + E − 1)/(1 + E), P_k <= a = (δ + (E−1)/2)/E, C_j <= min(½, j·a); F <= ½.  Tight
-    # bounds keep the certificate's loss Σ min(0, s_j)·u_j small; 1e-12 margin for rounding.
-    a = (delta + half_em1) / E
-    upper = np.empty(n)
-    upper[0] = min(1.0, (2.0 * delta + 2.0 * half_em1) / (1.0 + E))
-    upper[P[1:]] = min(0.5, a)
-    upper[C] = np.minimum(0.5, np.arange(1, K + 1) * a)
-    upper[F] = 0.5
-    upper *= 1.0 + 1e-12
-    return LinearProgram(c, A, rl, ru, np.zeros(n), upper, blocks,
-                         {"p": slice(0, K + 1), "cumulative": slice(K + 1, 2 * K + 1), "far": slice(F, F + 1)},
-                         {"normalisation_row": 0, "builder": "approx_relaxed_symmetric", "K": K})
-
-
-def _build_all_k(cost: Cost, eps: float, delta: float, D: int, K: int) -> LinearProgram:
-    """[GV13] (75) (ε = 0) / (104) (ε > 0) at d = 1 with k ∈ ℤ, on the window [−K, K], survival columns, far masses."""
-    E = math.exp(eps)
-    N = 2 * K + 1
-    x = np.arange(-K, K + 1)
-    P = x + K  # columns 0..N−1
-    Fp, Fm = 2 * N, 2 * N + 1  # far masses right (k > K) and left (k < −K)
-    n = 2 * N + 2
-
-    def col_t(j: np.ndarray) -> np.ndarray:
-        """T_j = P(X >= j) for j = −K..K+1 (T_{K+1} is the right far mass)."""
-        j = np.asarray(j)
-        return np.where(j == K + 1, Fp, N + j + K)
-
-    norm = _coo([0, 0], [col_t(np.array([-K]))[0], Fm], [1.0, 1.0], (1, n))  # P(X >= −K) + P(X < −K) = 1
-    r = np.arange(N)
-    link = _coo(np.concatenate([r, r, r]), np.concatenate([col_t(x), P, col_t(x + 1)]),
-                np.concatenate([np.ones(N), -np.ones(N), -np.ones(N)]), (N, n))  # T_j − P_j − T_{j+1} = 0
-    k = np.arange(-K, K + 2 - D)  # rows whose tail set {>= k + Δ} lies inside the window or is the far mass
-    m = len(k)
-    rk = np.arange(m)
-    tail = _coo(np.concatenate([rk, rk]), np.concatenate([col_t(k), col_t(k + D)]),
-                np.concatenate([np.ones(m), np.full(m, -E)]), (m, n))  # T_k − e^ε T_{k+Δ} <= δ
-    A, rl, ru, blocks = stack_rows([
-        ("normalisation", norm, 1.0, 1.0),
-        ("survival", link, 0.0, 0.0),
-        ("tail", tail, -np.inf, delta),
-    ], n)
-    c = np.zeros(n)
-    c[P] = _cost_lo(cost, x)
-    c[Fp] = _beyond(cost, K, +1)
-    c[Fm] = _beyond(cost, K, -1)
-    # P_j <= δ + e^ε − 1 (a window of Δ points holds at most δ + (e^ε − 1)P(X >= k+Δ)); 1e-12 margin
-    upper = np.ones(n)
-    upper[P] = min(1.0, (delta + math.expm1(eps)) * (1.0 + 1e-12))
-    return LinearProgram(c, A, rl, ru, np.zeros(n), upper, blocks,
-                         {"p": slice(0, N), "survival": slice(N, 2 * N), "far": slice(2 * N, 2 * N + 2)},
-                         {"normalisation_row": 0, "builder": "approx_relaxed_all_k", "K": K})
-
-
-def build_relaxed_lp(cost: Any, epsilon: float, delta: float, sensitivity: int, K: int, variant: str = "symmetric") -> LinearProgram:
-    r"""The truncated relaxed LP of [GV13] as a :class:`~optmech.lp.LinearProgram` (a relaxation of V*).
-
-    ``variant="symmetric"``: (25)–(27) / (54)–(57) [Geng13, (4.8)–(4.10) / (4.19)–(4.22)], symmetric
-    pmf, variables P_0..P_K.  Rows, with E = e^ε and the cumulative columns C_j = Σ_{k=1}^{j} P_k
-    (sparse form: (e^ε − 1)Σ_{k<i} P_k + e^ε Σ_{k=i}^{i+Δ−1} P_k = e^ε C_{i+Δ−1} − C_{i−1}),
-
-    .. math::
-
-        P_0 + 2C_K + 2F = 1, \quad C_j - C_{j-1} - P_j = 0,\quad
-        P_0\tfrac{1+E}{2} + E\,C_{\min(Δ-1,K)} \le δ + \tfrac{E-1}{2},\quad
-        P_0\tfrac{E-1}{2} - C_{i-1} + E\,C_{\min(i+Δ-1,K)} \le δ + \tfrac{E-1}{2}\ (1 \le i \le K),
-
-    objective L(0)P_0 + Σ_{k=1}^{K} (L(k) + L(−k))P_k + (min_{k>K} L(k) + min_{k<−K} L(k))F.
-    At ε = 0 these are (26)–(27).  The normalisation is taken as an equality (any symmetric pmf
-    satisfies it; the inequality of (54) gives the same value because every row coefficient is >= 0).
-
-    ``variant="all_k"``: (75) / (104) at d = 1 with k ∈ ℤ (not ℕ as printed: :mod:`optmech.errata`), no symmetry, window
-    [−K, K], survival columns T_j = P(X >= j) (T_{K+1} = right far mass F₊):
-    T_{−K} + F₋ = 1, T_j − P_j − T_{j+1} = 0 and P(X >= k) − e^ε P(X >= k+Δ) = T_k − e^ε T_{k+Δ} <= δ
-    for −K <= k <= K + 1 − Δ; objective Σ L(j)P_j + F₊ min_{k>K} L + F₋ min_{k<−K} L.
-
-    Why the truncation is a relaxation (its optimum is <= the infinite relaxed LP's, hence <= V*).
-    Map any feasible infinite point to the finite LP by keeping P inside the window and lumping the
-    mass outside into the far masses.  Costs do not increase: the far masses are priced at rigorous
-    lower bounds (interval enclosures) of L beyond the window.  Constraints stay satisfied:
-    symmetric rows 0..K are kept with the part of their window beyond K dropped, and every
-    dropped term has coefficient e^ε > 0, so the kept left side is <= the true one (rows i > K are
-    implied by row K).  In the ``all_k`` rows the negative term −e^ε P(X >= k+Δ) is never
-    truncated: rows are kept only when {>= k+Δ} is represented exactly (inside the window plus
-    F₊); the rows that would need part of F₊ are dropped, and the rows with k < −K keep
-    T_{−K} − e^ε T_{k+Δ} (the dropped part of their window, mass left of −K, has coefficient +1) and
-    are implied by the row k = −K.  Dropping rows only relaxes.  Every column has a finite upper
-    bound that every feasible point of the full relaxation satisfies (symmetric: P_0 <=
-    (2δ+e^ε−1)/(1+e^ε), P_k <= a, C_j <= min(½, j·a), F <= ½; all_k: P_j <= δ + e^ε − 1, the rest
-    <= 1; each implied by a row, widened by 1e-12), as :func:`optmech.certify.dual_lower_bound`
-    needs.  O(K) rows, columns and nonzeros.
-
-    Certification loss: ``dual_lower_bound`` charges every basic column about
-    DATA_RELERR·|A_jᵀ y|·u_j, so the certified value sits about 2e-14·K (relative) below the
-    solver's objective (≈ 1e-10 at K = 5000) [measured].
-    """
-    if variant not in _VARIANTS:
-        raise SpecError(f"variant must be one of {', '.join(_VARIANTS)}, got {variant!r}")
-    eps, dlt, D = _check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True)
-    K = nx.check_int_range(K, "K", max(D, 1), MAX_WINDOW)
-    cost = as_cost(cost)
-    builder = _build_symmetric if variant == "symmetric" else _build_all_k
-    return builder(cost, eps, dlt, D, K)
-
-
-def _solve_doubling(build: Callable[[int], LinearProgram], K0: int, solver: str) -> tuple[float, dict]:
-    """Solve and certify with windows K0, 2K0, ... until the certified value improves by <= 1e-12 (relative)."""
-    from optmech.certify import dual_lower_bound
-    from optmech.solvers import load_profile, solve_lp
-
-    profile = load_profile(solver)
-    history: list[dict] = []
-    best, prev = -math.inf, None
-    K = K0
-    raw = None
-    for _ in range(MAX_DOUBLINGS + 1):
-        if K > MAX_WINDOW:
-            break
-        t0 = time.perf_counter()
-        lp = build(K)
-        raw = solve_lp(lp, profile)
-        cert = dual_lower_bound(lp, raw.row_dual, raw.objective)
-        history.append({"K": K, "lp": lp.size(), "solver_objective": raw.objective, "certified": cert.value,
-                        "seconds": time.perf_counter() - t0})
-        value = cert.value
-        improved = prev is None or value - prev > LP_IMPROVEMENT_RTOL * max(abs(prev), 1e-300)
-        best = max(best, value)
-        if not improved:
-            break
-        prev = value
-        K *= 2
-    converged = len(history) >= 2 and not (history[-1]["certified"] - history[-2]["certified"]
-                                           > LP_IMPROVEMENT_RTOL * max(abs(history[-2]["certified"]), 1e-300))
-    info = {"history": history, "K": history[-1]["K"] if history else None, "window_converged": converged,
-            "solver": f"{raw.backend}/{raw.method}" if raw is not None else None, "profile": profile.name}
-    return best, info
-
-
-def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity: int, dim: int = 1, *,
-                           solver: str = "default", variant: str | None = None) -> Bound:
-    r"""The paper's relaxed LP, truncated to a relaxation, solved and certified: a lower bound on V*.
-
-    Parameters
-    ----------
-    cost, epsilon, delta, sensitivity, dim
-        As in :func:`theorem_lower_bound`.
-    solver : str
-        Solver profile name (``optmech/profiles``) or path to a TOML profile.
-    variant : {None, "symmetric", "all_k"}
-        1-D only.  ``"symmetric"``: [GV13] (25)–(27) (ε = 0) / (54)–(57) (ε > 0), the default for named
-        costs (exactly symmetric).  ``"all_k"``: the 1-D version of (75) / (104) with k ∈ ℤ (no
-        symmetry; the default for expression costs, whose symmetry cannot be proved).  d > 1
-        always uses (75) / (104) with k ∈ ℤ, which for the separable costs ``l1`` and ``l2sq``
-        decouples over coordinates: its value is exactly d × the 1-D ``all_k`` value.
-
-    Returns
-    -------
-    Bound
-        ``name="relaxed_lp"``, ``kind="lower"``, ``exact=False``.  ``valid`` is True when the LP
-        was solved and the value certified by :func:`optmech.certify.dual_lower_bound` (weak
-        duality with the solver's duals, rounding accounted for): the truncated LP is a relaxation
-        of the relaxed LP (see :func:`build_relaxed_lp`), which is a relaxation of the exact
-        problem [GV13, §III-B, §IV-A, §V], so the value is <= V* by construction.  The symmetric
-        variant also needs a symmetric cost (condition ``cost_symmetric``; exact for named costs,
-        checked on the window's integers for expressions).
-
-    Notes
-    -----
-    Window: K0 = Δ(⌈n⌉ + 2) with n = (1/ε)ln(1 + (e^ε − 1)/(2δ)) (1/(2δ) at ε = 0; the optimum's
-    support ends near Δ(n + 1)), doubled until the certified value improves by at most
-    1e-12 relative (at most 6 doublings, K <= 1e6).  The best certified value is returned;
-    ``parameters["history"]`` lists every solve.
-    """
-    eps, dlt, D, d = _check_all(epsilon, delta, sensitivity, dim)
-    marg, name_nd = _resolve_cost(cost, d)
-    name = "relaxed_lp"
-    if d > 1:
-        if variant not in (None, "all_k"):
-            raise SpecError(f"dim > 1 uses the all_k relaxation (75)/(104); variant {variant!r} is for dim = 1")
-        if name_nd not in _SEPARABLE:
-            return _bound(name, math.nan, "lower", {"cost_separable": False}, {"dim": d, "cost": name_nd}, False,
-                          f"not available: (75)/(104) decouple over coordinates only for l1 and l2sq, not {name_nd}")
-        one = relaxed_lp_lower_bound(marg, eps, dlt, D, 1, solver=solver, variant="all_k")
-        value = float(np.nextafter(d * one.value, -np.inf)) if math.isfinite(one.value) else one.value
-        params = {"dim": d, "relaxation": "[GV13] (75)/(104) with k ∈ ℤ" , "one_dimensional": one.parameters,
-                  "one_dimensional_value": one.value}
-        note = (f"d × the 1-D all_k relaxed LP: (75)/(104) with k ∈ ℤ decouple over coordinates for {name_nd} "
-                "so this is their value; " + one.note)
-        return _bound(name, value, "lower", {**one.conditions, "cost_separable": True}, params, False, note)
-
-    if variant is None:
-        variant = "symmetric" if marg.kind != "expr" else "all_k"
-    if variant not in _VARIANTS:
-        raise SpecError(f"variant must be one of {', '.join(_VARIANTS)}, got {variant!r}")
-    n = thm8_n(eps, dlt)
-    if not math.isfinite(n) or D * (math.ceil(n) + 2.0) > MAX_WINDOW:
-        return _bound(name, math.nan, "lower", {"window_within_limit": False}, {"n": n, "variant": variant}, False,
-                      f"not computed: the relaxed LP needs a window of about Δ(n + 2) = {D * (n + 2):.3g} > {MAX_WINDOW:g}")
-    K0 = max(D * (int(math.ceil(n)) + 2), D + 1)
-    conds: dict[str, bool] = {}
-    if variant == "symmetric":
-        conds["cost_symmetric"] = _cost_symmetric(marg)
-        if not conds["cost_symmetric"]:
-            return _bound(name, math.nan, "lower", {**conds, "certified": False}, {"variant": variant}, False,
-                          "not computed: the symmetric relaxation (54)–(57) assumes a symmetric cost; use variant='all_k'")
-    builder = _build_symmetric if variant == "symmetric" else _build_all_k
-    which = ("[GV13] (25)–(27) ([Geng13] (4.8)–(4.10))" if eps == 0.0 else "[GV13] (54)–(57) ([Geng13] (4.19)–(4.22))") \
-        if variant == "symmetric" else ("[GV13] (75) at d = 1, k ∈ ℤ" if eps == 0.0 else "[GV13] (104) at d = 1, k ∈ ℤ")
-    try:
-        value, info = _solve_doubling(lambda K: builder(marg, eps, dlt, D, K), K0, solver)
-    except (SolveFailed, SolverUnavailable) as exc:
-        return _bound(name, math.nan, "lower", {**conds, "certified": False}, {"variant": variant, "relaxation": which},
-                      False, f"NOT a bound: the solver failed ({' '.join(str(exc).split())})")
-    certified = math.isfinite(value)
-    conds["certified"] = certified
-    params = {"variant": variant, "relaxation": which, "n": n, **info}
-    if certified:
-        note = (f"valid lower bound on V*: the relaxed LP {which}, truncated at K = {info['K']} to a relaxation "
-                "(far mass priced at the minimum cost beyond the window), solved and certified by weak duality "
-                "(optmech.certify.dual_lower_bound); a relaxation of the exact problem by construction")
-    else:
-        note = "NOT a bound: the dual certificate gave no finite value"
-    return _bound(name, value, "lower", conds, params, False, note)
-
-
-# ------------------------------------------------------------------------------------------------
-# everything
-# ------------------------------------------------------------------------------------------------
-def approx_references(cost: Any, epsilon: float, delta: float, sensitivity: int, dim: int = 1, *,
-                      with_relaxed_lp: bool = True, solver: str = "default") -> list[Bound]:
-    """All bounds for one (ε, δ) problem: theorem and relaxed-LP lower bounds, then the upper bounds.
-
-    Order: ``thm_lower_bound``, ``relaxed_lp`` (unless ``with_relaxed_lp=False``), ``uniform``,
-    ``discrete_laplace``, ``discrete_staircase``.  Check ``Bound.valid`` before using a value.
-    """
-    eps, dlt, D, d = _check_all(epsilon, delta, sensitivity, dim)
-    _resolve_cost(cost, d)
-    out = [theorem_lower_bound(cost, eps, dlt, D, d)]
-    if with_relaxed_lp:
-        out.append(relaxed_lp_lower_bound(cost, eps, dlt, D, d, solver=solver))
-    out.append(uniform_upper_bound(cost, dlt, D, d))
-    out.append(laplace_upper_bound(cost, eps, D, d))
-    out.append(staircase_upper_bound(cost, eps, D, d))
-    return out
