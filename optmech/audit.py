@@ -52,20 +52,19 @@ Memory is O(N + Δ).
 from __future__ import annotations
 
 import bisect
-import csv
-import json
 import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from optmech.certify import LatticeMechanism
+from optmech.problems.lattice import LatticeMechanism
 from optmech.errors import SpecError
 from optmech.problems.lattice import Grid1D
+
+#: The file readers (``read_pmf_csv``, ``load_pmf``, ``audit_file``) are in :mod:`optmech.audit_files`.
 
 __all__ = [
     "hockey_stick_array",
@@ -77,9 +76,8 @@ __all__ = [
     "delta_curve",
     "epsilon_for_delta",
     "audit",
-    "read_pmf_csv",
-    "load_pmf",
-    "audit_file",
+    "check_pmf",
+    "check_sensitivity",
 ]
 
 #: A CSV pmf must sum to 1 within this absolute tolerance.
@@ -104,7 +102,7 @@ _TINY = 2.0**-1074  # smallest subnormal: bounds the absolute rounding error of 
 # ------------------------------------------------------------------------------------------------
 # input validation
 # ------------------------------------------------------------------------------------------------
-def _check_sensitivity(sensitivity: Any) -> int:
+def check_sensitivity(sensitivity: Any) -> int:
     """Integer Δ >= 1 (ints, integral floats and integer strings accepted)."""
     if isinstance(sensitivity, (bool, np.bool_)):
         raise SpecError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
@@ -159,7 +157,7 @@ def _exact_nonneg(value: Any, what: str, upper: float = math.inf) -> tuple[str, 
     return key, x
 
 
-def _check_pmf(pmf: LatticeMechanism) -> None:
+def check_pmf(pmf: LatticeMechanism) -> None:
     """Reject anything that is not a lattice pmf with a summable tail rule."""
     if not isinstance(pmf, LatticeMechanism):
         raise SpecError(f"the audit takes a LatticeMechanism (see finite_pmf), got {type(pmf).__name__}")
@@ -217,7 +215,7 @@ def finite_pmf(k: Sequence[int] | np.ndarray, p: Sequence[float] | np.ndarray) -
     weights = np.zeros(k_hi - k_lo + 1)
     weights[k_int - k_lo] = p_arr
     mech = LatticeMechanism(Grid1D.integer(1), k_lo, weights, 0.0, np.zeros(1), np.zeros(1), total=1.0)
-    _check_pmf(mech)
+    check_pmf(mech)
     return mech
 
 
@@ -325,8 +323,8 @@ class _Lattice:
     """
 
     def __init__(self, pmf: LatticeMechanism, sensitivity: int) -> None:
-        _check_pmf(pmf)
-        D = _check_sensitivity(sensitivity)
+        check_pmf(pmf)
+        D = check_sensitivity(sensitivity)
         W = int(pmf.grid.W)
         w = np.asarray(pmf.weights, dtype=float)
         N = len(w)
@@ -878,7 +876,7 @@ def audit(
     ε(δ) at the requested δ.  See the module docstring for what is exact and what is rounded.
     """
     t_start = time.perf_counter()
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     eps_in = [_exact_nonneg(e, "epsilon") for e in _as_list(epsilons)]
     del_in = [_exact_nonneg(d, "delta", upper=1.0) for d in _as_list(deltas)]
     if curve_points < 2:
@@ -930,169 +928,6 @@ def audit(
         seconds=time.perf_counter() - t_start,
         notes=notes,
     )
-
-
-# ------------------------------------------------------------------------------------------------
-# readers
-# ------------------------------------------------------------------------------------------------
-def _short(text: str, n: int = 40) -> str:
-    return repr(text if len(text) <= n else text[:n] + "…")
-
-
-def _parse_k(text: str, where: str) -> int:
-    """An integer k; integral decimals such as '3.0' or '3e2' are accepted, '1.5' is not."""
-    t = text.strip()
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        x = float(t)
-    except ValueError:
-        raise SpecError(f"{where}: k must be an integer, got {_short(text)}") from None
-    if not (math.isfinite(x) and x == math.floor(x) and abs(x) <= 2.0**53):
-        raise SpecError(f"{where}: k must be an integer, got {_short(text)}")
-    return int(x)
-
-
-def _parse_p(text: str, where: str) -> float:
-    try:
-        x = float(text.strip())
-    except ValueError:
-        raise SpecError(f"{where}: p must be a number, got {_short(text)}") from None
-    if not math.isfinite(x):
-        raise SpecError(f"{where}: p must be finite, got {_short(text)}")
-    if x < 0:
-        raise SpecError(f"{where}: p must be >= 0, got {_short(text)}")
-    return x
-
-
-def read_pmf_csv(path: str | Path) -> LatticeMechanism:
-    """Read a pmf from a CSV file with header ``k,p`` (one row per support point).
-
-    Rules: k are distinct integers (integral spellings like ``3.0`` are accepted, ``1.5`` is
-    not; missing k are zero mass); p finite and >= 0; the p sum to 1 within
-    ``PMF_SUM_TOL`` (1e-9); blank lines are ignored.  The masses are used as given, not
-    renormalised.  Every violation raises a one-line :class:`SpecError` naming the line.
-    """
-    name = str(path)
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except OSError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: {e.strerror or e}") from None
-    ks: list[int] = []
-    ps: list[float] = []
-    header = None
-    try:
-        with fh:
-            reader = csv.reader(fh)
-            for row in reader:
-                if not row or all(not f.strip() for f in row):
-                    continue
-                where = f"{name} line {reader.line_num}"
-                if header is None:
-                    header = [f.strip().lower() for f in row]
-                    if header != ["k", "p"]:
-                        raise SpecError(f"{name}: the first line must be the header 'k,p', got {_short(','.join(row))}")
-                    continue
-                if len(row) != 2:
-                    raise SpecError(f"{where}: expected 2 fields 'k,p', got {len(row)}: {_short(','.join(row))}")
-                ks.append(_parse_k(row[0], where))
-                ps.append(_parse_p(row[1], where))
-    except (UnicodeDecodeError, csv.Error) as e:
-        first = str(e).splitlines()[0] if str(e) else ""
-        raise SpecError(f"cannot read pmf file {name!r}: {type(e).__name__}: {first}") from None
-    except OSError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: {e.strerror or e}") from None
-    if header is None:
-        raise SpecError(f"{name}: empty file (expected a header 'k,p' and rows)")
-    if not ks:
-        raise SpecError(f"{name}: no rows after the header 'k,p'")
-    k = np.asarray(ks, dtype=np.int64)
-    uniq, counts = np.unique(k, return_counts=True)
-    if np.any(counts > 1):
-        dup = int(uniq[np.argmax(counts > 1)])
-        raise SpecError(f"{name}: k = {dup} appears more than once")
-    total = math.fsum(ps)
-    if not abs(total - 1.0) <= PMF_SUM_TOL:
-        raise SpecError(f"{name}: p sums to {total!r}, not 1 within PMF_SUM_TOL = {PMF_SUM_TOL:g}")
-    return finite_pmf(k, np.asarray(ps))
-
-
-def _load(path: str | Path) -> tuple[LatticeMechanism, int | None, str]:
-    """(pmf, the sensitivity a saved solve used or None, format)."""
-    name = str(path)
-    if not name.lower().endswith(".json"):
-        return read_pmf_csv(path), None, "csv"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: not UTF-8 ({e.reason})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SpecError(f"{name}: malformed JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    if not isinstance(data, dict):
-        raise SpecError(f"{name}: expected a JSON object written by 'optmech solve --save'")
-    mech = data.get("mechanism") if "mechanism" in data else (data if "kind" in data else None)
-    if not isinstance(mech, dict):
-        raise SpecError(f"{name}: no 'mechanism' object (write one with 'optmech solve --save FILE')")
-    kind = mech.get("kind")
-    if kind == "piecewise_constant_density":
-        raise SpecError(
-            f"{name}: the mechanism is a piecewise-constant density on the continuous domain; "
-            "the audit handles lattice pmfs (solve with --domain integer)"
-        )
-    if kind != "lattice_pmf":
-        raise SpecError(f"{name}: unknown mechanism kind {kind!r} (expected 'lattice_pmf')")
-    from optmech.problems.lattice import lattice_mechanism_from_dict
-
-    try:
-        pmf = lattice_mechanism_from_dict(mech)
-    except (KeyError, TypeError, ValueError) as e:
-        raise SpecError(f"{name}: malformed mechanism ({type(e).__name__}: {e})") from None
-    _check_pmf(pmf)
-    saved = None
-    try:
-        x = float(mech.get("sensitivity"))
-        if math.isfinite(x) and x == int(x) and x >= 1:
-            saved = int(x)
-    except (TypeError, ValueError):
-        pass
-    return pmf, saved, "json"
-
-
-def load_pmf(path: str | Path) -> LatticeMechanism:
-    """A pmf from a file: ``*.json`` is the output of ``optmech solve --save`` (its
-    ``mechanism`` field, kind ``lattice_pmf``); anything else is a ``k,p`` CSV
-    (:func:`read_pmf_csv`).  Raises a one-line SpecError on any problem."""
-    return _load(path)[0]
-
-
-def audit_file(
-    path: str | Path,
-    sensitivity: int | str | None,
-    epsilons: Iterable[float | str] | None = None,
-    *,
-    deltas: Iterable[float | str] | None = None,
-) -> dict:
-    """The CLI payload: :func:`load_pmf` then :func:`audit`, as a JSON-safe dict.
-
-    ``sensitivity`` must be an integer >= 1; it may be None for a ``--save`` JSON, which then
-    uses the sensitivity the mechanism was solved for.  ε (and δ) values must be finite and
-    >= 0 (δ <= 1); strings are kept verbatim as keys.  The dict is :meth:`AuditReport.to_dict`
-    plus ``file`` and ``format``.
-    """
-    pmf, saved, fmt = _load(path)
-    if sensitivity is None:
-        if saved is None:
-            raise SpecError("a sensitivity is required (an integer >= 1)")
-        sensitivity = saved
-    D = _check_sensitivity(sensitivity)
-    report = audit(pmf, D, epsilons, deltas=deltas)
-    return {"file": str(path), "format": fmt, **report.to_dict()}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,15 +19,13 @@ import pytest
 from optmech.audit import (
     PMF_SUM_TOL,
     audit,
-    audit_file,
     delta_curve,
     epsilon_for_delta,
     finite_pmf,
     hockey_stick,
-    load_pmf,
-    read_pmf_csv,
     realised_epsilon,
 )
+from optmech.audit_files import audit_file, load_pmf, read_pmf_csv
 from optmech.certify import LatticeMechanism, repaired_mechanism
 from optmech.errors import SpecError
 from optmech.problems.lattice import Grid1D
