@@ -1,0 +1,408 @@
+"""The 1-D cost class: named costs |x|, x², |x|^P and expressions, with enclosures, integrals over
+cells, tail sums, growth bounds and proven properties.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from optmech.costs.expr import MAX_EXPONENT, parse_expr
+from optmech.costs.interval import (CAP, INF, WIDEN_EXACT, WIDEN_LIBM, WIDEN_ROUNDED, add_rounded, breakpoints,
+                                    clean_interval, evaluate_tree, exact_int, fraction_up, mig_mag, round_down,
+                                    round_up, tight_enclosure, tree_enclosure)
+from optmech.costs.proofs import EVEN, parity, proves_symmetric_nondecreasing
+from optmech.errors import CostError
+
+
+def _pow_enc(u, ql, qh):
+    """Enclosure of u**q for u >= 0 and q in [ql, qh] (exact values)."""
+    p1, p2 = np.power(u, ql), np.power(u, qh)
+    return np.maximum(round_down(np.minimum(p1, p2), WIDEN_EXACT), 0.0), round_up(np.maximum(p1, p2), WIDEN_EXACT)
+
+
+def _pow_diff(u, v, ql, qh):
+    """Enclosure of v**q − u**q for 0 <= u <= v and q in [ql, qh], q >= 1, without cancellation.
+
+    For v − u <= u/q (so v <= 2u and v − u is exact by Sterbenz's lemma) it uses
+    u^q·expm1(q·log1p((v − u)/u)) with q·log1p(·) <= 1; otherwise (v/u)^q >= 2 and the direct
+    difference loses at most a factor 3 in relative accuracy.
+    """
+    ul, uh = _pow_enc(u, ql, qh)
+    vl, vh = _pow_enc(v, ql, qh)
+    r = (v - u) / u
+    yl, yh = round_down(round_down(np.log1p(round_down(r)), WIDEN_EXACT) * ql), round_up(round_up(np.log1p(round_up(r)), WIDEN_EXACT) * qh)
+    el, eh = np.maximum(round_down(np.expm1(yl), WIDEN_EXACT), 0.0), round_up(np.expm1(yh), WIDEN_EXACT)
+    near = (u > 0) & (v - u <= u / qh)
+    lo, hi = clean_interval(np.where(near, round_down(el * ul), round_down(vl - uh)), np.where(near, round_up(eh * uh), round_up(vh - ul)))
+    same = u == v
+    return np.where(same, 0.0, np.maximum(lo, 0.0)), np.where(same, 0.0, hi)
+
+
+# -- the cost ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cost:
+    """A cost L: ℝ → [0, ∞] of the added noise; build it with :func:`parse_cost`.
+
+    Parameters
+    ----------
+    spec : str
+        Normalised text: ``"abs"``, ``"square"``, ``"pow:P"`` or the expression (whitespace collapsed).
+    kind : {"abs", "square", "pow", "expr"}
+        Named costs are |x|^power; ``"expr"`` is a checked expression in x.
+    power : float or None
+        P for the named costs (1 for abs, 2 for square), None for expressions.
+    """
+
+    spec: str
+    kind: str
+    power: float | None = None
+    _tree: tuple | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("abs", "square", "pow", "expr"):
+            raise CostError(f"unknown cost kind {self.kind!r} (allowed: abs, square, pow, expr)")
+        if self.kind in ("abs", "square"):
+            object.__setattr__(self, "power", 1.0 if self.kind == "abs" else 2.0)
+        elif self.kind == "pow" and not (isinstance(self.power, (int, float)) and 0 < self.power <= MAX_EXPONENT):
+            raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {self.power!r}")
+        elif self.kind == "expr" and self._tree is None:
+            object.__setattr__(self, "_tree", parse_expr(self.spec))
+
+    def __str__(self) -> str:
+        return self.spec
+
+    def __call__(self, x) -> np.ndarray:
+        """L(x) in float64, elementwise, with the shape of ``x`` (NaN where L is undefined)."""
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            if self.kind == "abs":
+                return np.abs(x)
+            if self.kind == "square":
+                return x * x
+            if self.kind == "pow":
+                return np.abs(x) ** self.power
+            return np.array(np.broadcast_to(evaluate_tree(self._tree, x), x.shape), dtype=np.float64)
+
+    def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+        """Rigorous enclosure of L over each interval [lo, hi] (broadcast; ends may be ±inf).
+
+        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi]:
+        for the exact real value of L(t), and for its float64 evaluation ``self(t)`` wherever that
+        does not overflow (``exp(x)*0`` is 0 for every real x, although its float value at
+        x = 800 is NaN).
+
+        Notes
+        -----
+        Interval arithmetic with outward rounding (``WIDEN_ROUNDED``/``WIDEN_LIBM`` above), made as tight as the
+        function allows in three ways: an indicator product ``a*(cond)`` is compiled as
+        ``where(cond, a, 0)``; [lo, hi] is cut at the breakpoints of every condition that compares
+        a chain of x (x under ±, × ÷ by constants, abs, integer powers, exp) with a constant, and
+        each branch of ``where`` is enclosed only over the part of the piece where it is taken;
+        and on a piece where an interval derivative proves L monotone the enclosure is the
+        enclosure of L at the piece's ends.  Named costs and even
+        integer powers go through |t| and are tight ([−1, 2]**2 = [0, 4]); other dependencies
+        (``x*x``, ``x - x``) are loose.  Division by an interval containing 0 and sqrt, log or a
+        real power of an interval reaching below 0 give [−inf, inf]; a comparison gives [0, 0],
+        [1, 1] or [0, 1], and [0, 1] when an operand may be NaN; ``where`` takes the hull of both
+        branches when undecided.  Where the float value may be NaN anywhere in the interval the
+        result is [−inf, inf].  A NaN end of [lo, hi] is read as unbounded.
+        """
+        lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+        with np.errstate(all="ignore"):
+            lo = np.where(np.isnan(lo), -INF, np.minimum(lo, CAP))
+            hi = np.where(np.isnan(hi), INF, np.maximum(hi, -CAP))
+            if self.kind == "expr":
+                return tight_enclosure(self._tree, lo, hi)
+            rlo, rhi = mig_mag(lo, hi)
+            if self.kind != "abs":
+                c = WIDEN_ROUNDED if self.kind == "square" else WIDEN_LIBM
+                rlo, rhi = np.maximum(round_down(np.power(rlo, self.power), c), 0.0), round_up(np.power(rhi, self.power), c)
+            return rlo, rhi
+
+    def integral(self, a, b, *, pieces: int = 32) -> tuple[np.ndarray, np.ndarray]:
+        """Rigorous enclosure (lo, hi) of ∫_a^b L(t) dt for finite a <= b (broadcast arrays).
+
+        Named costs use the antiderivative sign(t)|t|^{P+1}/(P+1) on the parts of [a, b] left and
+        right of 0 (they add), evaluated without cancellation (``_pow_diff``): relative width
+        ~1e-14.  Expressions split [a, b] into ``pieces`` equal parts and sum width × enclosure
+        with outward rounding, which is O(width) loose.
+        """
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+        if np.any(a > b):
+            raise ValueError("integral(a, b) needs a <= b")
+        with np.errstate(all="ignore"):
+            if self.kind != "expr":
+                q = self.power + 1.0
+                ql, qh = (q, q) if Fraction(self.power) + 1 == Fraction(q) else (round_down(q), round_up(q))
+                pl, ph = _pow_diff(np.maximum(a, 0.0), np.maximum(b, 0.0), ql, qh)
+                nl, nh = _pow_diff(np.maximum(-b, 0.0), np.maximum(-a, 0.0), ql, qh)
+                lo, hi = np.maximum(round_down(add_rounded(pl, nl, True) / qh), 0.0), round_up(add_rounded(ph, nh, False) / ql)
+                return clean_interval(np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64))
+            if int(pieces) < 1:
+                raise ValueError(f"pieces must be >= 1, got {pieces}")
+            a_, b_ = a[..., None], b[..., None]
+            t = np.clip(a_ + (b_ - a_) * (np.arange(pieces + 1) / pieces), a_, b_)  # nondecreasing
+            t[..., 0], t[..., -1] = a, b
+            lo, hi = self.enclose(t[..., :-1], t[..., 1:])
+            w = t[..., 1:] - t[..., :-1]
+            wl, wh = np.maximum(round_down(w), 0.0), round_up(w)
+            plo = np.where(w == 0, 0.0, round_down(np.where(lo >= 0, wl * lo, wh * lo)))
+            phi = np.where(w == 0, 0.0, round_up(np.where(hi >= 0, wh * hi, wl * hi)))
+            plo, phi = clean_interval(plo, phi)
+            slo, shi = np.zeros(a.shape), np.zeros(a.shape)
+            for k in range(pieces):
+                slo, shi = clean_interval(add_rounded(slo, plo[..., k], True), add_rounded(shi, phi[..., k], False))
+            return slo, shi
+
+    def growth(self, x0: float) -> tuple[float, float, float] | None:
+        """(C, P, R) with L(t) <= C (1+|t|)^P e^{R|t|} for all |t| >= x0, or None if unproven.
+
+        Notes
+        -----
+        Named costs give (1, P, 0).  Expressions bound |f| on Ω = {|t| >= x0} recursively, C
+        rounded up.  At every node an enclosure of f over Ω (cut into ~1000 geometric pieces per
+        side) that is finite gives (max |f|, 0, 0).  Otherwise: constant c → (|c|, 0, 0);
+        x → (1, 1, 0); a ± b → (Ca + Cb, max P, max R); a·b → (Ca·Cb, Pa + Pb, Ra + Rb);
+        a/b → (Ca/m, Pa, Ra) with m = inf_Ω |b| > 0; −a, abs(a) → as a; sqrt(a) with a >= 0 on Ω
+        → (√Ca, Pa/2, Ra/2); a**k, constant k > 0 (a >= 0 on Ω unless k is an integer) →
+        (Ca^k, k·Pa, k·Ra); k < 0 → (m^k, 0, 0) with m = inf_Ω |a| > 0; exp(a) with Ra = 0 and
+        Pa <= 1 → (e^Ca, 0, Ca), as a <= Ca(1+|t|); log(a) with a >= l > 0 on Ω → (K, 0, 0) if
+        Pa = Ra = 0, else (K + Pa + Ra, 1, 0), K = |log l| + |log Ca| (log(1+|t|), |t| <= 1+|t|);
+        where, min, max → the componentwise max over their value arguments.  Anything else
+        (a non-constant exponent, exp of a faster than linear argument, ...) gives None.
+        """
+        x0 = float(x0)
+        if math.isnan(x0):
+            return None
+        if self.kind != "expr":
+            return (1.0, float(self.power), 0.0)
+        g = np.concatenate([[0.0], np.geomspace(1e-3, 1e300, 1000)]) + max(x0, 0.0)
+        right_hi = np.append(g[1:], INF)  # pieces [g_i, g_i+1] and [g_last, inf), then mirrored
+        lo, hi = np.concatenate([g, -right_hi]), np.concatenate([right_hi, -g])
+        with np.errstate(all="ignore"):
+            res = tree_growth(self._tree, lo, hi)
+        return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
+
+    def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
+        """Raise CostError when the cost is smaller far from 0 than anywhere near it.
+
+        Then spreading the noise ever wider lowers the expected cost toward that far value, so
+        no optimal noise exists and every LP window would be beaten by a wider one.  Far points
+        are ±10^k·scale (k = 3..12); "near" is [−2·scale, 2·scale], sampled on 801 points on ℝ
+        and at every integer of it on ℤ (``integer``: only the domain the problem lives on is
+        looked at, so x**2 + x, nonnegative on ℤ but not on ℝ, passes there).
+        A far value equal to the minimum near 0 also has no optimum (the infimum is only approached);
+        a constant cost passes (every noise is optimal).
+        """
+        if integer:
+            r = max(1, int(round(2.0 * scale)))
+            near = np.arange(-r, r + 1, dtype=np.float64)
+        else:
+            near = np.linspace(-2.0, 2.0, 801) * scale
+        far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
+        if integer:
+            far = np.round(far)
+        ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
+        with np.errstate(all="ignore"):
+            lf = self(far)
+        ok_far = lf[np.isfinite(lf)]
+        flat = float(ln.max()) <= float(ln.min()) * (1 + 1e-12)      # a constant cost: every noise is optimal
+        if ok_far.size and not flat and float(ok_far.min()) <= float(ln.min()) * (1 + 1e-9):
+            x = float(far[np.isfinite(lf)][np.argmin(ok_far)])
+            raise CostError(
+                f"cost {self.spec!r} rewards large noise: L({x:.3g}) = {float(ok_far.min()):.6g} is not above its minimum "
+                f"{float(ln.min()):.6g} near 0, so spreading the noise wider never costs more and no optimum exists; use a cost that "
+                "grows away from 0")
+
+    def check_values(self, x, where: str = "the grid") -> np.ndarray:
+        """Return L(x), or raise CostError at the first x where L is negative, NaN or infinite."""
+        x = np.asarray(x, dtype=np.float64)
+        y = self(x)
+        bad = np.flatnonzero(~(np.isfinite(y) & (y >= 0)))
+        if bad.size:
+            xv, yv = float(x.ravel()[bad[0]]), float(y.ravel()[bad[0]])
+            what = "NaN" if math.isnan(yv) else "infinite" if math.isinf(yv) else f"negative ({yv:.6g})"
+            raise CostError(f"cost {self.spec!r} is {what} at x={xv!r} on {where}")
+        return y
+
+    def domain_minimum(self, *, integer: bool) -> float:
+        """A proven lower bound of L over the whole domain, ℤ (``integer``) or ℝ, and +0.0 or
+        more when L is proven nonnegative there; named costs give 0.0.
+
+        Interval arithmetic (:meth:`enclose`) over pieces that cover the domain: on ℤ every
+        integer with |k| <= 4096 exactly, then integer ranges growing geometrically to ±∞; on ℝ
+        geometric pieces around 0 out to ±∞, where pieces with a negative lower end are
+        bisected (a few rounds) so that a touching zero at a dyadic point, (x-1)**2 written
+        x**2 - 2*x + 1, is still proven nonnegative.  The value may be below the true minimum
+        (never above it); the certificates use it where they need a floor for the cost on
+        parts of the domain they do not enumerate.
+        """
+        return _domain_minimum(self, bool(integer))
+
+    def is_symmetric_nondecreasing(self, *, integer: bool = False) -> bool:
+        """Whether L(x) = L(−x) for every x and L is nondecreasing in |x|, **proven** on the whole
+        domain (ℤ when ``integer``, else ℝ) — never merely sampled.
+
+        Named costs are both by construction.  Expressions: evenness by construction
+        (:func:`parity`: x only under abs, even powers, or as an odd factor of an odd factor, ...),
+        monotonicity on [0, ∞) by an interval derivative >= 0 on a cover of each stretch between
+        the breakpoints of the ``where`` conditions (out to +∞) and upward jumps at those
+        breakpoints; on ℤ also L(k) <= L(k+1) at the first integers with monotonicity beyond.
+        False means "not proven" (the caller then uses no reduction that needs it): a cost can be
+        symmetric and nondecreasing without a proof being found, e.g. ``abs(x)/(1+abs(x))``
+        (interval dependency) or a step at a decimal that is not a float (``abs(x) > 0.76``).
+        """
+        if self.kind != "expr":
+            return True
+        return proves_symmetric_nondecreasing(self._tree, bool(integer))
+
+    def breakpoints(self) -> tuple[float, ...]:
+        """Where the cost may jump: the finite ends of the condition sets of its ``where`` and
+        comparisons (outward-rounded, so a jump at a decimal lies between two listed floats),
+        sorted; () for named costs and for conditions that are not chains of x (then unknown)."""
+        return () if self.kind != "expr" else breakpoints(self._tree)
+
+    def is_even(self) -> bool:
+        """Whether L(x) = L(−x) for every real x, proven by construction (:func:`parity`); named
+        costs are even."""
+        return self.kind != "expr" or bool(parity(self._tree) & EVEN)
+
+
+@lru_cache(maxsize=256)
+def _domain_minimum(cost: "Cost", integer: bool) -> float:
+    if cost.kind != "expr":
+        return 0.0
+    g = np.geomspace(1e-300, 1e300, 2400)
+    with np.errstate(all="ignore"):
+        if integer:
+            k = np.arange(-4096.0, 4097.0)
+            lo_pts, _ = cost.enclose(k, k)
+            e = np.unique(np.ceil(np.concatenate([[4097.0], g[g > 4097.0]])))
+            a, b = e, np.append(e[1:] - 1.0, np.inf)   # [e_i, e_{i+1} − 1], [e_last, ∞)
+            a, b = np.concatenate([a, -b]), np.concatenate([b, -a])
+            lo, _ = cost.enclose(a, b)
+            return float(min(np.min(lo_pts), np.min(lo)))
+        a = np.concatenate([[0.0], g])
+        b = np.append(g, np.inf)
+        a, b = np.concatenate([a, -b]), np.concatenate([b, -a])
+        lo, _ = cost.enclose(a, b)
+        for _ in range(48):  # bisect the pieces that are not yet proven nonnegative
+            bad = lo < 0
+            if not bad.any() or bad.sum() > 4096:
+                break
+            a_bad, b_bad = a[bad], b[bad]
+            fin = np.isfinite(a_bad) & np.isfinite(b_bad)
+            mid = np.where(fin, 0.5 * a_bad + 0.5 * b_bad, np.where(np.isfinite(a_bad), 2 * np.abs(a_bad) + 1, -2 * np.abs(b_bad) - 1))
+            a = np.concatenate([a[~bad], a_bad, mid])
+            b = np.concatenate([b[~bad], mid, b_bad])
+            lo, _ = cost.enclose(a, b)
+        return float(np.min(lo))
+
+
+def tree_growth(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
+    """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω (tuples of
+    per-variable arrays for x1..xd, where |t| reads ‖x‖₁)."""
+    op = t[0]
+    if op == "const":
+        return (max(abs(t[2]), abs(t[3])), 0.0, 0.0)
+    if op in ("x", "var"):  # |x_i| <= ‖x‖₁ <= 1 + ‖x‖₁ in d dimensions
+        return (1.0, 1.0, 0.0)
+
+    def rng(c):  # (inf f, inf |f|, sup |f|) of node c over Ω
+        clo, chi = tree_enclosure(c, wlo, whi)
+        mig, mag = mig_mag(clo, chi)
+        return float(np.min(clo)), float(np.min(mig)), float(np.max(mag))
+
+    mag = rng(t)[2]
+    if math.isfinite(mag):
+        return (mag, 0.0, 0.0)
+    if op in ("add", "sub", "mul", "min", "max", "where"):
+        sub = [tree_growth(c, wlo, whi) for c in t[1 if op != "where" else 2:]]
+        if None in sub or not all(map(math.isfinite, sub[0] + sub[1])):
+            return None
+        (ca, pa, ra), (cb, pb, rb) = sub
+        F = Fraction
+        if op == "mul":
+            return (fraction_up(F(ca) * F(cb)), fraction_up(F(pa) + F(pb)), fraction_up(F(ra) + F(rb)))
+        return (fraction_up(F(ca) + F(cb)) if op in ("add", "sub") else max(ca, cb), max(pa, pb), max(ra, rb))
+    base = tree_growth(t[1], wlo, whi)
+    if op == "sq":
+        if base is None or not all(map(math.isfinite, base)):
+            return None
+        return (fraction_up(Fraction(base[0]) ** 2), fraction_up(Fraction(base[1]) * 2), fraction_up(Fraction(base[2]) * 2))
+    if op == "pow":
+        return _grow_pow(t, base, *rng(t[1])[:2])
+    if base is None or op in ("neg", "abs"):
+        return base
+    ca, pa, ra = base
+    if op == "div":
+        m = rng(t[2])[1]
+        return (float(round_up(ca / m)), pa, ra) if m > 0 else None
+    if op == "sqrt":
+        return (float(round_up(math.sqrt(ca))), pa / 2, ra / 2) if rng(t[1])[0] >= 0 else None
+    if op == "exp":
+        return (float(round_up(np.exp(ca), WIDEN_LIBM)), 0.0, ca) if ra == 0 and pa <= 1 else None
+    if op == "log":
+        low = rng(t[1])[0]
+        if not (low > 0 and ca > 0):
+            return None
+        k = float(round_up(round_up(abs(math.log(low)), WIDEN_LIBM) + round_up(abs(math.log(ca)), WIDEN_LIBM)))
+        return (k, 0.0, 0.0) if pa == 0 and ra == 0 else (float(round_up(k + pa + ra)), 1.0, 0.0)
+    return None
+
+
+def _grow_pow(t: tuple, base, low: float, mig: float) -> tuple[float, float, float] | None:
+    """Growth of a**k for a constant k in [kl, kh]; ``low``, ``mig`` are inf a and inf |a| on Ω."""
+    if t[2][0] != "const" or (exact_int(t[2]) is None and low < 0):
+        return None
+    kl, kh, n = t[2][2], t[2][3], exact_int(t[2])
+    if kl > 0 and base is not None and all(map(math.isfinite, base)):
+        ca, pa, ra = base
+        c = fraction_up(Fraction(ca) ** n) if n is not None else float(round_up(max(np.power(ca, kl), np.power(ca, kh)), WIDEN_LIBM))
+        return (c, fraction_up(Fraction(pa) * Fraction(kh)), fraction_up(Fraction(ra) * Fraction(kh)))
+    if kh < 0 and mig > 0:
+        return (float(round_up(max(np.power(mig, kl), np.power(mig, kh)), WIDEN_LIBM)), 0.0, 0.0)
+    return None
+
+
+CostLike = Cost | str
+
+
+def parse_cost(text: str) -> Cost:
+    """Parse ``abs``, ``square``, ``pow:P`` (0 < P <= 64) or an expression in x (or ``x1``, the same).
+
+    Raises
+    ------
+    CostError
+        One line naming the offending construct or value.
+    """
+    if not isinstance(text, str):
+        raise CostError(f"cost must be a string, got {type(text).__name__}")
+    s = text.strip()
+    key = s.lower()
+    if key in ("abs", "square"):
+        return Cost(key, key, 1.0 if key == "abs" else 2.0)
+    if key.startswith("pow:"):
+        try:
+            p = float(key[4:])
+        except ValueError:
+            raise CostError(f"pow:P needs a number P, got {s[4:]!r}") from None
+        if not (0.0 < p <= MAX_EXPONENT):
+            raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {s[4:].strip()!r}")
+        return Cost(f"pow:{int(p) if p.is_integer() else repr(p)}", "pow", p)
+    return Cost(" ".join(s.split()), "expr", None, parse_expr(text))
+
+
+def as_cost(obj: CostLike) -> Cost:
+    """Return ``obj`` if it is a :class:`Cost`, else :func:`parse_cost` of the string."""
+    if isinstance(obj, Cost):
+        return obj
+    if isinstance(obj, str):
+        return parse_cost(obj)
+    raise CostError(f"cost must be a Cost or a string, got {type(obj).__name__}")
+
