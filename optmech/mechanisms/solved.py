@@ -1,0 +1,1547 @@
+r"""Library mechanisms for the solvers' d-dimensional and Lipschitz outputs.
+
+The d-dimensional and Lipschitz solvers describe their audited upper-bound mechanism as a JSON dict
+(the ``mechanism`` field of ``optmech solve --save``).  :func:`mechanism_from_solver_dict` turns such
+a dict into a :class:`~optmech.mechanisms.base.Mechanism`; every class here keeps the dict it was
+built from, and ``to_dict()`` returns exactly that dict (same keys, same values: a ``kind`` key, no
+``name`` key), so the JSON output is unchanged.  Each class is registered under ``name`` = its kind,
+so :meth:`Mechanism.from_dict` rebuilds it from the solver dict once this module is imported.
+
+Optional keys the solvers may add and that are read here: ``epsilon`` (the privacy target the law
+was audited for), ``delta`` ((ε, δ) outputs), ``beta`` (the majorant ratio β of the pure d-D
+outputs) and ``dim`` (Lipschitz outputs).  The keyword arguments ``epsilon``/``delta`` of
+:func:`mechanism_from_solver_dict` fill them in when the dict lacks them (they are not added to
+``to_dict()``).
+
+Kinds and their laws
+--------------------
+``lattice_pmf_nd`` with ``tail_factor == 0`` (:class:`FiniteLatticePMFND`)
+    The (ε, δ)-DP solver's pmf on ℤ^d (``_mechanism_nd`` of the (ε, δ) family): finite support,
+    P(x) = mass[i] / Σ mass at x = representatives[i], 0 elsewhere.  pmf, sampler (categorical
+    over the listed points) and every cost are exact.
+
+``lattice_pmf_nd`` (pure, :class:`MajorantLatticePMFND`) and ``cell_pmf_nd`` (:class:`CellPMFND`)
+    The pure d-D solver's mechanism (``_mechanism_nd`` of the pure d-D family; its module docstring
+    and ``upper_from_lp`` state the rule): masses φ on a domain D of ℤ^d (points, or cell indices z
+    of the cells h(z + [−½, ½)^d)), listed per orbit representative under the symmetry group
+    ("none", "coordinate signs": representative = |x|, "signed permutations": sorted |x|), form a
+    β-majorant for the layers' step sets (:func:`optmech.problems.pure_nd.layer_steps`).  The law
+    is φ on D and, outside D, the β-majorant extension
+
+    .. math:: P(x) = \max_{y \in D} \varphi(y)\, \beta^{\rho(x - y)},
+
+    ρ(v) the least number of moves summing to v, a move being one step of each layer, normalised
+    by Z = Σ_D φ + Σ_{x∉D} P(x) (solver outputs have Σ_D φ = 1 and Z − 1 below the solver's tail
+    bound; Z sums the extension until its envelope remainder is below 1e-17).  ρ in closed form:
+
+    * points, ℓ1 sensitivity n: a move is any v with ‖v‖₁ <= n, ρ = ⌈‖v‖₁/n⌉;
+    * points or cells, ℓ∞ sensitivity n: ‖v‖∞ <= n, ρ = ⌈‖v‖∞/n⌉;
+    * cells, ℓ1 with n cells per Δ: n − 1 layers of unit ℓ1 steps and one of {−1, 0, 1}^d, so m
+      moves reach v iff Σ_i max(|v_i| − m, 0) <= m(n − 1) (the {−1,0,1}^d layers absorb up to m
+      per coordinate, the unit steps the rest); ρ is the least such m (found by bisection);
+    * ℓ2: the step set is the lattice ℓ2 ball (or its cell-connected version) and ρ has no
+      closed form: pmf, pdf, sampling and costs of the ℓ2 outputs raise :class:`SpecError`.
+
+    The max may be taken over the orbit representatives in D's boundary layer (points one move
+    from the complement), because φ is audited (lazily, on first use) to be a β-majorant for
+    one-move pairs inside D: any optimal path leaves D through that layer.  The sampler is a
+    rejection sampler from the envelope "φ on D, A q^{‖x‖₁} outside" with q = β^{1/M} (M the
+    largest ℓ1 length of a move) and A = max_y φ(y) q^{−‖y‖₁}: it proposes an orbit of D by its
+    mass and a uniform point of it (always accepted), or a radius k outside with weight
+    #{‖x‖₁ = k, x ∉ D}·A q^k and a uniform point of that set, accepted with probability
+    P(x)/(A q^{‖x‖₁}) (rejected proposals restart).  The accepted draws have the law P/Z exactly
+    (the tail table stops where its remaining envelope mass is below 1e-30, below what 53-bit
+    uniforms resolve).  Cells: the cell index is drawn so, then a uniform point of the cell.
+
+``l1_shell_density_nd`` (:class:`ShellDensityND`)
+    The layered (ℓ1-shell) solver output: density a_k (lattice: mass per point of the sphere
+    ‖x‖₁ = k; continuous: density on k h <= ‖x‖₁ < (k+1) h) for the listed shells, extended by the
+    same β-majorant rule on the chain of shells, whose moves are |k − j| <= n (n = Δ, or Δ/h
+    shells per Δ): P(k) = max_j a_j β^{⌈|k − j|/n⌉}, so P(k + n) = β P(k) beyond the list.  Exact
+    pmf/pdf (normaliser summed until the remaining mass is below 1e-30) and sampler (shell by
+    inverse cdf, then a uniform point of the lattice sphere, or radius ∝ r^{d−1} on the shell and
+    a uniform direction on the ℓ1 sphere).
+
+``lipschitz_points`` / ``lipschitz_cells`` (:class:`LipschitzPoints`, :class:`LipschitzCells`)
+    The Lipschitz solver's 1-D laws (``upper_points``/``upper_cells`` of the Lipschitz family,
+    [KHP15]): a pmf on ℤ with masses ``values`` at the integer ``knots`` and geometric tails
+    P(x_K + m) = v_K e^{−λm}, P(x_0 − m) = v_0 e^{−λm}; or a density interpolating ``values`` at
+    the equally spaced ``knots`` log-linearly, with exponential tails of rate λ = ``tail_rate``.
+    The solver normalises the window only up to a 1e-11 margin, so the normaliser is recomputed
+    here in closed form (log-mean piece masses, geometric/exponential tail sums).  Exact pmf/pdf,
+    cdf and sampler (piece by its mass, then inverse cdf of the exponential-linear piece or a
+    geometric/exponential tail offset).
+
+``lipschitz_radial`` / ``lipschitz_shells`` (:class:`LipschitzRadial`)
+    ℓ2-Lipschitz noise on ℝ^d (``upper_radial``): density c·f(‖x‖₂) with the profile f
+    log-linear through ``values`` at r_k = ``knots``[k] and an exponential tail of rate λ beyond
+    the last knot; ``dim`` gives d (1 if absent).  Exact sampler: a piece by its radial mass
+    ∫ f(r) r^{d−1} dr (Gauss-Legendre, exact to rounding for these smooth integrands; the tail in
+    closed form), r on the piece by rejection from ∝ r^{d−1} (acceptance >= e^{−λh}), the tail
+    as a mixture of Gamma laws, the direction uniform on the sphere.
+
+``per_coordinate: true`` (:class:`LipschitzProduct`)
+    ℓ1-Lipschitz noise in d = ``dim`` dimensions (required): d i.i.d. copies of the 1-D law above
+    (§8 of [KHP15]; the Lipschitz family's ℓ1 product).
+
+Privacy: pure outputs give ``Privacy("pure", ε, 0, Δ, norm)``, the (ε, δ) output
+``Privacy("approx", ε, δ, Δ, "l1")`` (NaN where ε/δ are unknown), Lipschitz outputs
+``Privacy("lipschitz", ε, 0, None, norm)``.  ε is the dict's ``epsilon`` (or the keyword); without
+it, pure outputs report −ln β (the extension's rate; the listed masses meet it up to float
+rounding, audited on first use) and Lipschitz outputs the law's realised maximal log-slope.
+
+The samplers are floating-point samplers (see :mod:`optmech.mechanisms.rng`): exact laws up to the
+resolution of 53-bit uniforms, not protected against floating-point attacks.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any, Callable
+
+import numpy as np
+from scipy.special import comb, exprel, gammaln
+
+from optmech.errors import SpecError
+from optmech.mechanisms.base import Mechanism, Privacy
+from optmech.mechanisms.discrete_staircase_nd import sphere_l2sq_sums, sphere_sizes
+from optmech.mechanisms.multidim import NDMechanism
+
+__all__ = [
+    "SOLVER_KINDS",
+    "SolvedMechanism",
+    "LatticePMFND",
+    "FiniteLatticePMFND",
+    "MajorantLatticePMFND",
+    "CellPMFND",
+    "ShellDensityND",
+    "LipschitzPoints",
+    "LipschitzCells",
+    "LipschitzRadial",
+    "LipschitzShells",
+    "LipschitzProduct",
+    "mechanism_from_solver_dict",
+    "PointIndex",
+    "canonical_points",
+    "orbit_sizes",
+    "uniform_lattice_l1_sphere",
+]
+
+#: The ``kind`` values :func:`mechanism_from_solver_dict` accepts.
+SOLVER_KINDS = ("lattice_pmf_nd", "cell_pmf_nd", "l1_shell_density_nd", "lipschitz_points", "lipschitz_cells",
+                "lipschitz_radial", "lipschitz_shells")
+#: Symmetry names of the solver dicts → group names of :mod:`optmech.problems.pure_nd`.
+GROUPS = {"none": "none", "coordinate signs": "signs", "signed permutations": "signed_permutations"}
+#: Truncation of the tail tables and normaliser series: remaining (envelope) mass below this.
+TAIL_TOL = 1e-30
+#: Relative slack of the majorant audit (the solver's fixed point holds up to float rounding).
+MAJORANT_SLACK = 1e-9
+#: Most candidate × point pairs one normaliser or cost series may evaluate.
+MAX_PAIRS = 10**8
+#: Pairs per vectorised block.
+BLOCK_PAIRS = 1 << 21
+
+
+# ------------------------------------------------------------------------------------------------
+# field parsing
+# ------------------------------------------------------------------------------------------------
+def _need(d: dict, key: str):
+    try:
+        return d[key]
+    except KeyError:
+        raise SpecError(f"solver mechanism {d.get('kind')!r} lacks the field {key!r}") from None
+
+
+def _number(d: dict, key: str, *, default=None, positive: bool = False, integer: bool = False) -> float:
+    v = d.get(key, default) if default is not None else _need(d, key)
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        f = float(v)
+    except (TypeError, ValueError):
+        raise SpecError(f"solver mechanism field {key!r} must be a number, got {v!r}") from None
+    if not math.isfinite(f) or f < 0 or (positive and f == 0):
+        raise SpecError(f"solver mechanism field {key!r} must be finite and {'>' if positive else '>='} 0, got {v!r}")
+    if integer and f != int(f):
+        raise SpecError(f"solver mechanism field {key!r} must be an integer, got {v!r}")
+    return f
+
+
+def _array(d: dict, key: str, ndim: int) -> np.ndarray:
+    try:
+        a = np.asarray(_need(d, key), dtype=float)
+    except (TypeError, ValueError):
+        raise SpecError(f"solver mechanism field {key!r} must be an array of numbers") from None
+    if a.ndim != ndim or a.size == 0 or not np.all(np.isfinite(a)):
+        raise SpecError(f"solver mechanism field {key!r} must be a nonempty {ndim}-D array of finite numbers")
+    return a
+
+
+def _optional(d: dict, key: str, given: float | None) -> float | None:
+    """The dict's value of ``key`` or the keyword ``given`` (they must agree when both are set)."""
+    v = d.get(key)
+    if v is None:
+        return None if given is None else float(given)
+    v = _number(d, key)
+    if given is not None and float(given) != v:
+        raise SpecError(f"{key}={given!r} contradicts the solver mechanism's {key} {v!r}")
+    return v
+
+
+# ------------------------------------------------------------------------------------------------
+# points, orbits, enumeration
+# ------------------------------------------------------------------------------------------------
+class PointIndex:
+    """Exact lookup of rows of an (N, d) integer array (mixed-radix keys over the bounding box)."""
+
+    def __init__(self, pts: np.ndarray) -> None:
+        pts = np.asarray(pts, dtype=np.int64)
+        self.lo, self.hi = pts.min(axis=0), pts.max(axis=0)
+        span = [int(v) for v in self.hi - self.lo + 1]
+        if math.prod(span) >= 2**62:
+            raise SpecError("the listed points span too large a box to index")
+        mult = np.ones(len(span), dtype=np.int64)
+        for i in range(len(span) - 2, -1, -1):
+            mult[i] = mult[i + 1] * span[i + 1]
+        self.mult = mult
+        keys = ((pts - self.lo) * mult).sum(axis=1)
+        self.order = np.argsort(keys, kind="stable")
+        self.keys = keys[self.order]
+        if np.any(np.diff(self.keys) == 0):
+            raise SpecError("the solver mechanism lists a point (representative) twice")
+
+    def find(self, q: np.ndarray) -> np.ndarray:
+        """Row index of each point of ``q`` (shape (..., d)), −1 where it is not listed."""
+        q = np.asarray(q, dtype=np.int64)
+        inside = np.all((q >= self.lo) & (q <= self.hi), axis=-1)
+        k = ((np.clip(q, self.lo, self.hi) - self.lo) * self.mult).sum(axis=-1)
+        pos = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        return np.where(inside & (self.keys[pos] == k), self.order[pos], -1)
+
+
+def canonical_points(pts: np.ndarray, group: str) -> np.ndarray:
+    """Orbit representatives: the points (``none``), |x| (``signs``) or sorted |x| (``signed_permutations``)."""
+    if group == "signed_permutations":
+        return np.sort(np.abs(pts), axis=-1)
+    return np.abs(pts) if group == "signs" else pts
+
+
+def orbit_sizes(reps: np.ndarray, group: str) -> np.ndarray:
+    """Number of points in the orbit of each representative (2^{nonzeros}·d!/Π multiplicities!)."""
+    reps = np.asarray(reps)
+    if group == "none":
+        return np.ones(len(reps))
+    size = 2.0 ** np.count_nonzero(reps, axis=1)
+    if group == "signed_permutations":
+        d = reps.shape[1]
+        run = np.ones(len(reps))
+        denom = np.ones(len(reps))
+        for i in range(1, d):  # Π mult! = Π over positions of (its rank within its run of equal values)
+            run = np.where(reps[:, i] == reps[:, i - 1], run + 1.0, 1.0)
+            denom *= run
+        size *= math.factorial(d) / denom
+    return size
+
+
+def _random_images(reps: np.ndarray, group: str, rng: np.random.Generator) -> np.ndarray:
+    """A uniform point of each representative's orbit (a uniform group element applied to it)."""
+    if group == "none" or len(reps) == 0:
+        return reps.copy()
+    out = reps
+    if group == "signed_permutations":
+        perm = np.argsort(rng.random(reps.shape), axis=1)
+        out = np.take_along_axis(reps, perm, axis=1)
+    return out * np.where(rng.random(reps.shape) < 0.5, -1, 1)
+
+
+def _nonneg_vectors(d: int, K: int, *, ascending: bool) -> np.ndarray:
+    """All v ∈ ℕ^d with Σ v <= K (ascending: v_1 <= ... <= v_d), vectorised by coordinate."""
+    rows = np.zeros((1, 0), dtype=np.int64)
+    total = np.zeros(1, dtype=np.int64)
+    for i in range(d):
+        left = d - i
+        prev = rows[:, -1] if (ascending and i > 0) else np.zeros(len(rows), dtype=np.int64)
+        top = (K - total) // left if ascending else K - total
+        cnt = np.maximum(top - prev + 1, 0)
+        rep = np.repeat(np.arange(len(rows)), cnt)
+        start = np.repeat(np.cumsum(cnt) - cnt, cnt)
+        val = prev[rep] + (np.arange(rep.size) - start)
+        rows = np.concatenate([rows[rep], val[:, None]], axis=1)
+        total = total[rep] + val
+    return rows
+
+
+def _l1_ball_orbits(d: int, K: int, group: str) -> np.ndarray:
+    """Canonical points of the ℓ1 ball ‖x‖₁ <= K under ``group`` (every point for ``none``)."""
+    base = _nonneg_vectors(d, K, ascending=group == "signed_permutations")
+    if group != "none":
+        return base
+    parts = []
+    for mask in range(2**d):
+        neg = ((mask >> np.arange(d)) & 1).astype(bool)
+        keep = np.all(base[:, neg] != 0, axis=1)
+        parts.append(np.where(neg, -base[keep], base[keep]))
+    return np.concatenate(parts)
+
+
+def uniform_lattice_l1_sphere(k: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Uniform points of the lattice spheres {x ∈ ℤ^d : ‖x‖₁ = k_i}, shape (len(k), d).
+
+    |S_k| = Σ_j 2^j C(d, j) C(k−1, j−1) (j nonzero coordinates, signs, a composition of k into j
+    positive parts): j is drawn by these weights, the composition by j − 1 distinct uniform cut
+    points in 1..k−1 (duplicates redrawn), the coordinates carrying the parts by a uniform random
+    order and the signs uniformly (as :class:`~optmech.mechanisms.discrete_staircase_nd.DiscreteStaircaseND`).
+    """
+    k = np.asarray(k, dtype=np.int64)
+    m = k.size
+    out = np.zeros((m, d), dtype=np.int64)
+    pos = np.flatnonzero(k > 0)
+    if pos.size == 0:
+        return out
+    kk = k[pos]
+    js = np.arange(1, d + 1)
+    w = (2.0**js * comb(d, js))[None, :] * comb(kk[:, None] - 1, js[None, :] - 1)
+    cw = np.cumsum(w, axis=1)
+    j = np.minimum(1 + (rng.random(pos.size)[:, None] * cw[:, -1:] >= cw).sum(axis=1), d)
+    width = max(d - 1, 1)
+    big = np.iinfo(np.int64).max
+    cuts = np.zeros((pos.size, width), dtype=np.int64)
+    todo = np.arange(pos.size)
+    while todo.size:
+        c = rng.integers(1, np.maximum(kk[todo], 2)[:, None], size=(todo.size, width))
+        c = np.where(np.arange(width)[None, :] < (j[todo] - 1)[:, None], c, big)
+        c.sort(axis=1)
+        dup = np.any((np.diff(c, axis=1) == 0) & (c[:, 1:] != big), axis=1)
+        cuts[todo[~dup]] = c[~dup]
+        todo = todo[dup]
+    idx = np.arange(d)[None, :]
+    lo = np.concatenate([np.zeros((pos.size, 1), dtype=np.int64), cuts], axis=1)[:, :d]
+    hi = np.concatenate([cuts, np.zeros((pos.size, 1), dtype=np.int64)], axis=1)[:, :d]
+    hi = np.where(idx == (j - 1)[:, None], kk[:, None], hi)
+    parts = np.where(idx < j[:, None], hi - lo, 0)
+    perm = np.argsort(rng.random((pos.size, d)), axis=1)
+    vals = np.zeros((pos.size, d), dtype=np.int64)
+    np.put_along_axis(vals, perm, parts, axis=1)
+    out[pos] = vals * np.where(rng.random((pos.size, d)) < 0.5, -1, 1)
+    return out
+
+
+def _l1_directions(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Uniform points of the unit ℓ1 sphere of ℝ^d (i.i.d. ±Exp(1), normalised: cone measure)."""
+    g = rng.standard_exponential((n, d))
+    g /= g.sum(axis=1, keepdims=True)
+    return g * np.where(rng.random((n, d)) < 0.5, -1.0, 1.0)
+
+
+def _decaying_table(k0: int, weight: Callable[[np.ndarray], np.ndarray], tol: float,
+                    k_end: int = 0, scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(k, w) for k = k0, k0+1, ... until the weights, decaying with a decreasing ratio from ``k_end``
+    on, leave a remainder <= tol · scale (default scale Σw), bounded by the last term times r/(1 − r),
+    r the last ratio; the shortest such prefix."""
+    L = max(64, 2 * (k_end - k0 + 2))
+    while True:
+        k = np.arange(k0, k0 + L, dtype=np.int64)
+        w = np.asarray(weight(k), dtype=float)
+        total = math.fsum(w)
+        if not (total > 0):
+            return k, w
+        r = w[-1] / w[-2] if len(w) > 1 and w[-2] > 0 else 0.0
+        beyond = w[-1] * r / (1 - r) if r < 1 else math.inf
+        limit = tol * (total if scale is None else scale)
+        if beyond <= limit:  # keep the shortest prefix whose remainder is still <= limit
+            rest = np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]]) + beyond
+            last = int(np.argmax(rest <= limit)) + 1
+            last = max(last, int(np.searchsorted(k, k_end, side="right")))
+            return k[:last], w[:last]
+        if L > 10**8:
+            raise SpecError("a tail series of the solver mechanism does not decay")
+        L *= 2
+
+
+def _categorical(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n indices drawn with probabilities ∝ weights (inverse cdf)."""
+    c = np.cumsum(weights)
+    return np.minimum(np.searchsorted(c, rng.random(n) * c[-1], side="right"), len(c) - 1)
+
+
+def _gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights on [0, 1]."""
+    x, w = np.polynomial.legendre.leggauss(n)
+    return 0.5 * (x + 1.0), 0.5 * w
+
+
+# ------------------------------------------------------------------------------------------------
+# the common base
+# ------------------------------------------------------------------------------------------------
+class SolvedMechanism:
+    """Mixin of the solver-output mechanisms: keeps the solver dict, which ``to_dict`` returns.
+
+    ``epsilon``/``delta`` are the dict's keys of that name or the keywords; they are not added to
+    ``to_dict()``.  A ``name`` key equal to ``kind`` (as :meth:`Mechanism.from_dict` adds it) is dropped.
+    """
+
+    kind: str = ""
+    _source: dict
+
+    def _keep(self, d: dict, epsilon: float | None, delta: float | None = None) -> None:
+        if not isinstance(d, dict):
+            raise SpecError("a solver mechanism must be a dict")
+        self._source = copy.deepcopy({k: v for k, v in d.items() if not (k == "name" and v == d.get("kind"))})
+        self.kind = str(d.get("kind"))
+        eps = _optional(d, "epsilon", epsilon)
+        self._epsilon = math.nan if eps is None else eps
+        dl = _optional(d, "delta", delta)
+        self._delta = math.nan if dl is None else dl
+        self._hash: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The solver dict this mechanism was built from (a copy, unchanged)."""
+        return copy.deepcopy(self._source)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Mechanism":
+        """Rebuild from a solver dict (dispatch on ``kind``, see :func:`mechanism_from_solver_dict`)."""
+        return mechanism_from_solver_dict(d)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"kind": self.kind, "dim": getattr(self, "dim", 1)}
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((type(self).__name__, json.dumps(self._source, sort_keys=True, default=str)))
+        return self._hash
+
+    def __repr__(self) -> str:
+        eps = "" if math.isnan(self._epsilon) else f", epsilon={self._epsilon!r}"
+        return f"{type(self).__name__}(kind={self.kind!r}, dim={getattr(self, 'dim', 1)}{eps})"
+
+    def _refuse(self, what: str, why: str) -> SpecError:
+        return SpecError(f"{what} of the {self.kind} mechanism is not supported: {why}")
+
+
+def _cost_nd(cost, dim: int):
+    from optmech.costs_nd import as_cost_nd
+
+    return as_cost_nd(cost, dim)
+
+
+# ------------------------------------------------------------------------------------------------
+# lattice_pmf_nd: finite support, or the β-majorant extension
+# ------------------------------------------------------------------------------------------------
+class LatticePMFND(SolvedMechanism, NDMechanism):
+    """A solver pmf on ℤ^d (``kind = "lattice_pmf_nd"``): constructing this class returns a
+    :class:`FiniteLatticePMFND` (``tail_factor == 0``) or a :class:`MajorantLatticePMFND`."""
+
+    name = "lattice_pmf_nd"
+    lattice = True
+    symmetric = False
+
+    def __new__(cls, d: dict, **kwargs):
+        if cls is LatticePMFND:
+            finite = isinstance(d, dict) and _number(d, "tail_factor") == 0.0
+            cls = FiniteLatticePMFND if finite else MajorantLatticePMFND
+        return super().__new__(cls)
+
+    def _head(self, d: dict) -> None:
+        self._init_dim(int(_number(d, "dim", integer=True, positive=True)))
+        self.norm = str(d.get("norm", "l1"))
+        self.group = GROUPS.get(d.get("symmetry", "none"))
+        if self.group is None:
+            raise SpecError(f"unknown symmetry {d.get('symmetry')!r} (known: {', '.join(GROUPS)})")
+        reps = _array(d, "representatives", 2)
+        if reps.shape[1] != self.dim or np.any(reps != np.round(reps)):
+            raise SpecError(f"representatives must be integer points of dimension {self.dim}")
+        self.reps = reps.astype(np.int64)
+        self.mass = _array(d, "mass", 1)
+        if len(self.mass) != len(self.reps) or np.any(self.mass < 0):
+            raise SpecError("mass must be one nonnegative number per representative")
+        if np.any(canonical_points(self.reps, self.group) != self.reps):
+            raise SpecError(f"representatives must be canonical for the symmetry {d.get('symmetry')!r}")
+        self.index = PointIndex(self.reps)
+
+    def cdf(self, x):
+        raise TypeError(f"cdf is not available for the solver mechanism {self.kind} (use pmf)")
+
+    sf = cdf
+
+
+class FiniteLatticePMFND(LatticePMFND):
+    """The (ε, δ)-DP solver's pmf on ℤ^d: P(x) = mass[i]/Σ mass at x = representatives[i] (symmetry
+    "none"), 0 elsewhere (``_mechanism_nd`` of the (ε, δ) family).  Everything is exact."""
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._keep(d, epsilon, delta)
+        if _number(d, "tail_factor") != 0.0:
+            raise SpecError("FiniteLatticePMFND needs tail_factor == 0 (finite support)")
+        self._head(d)
+        self._sensitivity = int(_number(d, "sensitivity", integer=True, positive=True))
+        if self.group != "none":
+            raise SpecError("a finite lattice_pmf_nd must list every point (symmetry 'none')")
+        total = math.fsum(self.mass)
+        if not total > 0:
+            raise SpecError("the solver mechanism has no mass")
+        self.p = self.mass / total
+        self._cum: np.ndarray | None = None
+
+    def _pmf_nd(self, k):
+        idx = self.index.find(np.asarray(k).astype(np.int64))
+        return np.where(idx >= 0, self.p[np.maximum(idx, 0)], 0.0)
+
+    def _sample(self, n, rng):
+        if self._cum is None:
+            self._cum = np.cumsum(self.p)
+        i = np.minimum(np.searchsorted(self._cum, rng.random(n) * self._cum[-1], side="right"), len(self.p) - 1)
+        return self.reps[i].copy()
+
+    def expected_cost(self, cost) -> float:
+        """Σ_x P(x) L(x) over the listed points (exact up to rounding; any d-D cost)."""
+        vals = _cost_nd(cost, self.dim).check_values(self.reps.astype(float), "the support")
+        return float(math.fsum(self.p * vals))
+
+    def mean(self) -> np.ndarray:
+        """E X per coordinate (exact sum)."""
+        return np.array([math.fsum(self.p * self.reps[:, i]) for i in range(self.dim)])
+
+    def var(self) -> np.ndarray:
+        m = self.mean()
+        return np.array([math.fsum(self.p * (self.reps[:, i] - m[i]) ** 2) for i in range(self.dim)])
+
+    def privacy(self) -> Privacy:
+        """(ε, δ)-DP for ℓ1 sensitivity Δ as audited by the solver (ε, δ from the dict or keywords; NaN if unknown)."""
+        note = ("(epsilon, delta)-DP for l1 shifts up to the sensitivity, audited by the solver with outward rounding "
+                "(hockey-stick condition [GV13, (18)])")
+        if math.isnan(self._epsilon) or math.isnan(self._delta):
+            note += "; epsilon/delta unknown: not recorded in the dict (pass epsilon= and delta=)"
+        return Privacy("approx", self._epsilon, self._delta, self.sensitivity, self.norm, note)
+
+
+class MajorantExtension:
+    """The β-majorant extension of masses φ on a domain D ⊂ ℤ^d (see the module docstring).
+
+    Holds canonical representatives with their masses; everything expensive (the audit, the
+    boundary layer, the normaliser, the sampling tables) is computed on first use.
+    """
+
+    def __init__(self, reps: np.ndarray, mass: np.ndarray, group: str, *, norm: str, n: int, cells: bool,
+                 beta: float, index: PointIndex, kind: str) -> None:
+        from optmech.problems.pure_nd import layer_steps, reach
+
+        self.reps, self.mass, self.group, self.norm, self.n, self.cells = reps, mass, group, norm, n, cells
+        self.kind = kind
+        self.d = reps.shape[1]
+        self.index = index
+        self.size = orbit_sizes(reps, group)
+        self.layers = layer_steps(norm, self.d, n, upper_cells=cells)
+        self.M = reach(self.layers)
+        self.beta = beta
+        self.q = beta ** (1.0 / self.M)
+        self.closed = norm in ("l1", "linf")
+        self._audit: tuple[float, np.ndarray] | None = None
+        self._Z: float | None = None
+        self._outside: tuple | None = None
+        self._table: tuple | None = None
+
+    # -- moves ---------------------------------------------------------------------------------
+    def moves(self, a: np.ndarray) -> np.ndarray:
+        """ρ for displacements with absolute values ``a`` (…, d), int64."""
+        n = self.n
+        if self.norm == "linf":
+            return -(-a.max(axis=-1) // n)
+        if not self.cells:
+            return -(-a.sum(axis=-1) // n)
+        lo = np.zeros(a.shape[:-1], dtype=np.int64)  # least m with Σ max(a_i − m, 0) <= m(n − 1)
+        hi = a.max(axis=-1)
+        while np.any(lo < hi):
+            mid = (lo + hi) // 2
+            ok = np.maximum(a - mid[..., None], 0).sum(axis=-1) <= mid * (n - 1)
+            hi = np.where(ok, mid, hi)
+            lo = np.where(ok, lo, mid + 1)
+        return lo
+
+    def move_set(self) -> np.ndarray:
+        """Every displacement of one move (the Minkowski sum of the layers)."""
+        acc = np.zeros((1, self.d), dtype=np.int64)
+        for s in self.layers:
+            acc = np.unique((acc[:, None, :] + s[None, :, :]).reshape(-1, self.d), axis=0)
+        return acc
+
+    def locate(self, pts: np.ndarray) -> np.ndarray:
+        """Representative index of integer points (−1 outside D)."""
+        return self.index.find(canonical_points(pts, self.group))
+
+    # -- audit ---------------------------------------------------------------------------------
+    def audit(self) -> tuple[float, np.ndarray]:
+        """(largest log ratio φ(y)/φ(x) over one-move pairs inside D, boundary mask of the reps)."""
+        if self._audit is None:
+            V = self.move_set()
+            worst = 0.0
+            boundary = np.zeros(len(self.reps), dtype=bool)
+            step = max(1, BLOCK_PAIRS // len(V))
+            for s in range(0, len(self.reps), step):
+                r = self.reps[s:s + step]
+                j = self.locate(r[:, None, :] + V[None, :, :])
+                boundary[s:s + step] = np.any(j < 0, axis=1)
+                nb = np.where(j >= 0, self.mass[np.maximum(j, 0)], 0.0)
+                here = self.mass[s:s + step, None]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = np.where(nb > 0, nb / here, 0.0)
+                if ratio.size:
+                    worst = max(worst, float(ratio.max()))
+            log_worst = math.log(worst) if worst > 0 else 0.0
+            if log_worst > -math.log(self.beta) * (1 + MAJORANT_SLACK) + MAJORANT_SLACK:
+                raise SpecError(f"the {self.kind} masses are not a beta-majorant on their domain (log ratio {log_worst:.6g} "
+                                f"> -ln beta = {-math.log(self.beta):.6g} for a one-move pair): the extension rule does "
+                                "not apply")
+            self._audit = (log_worst, boundary)
+        return self._audit
+
+    def _candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        _, boundary = self.audit()
+        keep = boundary & (self.mass > 0)
+        return self.reps[keep], self.mass[keep]
+
+    # -- the extension ---------------------------------------------------------------------------
+    def require_closed(self, what: str) -> None:
+        if not self.closed:
+            raise SpecError(f"{what} of the l2 {self.kind} extension is not supported: the number of moves between "
+                            "two points (steps in the lattice l2 ball) has no closed form, so the law beyond the listed "
+                            "domain cannot be evaluated exactly")
+
+    def outside(self, pts: np.ndarray) -> np.ndarray:
+        """P(x) = max_y φ(y) β^{ρ(x − y)} for integer points outside D (shape (Q, d))."""
+        cand, cm = self._candidates()
+        pts = canonical_points(np.asarray(pts, dtype=np.int64), self.group)
+        out = np.zeros(len(pts))
+        if len(cand) == 0 or len(pts) == 0:
+            return out
+        lb = math.log(self.beta)
+        lm = np.log(cm)
+        step = max(1, BLOCK_PAIRS // len(cand))
+        for s in range(0, len(pts), step):
+            a = np.abs(pts[s:s + step, None, :] - cand[None, :, :])
+            out[s:s + step] = np.exp((lm[None, :] + lb * self.moves(a)).max(axis=1))
+        return out
+
+    def values(self, pts: np.ndarray) -> np.ndarray:
+        """Unnormalised P at integer points (…, d): φ on D, the extension outside."""
+        pts = np.asarray(pts, dtype=np.int64)
+        shape = pts.shape[:-1]
+        flat = pts.reshape(-1, self.d)
+        idx = self.locate(flat)
+        out = np.where(idx >= 0, self.mass[np.maximum(idx, 0)], 0.0)
+        miss = idx < 0
+        if np.any(miss):
+            self.require_closed("the pmf")
+            out[miss] = self.outside(flat[miss])
+        return out.reshape(shape)
+
+    def envelope(self) -> float:
+        """A with P(x) <= A q^{‖x‖₁} outside D (slack 1e-9 for rounding)."""
+        cand, cm = self._candidates()
+        if len(cand) == 0:
+            return 0.0
+        return float(np.max(cm * np.exp(-np.log(self.q) * np.abs(cand).sum(axis=1)))) * (1 + 1e-9)
+
+    def _domain_counts(self) -> np.ndarray:
+        return np.bincount(np.abs(self.reps).sum(axis=1), weights=self.size)
+
+    def _outside_counts(self, k: np.ndarray) -> np.ndarray:
+        cnt = self._domain_counts()
+        inside = np.where(k < len(cnt), cnt[np.minimum(k, len(cnt) - 1)], 0.0)
+        return np.maximum(sphere_sizes(k, self.d) - inside, 0.0)
+
+    def _tail_table(self, tol: float) -> tuple[np.ndarray, np.ndarray]:
+        """(k, A·q^k·#{‖x‖₁ = k, x ∉ D}) from the first radius with points outside D on, until the
+        remaining envelope mass is below tol · Σ_D φ."""
+        A = self.envelope()
+        cnt = self._domain_counts()
+        k0 = int(np.argmax(self._outside_counts(np.arange(len(cnt) + 1)) > 0))
+        lq = math.log(self.q)
+        return _decaying_table(k0, lambda k: A * np.exp(lq * k) * self._outside_counts(k), tol, len(cnt),
+                               self.domain_mass())
+
+    def domain_mass(self) -> float:
+        return math.fsum(self.size * self.mass)
+
+    def normaliser(self) -> float:
+        """Z = Σ_D φ + Σ_{x∉D} P(x) (the outside summed until its envelope remainder is < 1e-17 of Z)."""
+        if self._Z is None:
+            pts, size, P = self.outside_table()
+            self._Z = self.domain_mass() + math.fsum(size * P)
+        return self._Z
+
+    def outside_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(canonical points outside D with ‖x‖₁ up to where the envelope's remainder is below 1e-17
+        of Σ_D φ, their orbit sizes, P at them), computed once."""
+        if self._outside is None:
+            self.require_closed("the pmf")
+            ks, _ = self._tail_table(1e-17)
+            K = int(ks[-1]) if len(ks) else int(np.abs(self.reps).sum(axis=1).max())
+            cand, _ = self._candidates()
+            if math.comb(K + self.d, self.d) * (2**self.d if self.group == "none" else 1) > 5 * MAX_PAIRS:
+                raise SpecError(f"normalising the {self.kind} extension needs the l1 ball of radius {K} in dimension "
+                                f"{self.d}: too many points; sampling does not need it")
+            pts = _l1_ball_orbits(self.d, K, self.group)
+            pts = pts[self.index.find(pts) < 0]
+            if len(pts) * len(cand) > MAX_PAIRS:
+                raise SpecError(f"normalising the {self.kind} extension needs {len(pts) * len(cand):.2g} point pairs "
+                                f"(> {MAX_PAIRS:.0g}); sampling does not need it")
+            self._outside = (pts, orbit_sizes(pts, self.group), self.outside(pts))
+        return self._outside
+
+    # -- sampling ----------------------------------------------------------------------------------
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n integer points of the law P/Z (rejection from the envelope, module docstring)."""
+        self.require_closed("sampling")
+        if self._table is None:
+            w_dom = self.size * self.mass
+            ks, wk = self._tail_table(TAIL_TOL)
+            self._table = (np.cumsum(w_dom), ks, np.cumsum(wk), math.fsum(w_dom), math.fsum(wk), self.envelope())
+        cum_dom, ks, cum_tail, m_dom, m_tail, A = self._table
+        out = np.zeros((n, self.d), dtype=np.int64)
+        todo = np.arange(n)
+        lq = math.log(self.q)
+        while todo.size:
+            u = rng.random(todo.size) * (m_dom + m_tail)
+            dom = u < m_dom
+            i = np.minimum(np.searchsorted(cum_dom, u[dom], side="right"), len(cum_dom) - 1)
+            out[todo[dom]] = _random_images(self.reps[i], self.group, rng)
+            rest = todo[~dom]
+            if rest.size == 0:
+                break
+            j = np.minimum(np.searchsorted(cum_tail, rng.random(rest.size) * cum_tail[-1], side="right"), len(ks) - 1)
+            k = ks[j]
+            x = uniform_lattice_l1_sphere(k, self.d, rng)
+            bad = self.locate(x) >= 0
+            while np.any(bad):  # uniform on {‖x‖₁ = k} \ D
+                x[bad] = uniform_lattice_l1_sphere(k[bad], self.d, rng)
+                bad = self.locate(x) >= 0
+            accept = rng.random(rest.size) * A * np.exp(lq * k) < self.outside(x)
+            out[rest[accept]] = x[accept]
+            todo = rest[~accept]
+        return out
+
+
+class _MajorantND(SolvedMechanism, NDMechanism):
+    """Shared code of the pure d-D outputs on points and cells."""
+
+    symmetric = False
+    _cells = False
+
+    def _build(self, d: dict, epsilon: float | None) -> None:
+        self._keep(d, epsilon)
+        LatticePMFND._head(self, d)
+        A, q = _number(d, "tail_factor"), _number(d, "tail_rate")
+        if not (A > 0 and 0 < q < 1):
+            raise SpecError("a pure d-D solver mechanism needs tail_factor > 0 and 0 < tail_rate < 1")
+        if self._cells:
+            self.h = _number(d, "cell_width", positive=True)
+            self._sensitivity = _number(d, "sensitivity", positive=True)
+            n = round(self._sensitivity / self.h)
+            if n < 1 or abs(n * self.h - self._sensitivity) > 1e-9 * self._sensitivity:
+                raise SpecError("cell_width must divide the sensitivity")
+        else:
+            self._sensitivity = int(_number(d, "sensitivity", integer=True, positive=True))
+            n = self._sensitivity
+        from optmech.problems.pure_nd import NORMS, layer_steps, reach
+
+        if self.norm not in NORMS:
+            raise SpecError(f"unknown norm {self.norm!r} (known: {', '.join(NORMS)})")
+        beta = d.get("beta")
+        if beta is None:  # the solver's q = β^{1/M}, M = the largest ℓ1 length of a move
+            beta = q ** reach(layer_steps(self.norm, self.dim, int(n), upper_cells=self._cells))
+        beta = float(beta)
+        if not 0 < beta < 1:
+            raise SpecError(f"beta must be in (0, 1), got {beta!r}")
+        self.ext = MajorantExtension(self.reps, self.mass, self.group, norm=self.norm, n=int(n), cells=self._cells,
+                                     beta=beta, index=self.index, kind=self.kind)
+
+    @property
+    def beta(self) -> float:
+        return self.ext.beta
+
+    def normaliser(self) -> float:
+        """Z = Σ over ℤ^d of the extended masses (1 on the listed domain plus the extension)."""
+        return self.ext.normaliser()
+
+    def privacy(self) -> Privacy:
+        """Pure ε-DP for sensitivity Δ in ``norm``: the extension is a β-majorant for moves (one step of
+        each layer covers every shift of the sensitivity ball), so ε = −ln β suffices; the dict's
+        ``epsilon`` (the audited target) is reported when present."""
+        if math.isnan(self._epsilon):
+            eps = -math.log(self.beta)
+            note = ("-ln beta: the beta-majorant extension's rate (the listed masses meet it up to float rounding; "
+                    "audit on the domain: log ratio <= %.17g)" % self.ext.audit()[0])
+        else:
+            eps = self._epsilon
+            note = "the solver's audited target: beta-majorant extension with beta = e^(-epsilon + margin)"
+        return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, f"{self.kind}: {note}")
+
+    def mean(self) -> np.ndarray:
+        """0 under a symmetry group (P(x) = P(−x) coordinatewise); raises for symmetry "none"."""
+        if self.group == "none":
+            raise self._refuse("the mean", "only the symmetric outputs (coordinate signs, signed permutations) give it")
+        return np.zeros(self.dim)
+
+    def var(self) -> np.ndarray:
+        if self.group != "signed_permutations":
+            raise self._refuse("the variance", "only signed-permutation symmetric outputs give it (E||X||_2^2 / d)")
+        return np.full(self.dim, self.expected_cost("l2sq") / self.dim)
+
+    # costs --------------------------------------------------------------------------------------
+    def _cell_costs(self, c, pts: np.ndarray) -> np.ndarray:
+        """Cost of each point (lattice) or mean cost over each cell (cells: l1 and l2sq only)."""
+        if not self._cells:
+            return np.asarray(c(pts.astype(float)), dtype=float)
+        a, b = self.h * (pts - 0.5), self.h * (pts + 0.5)
+        if c.kind == "l1":
+            m = np.where(a >= 0, 0.5 * (a + b), np.where(b <= 0, -0.5 * (a + b), (a * a + b * b) / (2 * (b - a))))
+            return m.sum(axis=-1)
+        if c.kind == "l2sq":
+            return ((a * a + a * b + b * b) / 3.0).sum(axis=-1)
+        raise self._refuse(f"the expected cost {c.spec!r}", "cells have closed-form means for l1 and l2sq only; use the "
+                           "solve's certified upper bound")
+
+    def _orbit_cost_sums(self, c, pts: np.ndarray) -> np.ndarray:
+        """Σ of the (cell-mean) cost over the orbit of each canonical point."""
+        size = orbit_sizes(pts, self.group)
+        if self.group == "none" or c.kind != "expr":
+            return size * self._cell_costs(c, pts)
+        import itertools
+
+        d = self.dim
+        perms = list(itertools.permutations(range(d))) if self.group == "signed_permutations" else [tuple(range(d))]
+        signs = np.array(list(itertools.product((-1, 1), repeat=d)))
+        if len(perms) * len(signs) * len(pts) > MAX_PAIRS:
+            raise self._refuse(f"the expected cost {c.spec!r}", "the expression is not symmetric by construction and the "
+                               "orbits are too large to expand")
+        acc = np.zeros(len(pts))
+        for p in perms:
+            for s in signs:
+                acc += self._cell_costs(c, pts[:, list(p)] * s)
+        return acc * size / (len(perms) * len(signs))  # each orbit point is hit |G|/size times
+
+    def expected_cost(self, cost) -> float:
+        """E L(X): exact sum over the listed domain plus the extension summed until its envelope
+        remainder, priced with the cost's growth bound, is below 1e-12 of the value (raises where
+        the growth is unproven).  Cells: named costs l1 and l2sq (exact cell means)."""
+        self.ext.require_closed("the expected cost")
+        c = _cost_nd(cost, self.dim)
+        g = c.growth()
+        if g is None:
+            raise self._refuse(f"the expected cost {c.spec!r}", "its growth is unproven; use the certified upper bound")
+        C, P, r = g
+        ext = self.ext
+        lq = -math.log(ext.q)
+        scale = self.h if self._cells else 1.0
+        shift = self.dim / 2.0 if self._cells else 0.0
+        if r * scale >= lq:
+            raise self._refuse(f"the expected cost {c.spec!r}", "the cost grows as fast as the tail decays")
+        inside = math.fsum(self.mass * self._orbit_cost_sums(c, self.reps))
+        pts, _, P_out = ext.outside_table()
+        out = math.fsum(P_out * self._orbit_cost_sums(c, pts)) if len(pts) else 0.0
+        K = int(np.abs(pts).sum(axis=1).max()) if len(pts) else int(np.abs(self.reps).sum(axis=1).max())
+        A = ext.envelope()
+        ks, rem = _decaying_table(K + 1, lambda k: A * sphere_sizes(k, self.dim) * np.exp(-lq * k) * C
+                                  * (1.0 + scale * (k + shift)) ** P * np.exp(r * scale * (k + shift)), 1e-6)
+        value = (inside + out) / ext.normaliser()
+        bound = math.fsum(rem) * (1 + 2e-6) / ext.normaliser()
+        if bound > 1e-12 * max(abs(value), 1e-300):
+            raise self._refuse(f"the expected cost {c.spec!r}", f"the tail beyond the summed region may add {bound:.3g}")
+        return float(value)
+
+
+class MajorantLatticePMFND(_MajorantND, LatticePMFND):
+    """The pure d-D solver's pmf on ℤ^d: listed masses on the domain, β-majorant extension outside
+    (module docstring).  Exact pmf and sampler for ℓ1 and ℓ∞ sensitivity; ℓ2 raises."""
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._build(d, epsilon)
+
+    def _pmf_nd(self, k):
+        k = np.asarray(k).astype(np.int64)
+        return self.ext.values(k) / self.ext.normaliser()
+
+    def _sample(self, n, rng):
+        return self.ext.sample(n, rng)
+
+
+class CellPMFND(_MajorantND):
+    """The pure d-D solver's density on ℝ^d, constant on the cells h(z + [−½, ½)^d): density
+    P(z)/(Z h^d) with P the β-majorant extension of the cell masses for the cells' step sets
+    (module docstring).  Exact pdf and sampler for ℓ1 and ℓ∞ sensitivity; ℓ2 raises."""
+
+    name = "cell_pmf_nd"
+    lattice = False
+    _cells = True
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._build(d, epsilon)
+
+    def _pdf_nd(self, x):
+        z = np.floor(np.asarray(x, dtype=float) / self.h + 0.5).astype(np.int64)
+        return self.ext.values(z) / (self.ext.normaliser() * self.h**self.dim)
+
+    def _sample(self, n, rng):
+        z = self.ext.sample(n, rng)
+        return self.h * (z + rng.random(z.shape) - 0.5)
+
+    def cdf(self, x):
+        raise TypeError(f"cdf is not available for the solver mechanism {self.kind} (use pdf)")
+
+    sf = cdf
+
+
+# ------------------------------------------------------------------------------------------------
+# l1_shell_density_nd
+# ------------------------------------------------------------------------------------------------
+class ShellDensityND(SolvedMechanism, NDMechanism):
+    """The layered (ℓ1-shell) solver output with its β-majorant extension over shells (module docstring)."""
+
+    name = "l1_shell_density_nd"
+    symmetric = True
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        from optmech.problems.pure_nd import shell_sizes
+
+        self._keep(d, epsilon)
+        self._init_dim(int(_number(d, "dim", integer=True, positive=True)))
+        self.norm = str(d.get("norm", "l1"))
+        if self.norm != "l1":
+            raise SpecError(f"l1_shell_density_nd is for l1 sensitivity, got norm {self.norm!r}")
+        self.continuous = bool(d.get("continuous", False))
+        self.lattice = not self.continuous
+        self.h = _number(d, "shell_width", positive=True) if self.continuous else 1.0
+        if self.continuous:
+            self._sensitivity = _number(d, "sensitivity", positive=True)
+            n = round(self._sensitivity / self.h)
+            if n < 1 or abs(n * self.h - self._sensitivity) > 1e-9 * self._sensitivity:
+                raise SpecError("shell_width must divide the sensitivity")
+        else:
+            self._sensitivity = int(_number(d, "sensitivity", integer=True, positive=True))
+            n = self._sensitivity
+        self.n = int(n)
+        self.a = _array(d, "density", 1)
+        if np.any(self.a < 0) or not np.any(self.a > 0):
+            raise SpecError("density must be nonnegative with some mass")
+        A, q = _number(d, "tail_factor"), _number(d, "tail_rate")
+        if not (A > 0 and 0 < q < 1):
+            raise SpecError("l1_shell_density_nd needs tail_factor > 0 and 0 < tail_rate < 1")
+        self.beta = float(d["beta"]) if d.get("beta") is not None else q**self.n
+        if not 0 < self.beta < 1:
+            raise SpecError(f"beta must be in (0, 1), got {self.beta!r}")
+        self.R = len(self.a) - 1
+        unit = self.h**self.dim
+        self._size = (lambda k: unit * shell_sizes(k, self.dim, True)) if self.continuous else (
+            lambda k: sphere_sizes(k, self.dim))
+        self._table: tuple | None = None
+
+    # -- the law ---------------------------------------------------------------------------------
+    def _beyond(self) -> np.ndarray:
+        """P(R + i), i = 1..n: max_j a_j β^{⌈(R + i − j)/n⌉}."""
+        i = np.arange(1, self.n + 1)[:, None]
+        j = np.arange(self.R + 1)[None, :]
+        steps = -(-(self.R + i - j) // self.n)
+        with np.errstate(divide="ignore"):
+            return np.exp((np.log(self.a)[None, :] + math.log(self.beta) * steps).max(axis=1))
+
+    def _audit(self) -> float:
+        """Largest log(a_j/a_k) over |k − j| <= n (must not exceed −ln β)."""
+        worst = 0.0
+        for s in range(1, min(self.n, self.R) + 1):
+            x, y = self.a[:-s], self.a[s:]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.maximum(np.where(y > 0, y / x, 0.0), np.where(x > 0, x / y, 0.0))
+            worst = max(worst, float(np.max(r)))
+        lw = math.log(worst) if worst > 0 else 0.0
+        if lw > -math.log(self.beta) * (1 + MAJORANT_SLACK) + MAJORANT_SLACK:
+            raise SpecError(f"the shell densities are not a beta-majorant (log ratio {lw:.6g} > -ln beta "
+                            f"{-math.log(self.beta):.6g}): the extension rule does not apply")
+        return lw
+
+    def shell_density(self, k: np.ndarray) -> np.ndarray:
+        """Unnormalised density (per point or per unit volume) on shell k (any k >= 0)."""
+        k = np.asarray(k, dtype=np.int64)
+        out = self.a[np.minimum(k, self.R)].astype(float)
+        far = k > self.R
+        if np.any(far):
+            off = k[far] - self.R - 1
+            out[far] = self._beyond()[off % self.n] * self.beta ** (off // self.n).astype(float)
+        return out
+
+    def _tables(self) -> tuple:
+        if self._table is None:
+            self._audit()
+            beyond = self._beyond()
+            lb = math.log(self.beta)
+            listed = self.a * self._size(np.arange(self.R + 1))
+            # beyond: shell R + 1 + i + m n has weight beyond[i] β^m size; per residue i the ratio of
+            # consecutive periods, β size(k + n)/size(k), decreases in k, so the last one bounds the rest
+            M = 16
+            while True:
+                k = self.R + 1 + np.arange(M)[:, None] * self.n + np.arange(self.n)[None, :]
+                wt = beyond[None, :] * np.exp(lb * np.arange(M, dtype=float))[:, None] * self._size(k)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    r = np.where(wt[-2] > 0, wt[-1] / wt[-2], 0.0)
+                rest = float(np.sum(np.where(r < 1, wt[-1] * r / (1 - r), np.inf)))
+                if rest <= TAIL_TOL * math.fsum(listed):
+                    break
+                if M > 10**7 // self.n:
+                    raise SpecError("the shell extension's series does not decay")
+                M *= 2
+            w = np.concatenate([listed, wt.ravel()])
+            self._table = (w, math.fsum(w))
+        return self._table
+
+    def normaliser(self) -> float:
+        return self._tables()[1]
+
+    def _shell_of(self, x: np.ndarray) -> np.ndarray:
+        r = np.abs(x).sum(axis=-1)
+        return (r if self.lattice else np.floor(r / self.h)).astype(np.int64)
+
+    def _pmf_nd(self, k):
+        return self.shell_density(self._shell_of(k)) / self.normaliser()
+
+    def _pdf_nd(self, x):
+        return self.shell_density(self._shell_of(x)) / self.normaliser()
+
+    def _sample(self, n, rng):
+        w, _ = self._tables()
+        k = _categorical(w, n, rng)
+        if self.lattice:
+            return uniform_lattice_l1_sphere(k, self.dim, rng)
+        d = self.dim
+        kf = k.astype(float)
+        r = self.h * (kf**d + rng.random(n) * ((kf + 1.0) ** d - kf**d)) ** (1.0 / d)
+        return _l1_directions(n, d, rng) * r[:, None]
+
+    def expected_cost(self, cost) -> float:
+        """E L(X) for l1, l2sq (and linf on the continuous domain): exact per-shell averages summed over
+        the listed shells and the extension (truncated where the remaining mass is < 1e-30)."""
+        c = _cost_nd(cost, self.dim)
+        w, Z = self._tables()
+        k = np.arange(len(w), dtype=np.int64)
+        kf, d = k.astype(float), self.dim
+        if self.lattice:
+            if c.kind == "l1":
+                v = kf
+            elif c.kind == "l2sq":
+                v = np.where(k > 0, sphere_l2sq_sums(k, d) / sphere_sizes(k, d), 0.0)
+            else:
+                raise self._refuse(f"the expected cost {c.spec!r}", "lattice shells price l1 and l2sq only")
+        else:
+            def moment(m: int) -> np.ndarray:  # E ‖x‖₁^m on the shell: density ∝ r^{d−1}
+                return self.h**m * d / (d + m) * ((kf + 1) ** (d + m) - kf ** (d + m)) / ((kf + 1) ** d - kf**d)
+
+            if c.kind == "l1":
+                v = moment(1)
+            elif c.kind == "l2sq":
+                v = 2.0 / (d + 1) * moment(2)  # E θ² summed over a uniform ℓ1 direction = 2/(d+1)
+            elif c.kind == "linf":
+                v = moment(1) * sum(1.0 / i for i in range(1, d + 1)) / d  # mean largest of d uniform spacings
+            else:
+                raise self._refuse(f"the expected cost {c.spec!r}", "continuous shells price l1, l2sq and linf only")
+        return float(math.fsum(w * v) / Z)
+
+    def mean(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def var(self) -> np.ndarray:
+        return np.full(self.dim, self.expected_cost("l2sq") / self.dim)
+
+    def privacy(self) -> Privacy:
+        """Pure ε-DP for ℓ1 sensitivity Δ: a shift of ℓ1 length <= Δ moves the shell by at most n."""
+        if math.isnan(self._epsilon):
+            eps, note = -math.log(self.beta), f"-ln beta (listed shells audited: log ratio <= {self._audit():.17g})"
+        else:
+            eps, note = self._epsilon, "the solver's audited target"
+        return Privacy("pure", eps, 0.0, self.sensitivity, "l1", f"{self.kind}: beta-majorant over shells; {note}")
+
+    def cdf(self, x):
+        raise TypeError(f"cdf is not available for the solver mechanism {self.kind}")
+
+    sf = cdf
+
+
+# ------------------------------------------------------------------------------------------------
+# Lipschitz outputs
+# ------------------------------------------------------------------------------------------------
+def _knots_values(d: dict) -> tuple[np.ndarray, np.ndarray, float, float]:
+    x, v = _array(d, "knots", 1), _array(d, "values", 1)
+    if len(x) != len(v) or len(x) < 2:
+        raise SpecError("knots and values must have the same length (at least 2)")
+    if np.any(v <= 0):
+        raise SpecError("Lipschitz knot values must be positive")
+    h = float(x[1] - x[0])
+    if not h > 0 or np.any(np.abs(np.diff(x) - h) > 1e-9 * max(h, np.abs(x).max())):
+        raise SpecError("Lipschitz knots must be equally spaced and increasing")
+    return x, v, h, _number(d, "tail_rate", positive=True)
+
+
+def _realised_rate(v: np.ndarray, h: float, lam: float) -> float:
+    """Largest |log-slope| of the law (adjacent knots and tails), rounded up."""
+    lr = float(np.max(np.abs(np.diff(np.log(v))))) / h
+    return float(np.nextafter(max(lr, lam) * (1 + 8 * 2.0**-53), np.inf))
+
+
+def _lipschitz_privacy(kind: str, eps: float, realised: float, norm: str) -> Privacy:
+    if math.isnan(eps):
+        return Privacy("lipschitz", realised, 0.0, None, norm,
+                       f"{kind}: the law's largest log-slope (|ln f(x) - ln f(y)| <= epsilon ||x - y||) [KHP15]")
+    return Privacy("lipschitz", eps, 0.0, None, norm,
+                   f"{kind}: the solver's audited target (the law's largest log-slope is {realised:.17g}) [KHP15]")
+
+
+class _Lipschitz1D(SolvedMechanism, Mechanism):
+    symmetric = False
+
+    def _setup(self, d: dict, epsilon: float | None) -> None:
+        self._keep(d, epsilon)
+        if d.get("per_coordinate"):
+            raise SpecError("per_coordinate Lipschitz outputs are LipschitzProduct laws (use mechanism_from_solver_dict)")
+        self.x, self.v, self.h, self.lam = _knots_values(d)
+        self._sensitivity = None
+        self.norm = "abs"
+
+    def privacy(self) -> Privacy:
+        return _lipschitz_privacy(self.kind, self._epsilon, _realised_rate(self.v, self.h, self.lam), self.norm)
+
+    def sf(self, x):
+        x = np.asarray(x, dtype=float)
+        y = self._upper(x)
+        return y[()] if y.ndim == 0 else y
+
+    def cdf(self, x):
+        x = np.asarray(x, dtype=float)
+        y = self._lower(x)
+        return y[()] if y.ndim == 0 else y
+
+    def var(self) -> float:
+        m = self.mean()
+        return float(self._moment(2) - m * m)
+
+    def _mean(self):
+        return self._moment(1)
+
+    def _power_of(self, cost) -> int:
+        from optmech.mechanisms import numerics as nx
+
+        if isinstance(cost, str):
+            from optmech.costs import parse_cost
+
+            cost = parse_cost(cost)
+        p = nx.integer_power_of(cost)
+        if p is None:
+            raise self._refuse(f"the expected cost {getattr(cost, 'spec', cost)!r}",
+                               "only |x|^P with an integer P has an exact sum here; use the certified upper bound")
+        return p
+
+
+class LipschitzPoints(_Lipschitz1D):
+    """ε-Lipschitz-private pmf on ℤ (``lipschitz_points``): P(x_j) ∝ v_j at the integer knots, and
+    P(x_K + m) ∝ v_K e^{−λm}, P(x_0 − m) ∝ v_0 e^{−λm} (m >= 1) beyond, λ = ``tail_rate``
+    (``upper_points`` of the Lipschitz family); Z = Σ v + (v_0 + v_K) b/(1 − b), b = e^{−λ}."""
+
+    name = "lipschitz_points"
+    lattice = True
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._setup(d, epsilon)
+        if self.h != 1.0 or np.any(self.x != np.round(self.x)):
+            raise SpecError("lipschitz_points knots must be consecutive integers")
+        self.b = math.exp(-self.lam)
+        t = self.b / -math.expm1(-self.lam)  # Σ_{m>=1} b^m
+        self.Z = math.fsum(self.v) + (self.v[0] + self.v[-1]) * t
+        self.p = self.v / self.Z
+        self.left, self.right = self.v[0] * t / self.Z, self.v[-1] * t / self.Z
+        self._cum = np.cumsum(self.p)
+        self._lo, self._hi = int(self.x[0]), int(self.x[-1])
+
+    def _pmf(self, k):
+        k = np.asarray(k, dtype=float)
+        i = np.clip(k - self._lo, 0, len(self.p) - 1).astype(np.int64)
+        inside = (k >= self._lo) & (k <= self._hi)
+        out = np.where(inside, self.p[i], 0.0)
+        b = self.b
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.where(k > self._hi, self.p[-1] * b ** (k - self._hi), out)
+            out = np.where(k < self._lo, self.p[0] * b ** (self._lo - k), out)
+        return out
+
+    def _lower(self, x):
+        """P(X <= x)."""
+        k = np.floor(x)
+        i = np.clip(k - self._lo, 0, len(self.p) - 1).astype(np.int64)
+        t = self.b / -math.expm1(-self.lam)
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.where(k < self._lo, self.p[0] * self.b ** (self._lo - k) / -math.expm1(-self.lam),
+                           self.left + self._cum[i])
+            return np.where(k >= self._hi, 1.0 - self.p[-1] * t * self.b ** np.maximum(k - self._hi, 0), out)
+
+    def _upper(self, x):
+        """P(X > x), from the right."""
+        k = np.floor(x)
+        i = np.clip(k - self._lo, 0, len(self.p) - 1).astype(np.int64)
+        suffix = np.concatenate([np.cumsum(self.p[::-1])[::-1], [0.0]])
+        t = self.b / -math.expm1(-self.lam)
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.where(k >= self._hi, self.p[-1] * t * self.b ** np.maximum(k - self._hi, 0),
+                           suffix[i + 1] + self.right)
+            return np.where(k < self._lo, 1.0 - self.p[0] * self.b ** (self._lo - k) / -math.expm1(-self.lam), out)
+
+    def _sample(self, n, rng):
+        u = rng.random(n)
+        out = np.empty(n, dtype=np.int64)
+        left = u < self.left
+        right = u >= 1.0 - self.right
+        mid = ~(left | right)
+        i = np.minimum(np.searchsorted(self._cum, u[mid] - self.left, side="right"), len(self.p) - 1)
+        out[mid] = self._lo + i
+        p = -math.expm1(-self.lam)  # P(m) ∝ b^m, m >= 1
+        out[left] = self._lo - rng.geometric(p, size=int(left.sum()))
+        out[right] = self._hi + rng.geometric(p, size=int(right.sum()))
+        return out
+
+    def _tail_terms(self, P: int) -> tuple[np.ndarray, np.ndarray]:
+        """(m, b^m) for m = 1..M, M past the peak of m^P b^m by enough that the rest of
+        Σ (|x| + m)^P b^m is below 1e-18 of the sum (the terms' ratio is then < e^{−λ/2})."""
+        big = 2.0 + abs(self._lo) + abs(self._hi)
+        M = int(math.ceil((2 * P + 2) / self.lam + (45.0 + P * math.log(big + 2 * P / self.lam)) / self.lam)) + 64
+        m = np.arange(1, M + 1, dtype=float)
+        return m, np.exp(-self.lam * m)
+
+    def _moment(self, P: int) -> float:
+        """E X^P (signed): the window sum plus the tails summed to rounding (:meth:`_tail_terms`)."""
+        m, w = self._tail_terms(P)
+        return float(math.fsum(self.p * self.x**P) + math.fsum(self.p[-1] * w * (self._hi + m) ** P)
+                     + math.fsum(self.p[0] * w * (self._lo - m) ** P))
+
+    def expected_cost(self, cost) -> float:
+        """E|X|^P for integer P (abs, square, pow:P): the window sum plus the tails summed to rounding."""
+        P = self._power_of(cost)
+        m, w = self._tail_terms(P)
+        return float(math.fsum(self.p * np.abs(self.x) ** P) + math.fsum(self.p[-1] * w * np.abs(self._hi + m) ** P)
+                     + math.fsum(self.p[0] * w * np.abs(self._lo - m) ** P))
+
+
+class LipschitzCells(_Lipschitz1D):
+    """ε-Lipschitz-private density on ℝ (``lipschitz_cells``): f(x) ∝ v_j e^{s_j (x − x_j)} on
+    [x_j, x_{j+1}], s_j = ln(v_{j+1}/v_j)/h, and v_K e^{−λ(x − x_K)}, v_0 e^{−λ(x_0 − x)} beyond the
+    knots (``upper_cells`` of the Lipschitz family); piece masses h·v_j·(e^{y} − 1)/y, y = s_j h."""
+
+    name = "lipschitz_cells"
+    lattice = False
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._setup(d, epsilon)
+        lv = np.log(self.v)
+        self.y = lv[1:] - lv[:-1]
+        piece = self.h * self.v[:-1] * exprel(self.y)
+        tails = np.array([self.v[0], self.v[-1]]) / self.lam
+        self.Z = math.fsum(piece) + math.fsum(tails)
+        self.piece = piece / self.Z
+        self.left, self.right = tails / self.Z
+        self._cum = np.concatenate([[0.0], np.cumsum(self.piece)])
+
+    def _pdf(self, x):
+        x = np.asarray(x, dtype=float)
+        j = np.clip(np.floor((x - self.x[0]) / self.h), 0, len(self.y) - 1).astype(np.int64)
+        t = x - self.x[j]
+        out = self.v[j] * np.exp(self.y[j] * t / self.h)
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.where(x > self.x[-1], self.v[-1] * np.exp(-self.lam * (x - self.x[-1])), out)
+            out = np.where(x < self.x[0], self.v[0] * np.exp(-self.lam * (self.x[0] - x)), out)
+        return out / self.Z
+
+    def _partial(self, x):
+        """(piece index j, mass of [x_j, x] within the piece)."""
+        j = np.clip(np.floor((x - self.x[0]) / self.h), 0, len(self.y) - 1).astype(np.int64)
+        t = np.clip(x - self.x[j], 0.0, self.h)
+        return j, self.v[j] * t * exprel(self.y[j] * t / self.h) / self.Z
+
+    def _lower(self, x):
+        j, part = self._partial(x)
+        out = self.left + self._cum[j] + part
+        with np.errstate(under="ignore"):
+            out = np.where(x < self.x[0], self.left * np.exp(-self.lam * (self.x[0] - x)), out)
+            return np.where(x > self.x[-1], 1.0 - self.right * np.exp(-self.lam * (x - self.x[-1])), out)
+
+    def _upper(self, x):
+        j, part = self._partial(x)
+        out = self.right + (self._cum[-1] - self._cum[j] - part)
+        with np.errstate(under="ignore"):
+            out = np.where(x > self.x[-1], self.right * np.exp(-self.lam * (x - self.x[-1])), out)
+            return np.where(x < self.x[0], 1.0 - self.left * np.exp(-self.lam * (self.x[0] - x)), out)
+
+    def _sample(self, n, rng):
+        w = np.concatenate([[self.left], self.piece, [self.right]])
+        i = _categorical(w, n, rng)
+        out = np.empty(n)
+        left, right = i == 0, i == len(w) - 1
+        out[left] = self.x[0] - rng.standard_exponential(int(left.sum())) / self.lam
+        out[right] = self.x[-1] + rng.standard_exponential(int(right.sum())) / self.lam
+        mid = ~(left | right)
+        j = i[mid] - 1
+        y, u = self.y[j], rng.random(int(mid.sum()))
+        small = np.abs(y) < 1e-12
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(small, u, np.log1p(u * np.expm1(y)) / np.where(small, 1.0, y))  # inverse cdf on [0, 1)
+        out[mid] = self.x[j] + self.h * np.clip(t, 0.0, 1.0)
+        return out
+
+    def _integral(self, P: int, absolute: bool) -> float:
+        """∫ g(x) f(x) dx, g = |x|^P or x^P: Gauss-Legendre on the pieces (split at 0; g·f is a
+        polynomial times an exponential there, integrated to rounding) and the tails in closed form."""
+        a, b = self.x[:-1], self.x[1:]
+        edges = [(a, np.minimum(b, np.maximum(a, 0.0))), (np.maximum(a, np.minimum(b, 0.0)), b)]
+        t, w = _gauss_legendre(max(12, P + 8))
+        total = 0.0
+        for lo, hi in edges:
+            u = lo[:, None] + (hi - lo)[:, None] * t[None, :]
+            f = self.v[:-1, None] * np.exp(self.y[:, None] * (u - a[:, None]) / self.h)
+            g = np.abs(u) ** P if absolute else u**P
+            total += math.fsum(((hi - lo) * (w[None, :] * f * g).sum(axis=1)))
+        lam = self.lam
+        for x0, v0, sign in ((float(self.x[-1]), self.v[-1], 1.0), (float(self.x[0]), self.v[0], -1.0)):
+            # ∫_0^∞ (x0 + sign·s)^P v0 e^{−λs} ds = v0 Σ_j C(P, j) x0^{P−j} sign^j j!/λ^{j+1}
+            if absolute and x0 * sign < 0:
+                raise self._refuse("the expected cost", "the knots must straddle 0")
+            base = abs(x0) if absolute else x0
+            sg = 1.0 if absolute else sign
+            total += v0 * math.fsum(math.comb(P, j) * base ** (P - j) * sg**j * math.factorial(j) / lam ** (j + 1)
+                                    for j in range(P + 1))
+        return total / self.Z
+
+    def _moment(self, P: int) -> float:
+        return self._integral(P, absolute=False)
+
+    def expected_cost(self, cost) -> float:
+        """E|X|^P for integer P (abs, square, pow:P): pieces by Gauss-Legendre, tails in closed form."""
+        return float(self._integral(self._power_of(cost), absolute=True))
+
+
+class LipschitzRadial(SolvedMechanism, NDMechanism):
+    """ℓ2-Lipschitz radial density on ℝ^d (``lipschitz_radial``; the solver writes ``lipschitz_shells``):
+    f(x) = p(‖x‖₂)/(S_{d−1} Z), p log-linear through ``values`` at the ``knots`` r_k and
+    p(r) = v_K e^{−λ(r − r_K)} beyond, S_{d−1} = 2π^{d/2}/Γ(d/2), Z = ∫ p(r) r^{d−1} dr
+    (``upper_radial`` of the Lipschitz family; module docstring for the sampler)."""
+
+    name = "lipschitz_radial"
+    symmetric = True
+    _norm = "l2"
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._keep(d, epsilon)
+        self._init_dim(int(_number(d, "dim", default=1, integer=True, positive=True)))
+        self.r, self.v, self.h, self.lam = _knots_values(d)
+        if self.r[0] != 0.0:
+            raise SpecError("radial knots must start at r = 0")
+        self._sensitivity = None
+        self.norm = "l2" if self.dim > 1 else "abs"
+        self.y = np.diff(np.log(self.v))
+        self._radial = self._radial_masses(self.dim - 1)
+        self.Z = math.fsum(self._radial)
+        lsphere = math.log(2.0) + 0.5 * self.dim * math.log(math.pi) - float(gammaln(0.5 * self.dim))
+        self._log_c = -lsphere - math.log(self.Z)
+
+    def _radial_masses(self, p: int) -> np.ndarray:
+        """∫ r^p profile(r) dr over each piece and the tail (last entry)."""
+        a = self.r[:-1]
+        t, w = _gauss_legendre(max(16, p // 2 + 12))
+        u = a[:, None] + self.h * t[None, :]
+        f = self.v[:-1, None] * np.exp(self.y[:, None] * t[None, :])
+        pieces = self.h * (w[None, :] * f * u**p).sum(axis=1)
+        R, lam = float(self.r[-1]), self.lam
+        tail = self.v[-1] * math.fsum(math.comb(p, j) * R ** (p - j) * math.factorial(j) / lam ** (j + 1)
+                                      for j in range(p + 1))
+        return np.append(pieces, tail)
+
+    def profile(self, r: np.ndarray) -> np.ndarray:
+        r = np.asarray(r, dtype=float)
+        j = np.clip(np.floor(r / self.h), 0, len(self.y) - 1).astype(np.int64)
+        out = self.v[j] * np.exp(self.y[j] * (r - self.r[j]) / self.h)
+        with np.errstate(under="ignore"):
+            return np.where(r > self.r[-1], self.v[-1] * np.exp(-self.lam * (r - self.r[-1])), out)
+
+    def _pdf_nd(self, x):
+        return np.exp(self._log_c) * self.profile(np.sqrt((x * x).sum(axis=-1)))
+
+    def _radii(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        d = self.dim
+        i = _categorical(self._radial, n, rng)
+        r = np.empty(n)
+        tail = i == len(self._radial) - 1
+        m = int(tail.sum())
+        if m:  # r = R + Y, Y ∝ (R + y)^{d−1} e^{−λy}: a mixture of Gamma(j + 1, 1/λ)
+            R = float(self.r[-1])
+            js = np.arange(d)
+            wj = np.array([math.comb(d - 1, j) * R ** (d - 1 - j) * math.factorial(j) / self.lam ** (j + 1) for j in js])
+            j = _categorical(wj, m, rng)
+            r[tail] = R + rng.standard_gamma(j + 1.0) / self.lam
+        todo = np.flatnonzero(~tail)
+        while todo.size:  # on [a, a + h]: propose ∝ r^{d−1}, accept e^{y t}/max(1, e^y)
+            j = i[todo]
+            a = self.r[j]
+            b = a + self.h
+            u = rng.random(todo.size)
+            rr = (a**d + u * (b**d - a**d)) ** (1.0 / d)
+            t = np.clip((rr - a) / self.h, 0.0, 1.0)
+            y = self.y[j]
+            ok = rng.random(todo.size) < np.exp(y * t - np.maximum(y, 0.0))
+            r[todo[ok]] = rr[ok]
+            todo = todo[~ok]
+        return r
+
+    def _sample(self, n, rng):
+        r = self._radii(n, rng)
+        if self.dim == 1:
+            return (r * np.where(rng.random(n) < 0.5, -1.0, 1.0))[:, None]
+        z = rng.standard_normal((n, self.dim))
+        z *= (r / np.sqrt((z * z).sum(axis=1)))[:, None]
+        return z
+
+    def radial_moment(self, P: int) -> float:
+        """E‖X‖₂^P (integer P >= 0)."""
+        return float(math.fsum(self._radial_masses(self.dim - 1 + P)) / self.Z)
+
+    def expected_cost(self, cost) -> float:
+        """E‖X‖₂ (``l2``) or E‖X‖₂² (``l2sq``) (in 1-D also ``l1``/``abs``, ``square``)."""
+        c = _cost_nd(cost, self.dim)
+        if c.kind == "l2" or (self.dim == 1 and c.kind in ("l1", "linf")):
+            return self.radial_moment(1)
+        if c.kind == "l2sq":
+            return self.radial_moment(2)
+        raise self._refuse(f"the expected cost {c.spec!r}", "a radial law prices l2 and l2sq only")
+
+    def mean(self) -> np.ndarray:
+        return np.zeros(self.dim)
+
+    def var(self) -> np.ndarray:
+        return np.full(self.dim, self.radial_moment(2) / self.dim)
+
+    def privacy(self) -> Privacy:
+        """ε-Lipschitz in ℓ2: |ln f(x) − ln f(y)| <= L |‖x‖ − ‖y‖| <= L‖x − y‖₂, L the profile's largest log-slope."""
+        return _lipschitz_privacy(self.kind, self._epsilon, _realised_rate(self.v, self.h, self.lam), self.norm)
+
+    def cdf(self, x):
+        raise TypeError(f"cdf is not available for the solver mechanism {self.kind} (use pdf)")
+
+    sf = cdf
+
+
+class LipschitzShells(LipschitzRadial):
+    """The same law under the kind the radial Lipschitz solver writes today (``lipschitz_shells``)."""
+
+    name = "lipschitz_shells"
+
+
+class LipschitzProduct(SolvedMechanism, NDMechanism):
+    """ℓ1-Lipschitz noise on ℤ^d or ℝ^d (``per_coordinate: true``): d = ``dim`` i.i.d. copies of the
+    1-D law of the same dict ([KHP15, §8]; the Lipschitz family's ℓ1 product).  ε-Lipschitz in ℓ1
+    when the 1-D law is ε-Lipschitz; a dict with ``norm: "l2"`` reports √d times that rate unless it
+    records ``epsilon`` (read as the rate in its norm)."""
+
+    symmetric = False
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._keep(d, epsilon)
+        if not d.get("per_coordinate"):
+            raise SpecError("LipschitzProduct needs per_coordinate: true")
+        if "dim" not in d:
+            raise SpecError("a per_coordinate Lipschitz mechanism needs its dimension (the 'dim' field)")
+        self._init_dim(int(_number(d, "dim", integer=True, positive=True)))
+        one = {k: v for k, v in d.items() if k not in ("per_coordinate", "name", "epsilon", "dim", "norm")}
+        kind = d.get("kind")
+        if kind == "lipschitz_points":
+            self.one = LipschitzPoints(one)
+        elif kind == "lipschitz_cells":
+            self.one = LipschitzCells(one)
+        else:
+            raise SpecError(f"per_coordinate is defined for lipschitz_points and lipschitz_cells, not {kind!r}")
+        self.lattice = self.one.lattice
+        self.name = kind
+        self.norm = str(d.get("norm", "l1"))
+        self._sensitivity = None
+
+    def _pmf_nd(self, k):
+        return np.prod(self.one._pmf(k), axis=-1)
+
+    def _pdf_nd(self, x):
+        return np.prod(self.one._pdf(x), axis=-1)
+
+    def _sample(self, n, rng):
+        return self.one._sample(n * self.dim, rng).reshape(n, self.dim)
+
+    def expected_cost(self, cost) -> float:
+        """E‖X‖₁ = d E|X₁| and E‖X‖₂² = d E X₁² (exact 1-D sums); other costs are refused."""
+        c = _cost_nd(cost, self.dim)
+        if c.kind == "l1" or (self.dim == 1 and c.kind in ("l2", "linf")):
+            return self.dim * self.one.expected_cost("abs")
+        if c.kind == "l2sq":
+            return self.dim * self.one.expected_cost("square")
+        raise self._refuse(f"the expected cost {c.spec!r}", "the product law prices the separable costs l1 and l2sq only")
+
+    def mean(self) -> np.ndarray:
+        return np.full(self.dim, self.one.mean())
+
+    def var(self) -> np.ndarray:
+        return np.full(self.dim, self.one.var())
+
+    def privacy(self) -> Privacy:
+        rate = _realised_rate(self.one.v, self.one.h, self.one.lam)
+        if self.norm == "l2":
+            rate = float(np.nextafter(rate * math.sqrt(self.dim) * (1 + 4 * 2.0**-53), np.inf))
+        return _lipschitz_privacy(f"{self.kind} (per coordinate, dim {self.dim})", self._epsilon, rate, self.norm)
+
+    def cdf(self, x):
+        if self.dim == 1:
+            return self.one.cdf(x)
+        return super().cdf(x)
+
+    def sf(self, x):
+        if self.dim == 1:
+            return self.one.sf(x)
+        return super().sf(x)
+
+
+# ------------------------------------------------------------------------------------------------
+# dispatch
+# ------------------------------------------------------------------------------------------------
+def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: float | None = None) -> Mechanism:
+    """The library :class:`Mechanism` of a solver's ``mechanism`` dict (module docstring).
+
+    Parameters
+    ----------
+    d : dict
+        The solver dict (``result.to_dict(include_mechanism=True)["mechanism"]``), with a ``kind``
+        in :data:`SOLVER_KINDS` (a ``name`` key equal to ``kind`` is accepted and dropped).
+    epsilon, delta : float, optional
+        The privacy parameters the law was audited for, where the dict lacks ``epsilon``/``delta``.
+
+    Raises
+    ------
+    SpecError
+        An unknown kind or a malformed dict (one line).
+    """
+    if not isinstance(d, dict):
+        raise SpecError("a solver mechanism must be a dict")
+    kind = d.get("kind", d.get("name"))
+    if "kind" not in d and kind is not None:
+        d = {"kind": kind, **{k: v for k, v in d.items() if k != "name"}}
+    if kind == "lattice_pmf_nd":
+        return LatticePMFND(d, epsilon=epsilon, delta=delta)
+    if kind in ("lipschitz_points", "lipschitz_cells") and d.get("per_coordinate"):
+        return LipschitzProduct(d, epsilon=epsilon)
+    classes = {"cell_pmf_nd": CellPMFND, "l1_shell_density_nd": ShellDensityND, "lipschitz_points": LipschitzPoints,
+               "lipschitz_cells": LipschitzCells, "lipschitz_radial": LipschitzRadial,
+               "lipschitz_shells": LipschitzShells}
+    if kind not in classes:
+        raise SpecError(f"unknown solver mechanism kind {kind!r} (known: {', '.join(SOLVER_KINDS)})")
+    return classes[kind](d, epsilon=epsilon, delta=delta)
