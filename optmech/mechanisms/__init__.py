@@ -63,6 +63,7 @@ from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, T
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
 from optmech.mechanisms.rng import as_generator, secure_generator
+from optmech.mechanisms import solved  # noqa: F401  (registers the solvers' output kinds with Mechanism.from_dict)
 
 __all__ = [
     "Mechanism",
