@@ -254,6 +254,6 @@ def test_problem_spec_only_raises_clean_errors(eps, delta, sens, cost, dim, doma
 @FUZZ
 @given(st.text(max_size=12), st.booleans())
 def test_cli_number_parsing_only_raises_clean_errors(text, integer):
-    from optmech.cli import _number
+    from optmech.cli import parse_number as _number
 
     _clean(lambda: _number("epsilon", text, integer=integer))

@@ -88,6 +88,8 @@ def test_table_formats_with_worker_processes(kind, fmt):
             "--sensitivity", "1,2", "--epsilon", "0.5,1", "--workers", "2", "--format", fmt]
     if kind == "approx":
         args += ["--delta", "0.1"]
+    else:
+        args += ["--domain", "integer"]  # the lattice table (--domain defaults to continuous, as in solve)
     out = optmech(*args).stdout
     header = list(APPROX_COLUMNS if kind == "approx" else PURE_COLUMNS)
     if fmt == "csv":

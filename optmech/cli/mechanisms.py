@@ -1,8 +1,10 @@
-"""The mechanism-library commands: ``optmech sample``, ``optmech mechanism``, ``optmech audit``.
+"""``optmech sample``, ``optmech mechanism``, ``optmech audit`` and ``optmech solvers``: the mechanism
+library and the solver backends from the command line.
 
-Parsers are added by :func:`add_parsers`; :mod:`optmech.cli` dispatches and maps errors to exit
-codes (2 for bad input, with one line on stderr).  Output files are written to a temporary name
-and renamed when complete, so a failed or interrupted run never leaves a partial file.
+Parsers are added by :func:`add_parsers` (each with its handler as ``args.handler``);
+:mod:`optmech.cli.main` dispatches and maps errors to exit statuses (2 for bad input, with one
+line on stderr).  Output files are written to a temporary name and renamed when complete, so a
+failed or interrupted run never leaves a partial file.
 """
 
 from __future__ import annotations
@@ -14,7 +16,20 @@ import os
 import sys
 import tempfile
 
-from optmech.cli_args import parse_number as _num
+from optmech.cli.args import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    ListAction,
+    add_command,
+    add_cost,
+    add_dim,
+    add_domain,
+    add_json,
+    add_sensitivity,
+    list_items,
+)
+from optmech.cli.args import parse_number as _num
 from optmech.errors import SpecError
 from optmech.mechanisms.files import load_mechanism_file  # noqa: F401  (used below and re-exported)
 
@@ -23,8 +38,11 @@ SAMPLE_BLOCK = 1 << 20
 #: Largest n that ``optmech sample`` accepts (the file would be > 8 GB per dimension beyond it).
 MAX_SAMPLES = 10**9
 
+_EXITS = (EXIT_OK, EXIT_INPUT, EXIT_INTERNAL)
+
 
 def add_parsers(sub) -> None:
+    """The ``sample``, ``mechanism``, ``audit`` and ``solvers`` subcommands."""
     from optmech.mechanisms.factory import FAMILIES
 
     def shape_args(p):
@@ -33,34 +51,82 @@ def add_parsers(sub) -> None:
         src.add_argument("--from", dest="from_file", metavar="FILE.json",
                          help="a mechanism saved by `optmech solve --save`, printed by `optmech mechanism --json`, "
                               "or written by Mechanism.to_dict()")
-        p.add_argument("--dim", default="1", help="dimension d (default 1)")
-        p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0")
-        p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only)")
-        p.add_argument("--sensitivity", default="1", help="sensitivity Δ (ℓ1 in d-D; ℓ2 for l2_laplace; default 1)")
+        add_dim(p)
+        p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0 (required except for uniform noise)")
+        p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only; required there)")
+        add_sensitivity(p, help="sensitivity Δ (ℓ1 in d-D; ℓ2 for l2_laplace)")
         g = p.add_mutually_exclusive_group()
         g.add_argument("--gamma", default=None, help="staircase step fraction γ in [0, 1] (default: optimal for --cost)")
         g.add_argument("--r", default=None, help="discrete-staircase r in [1, Δ] (default: optimal for --cost)")
-        p.add_argument("--cost", default=None, help="cost to optimise the shape for: abs|square|pow:P|expr (1-D), l1|l2|l2sq|linf (d-D); default abs/l1")
-        p.add_argument("--domain", default=None, choices=["integer", "continuous"], help="uniform noise: lattice (default) or continuous")
+        add_cost(p, help="cost to optimise the shape for: abs | square | pow:P | an expression in x (1-D); "
+                         "l1 | l2 | l2sq | linf in d-D (abs means l1 there)")
+        add_domain(p, help="uniform noise: lattice or continuous", mechanism=True)
 
-    s = sub.add_parser("sample", help="draw noise samples from a mechanism into a .npy or .csv file")
+    s = add_command(
+        sub, "sample", summary="draw noise samples from a mechanism into a .npy or .csv file",
+        description="Draw N noise samples from a named mechanism (its shape parameter chosen optimally for --cost "
+                    "unless given) or from a saved one (--from), in blocks, into a .npy or .csv file written "
+                    "atomically. Without --seed a fresh seed is drawn and reported, so every run can be repeated; "
+                    "--secure draws from ChaCha20 keyed by OS entropy.",
+        examples=["optmech sample --mechanism staircase --epsilon 1 --sensitivity 2 -n 100000 --seed 7 --out noise.npy",
+                  "optmech sample --mechanism uniform --delta 0.25 --dim 2 -n 1000 --secure --out u.csv",
+                  "optmech mechanism --mechanism staircase --epsilon 1 --json > m.json && "
+                  "optmech sample --from m.json -n 10 --out x.csv"],
+        exits=_EXITS)
     shape_args(s)
-    s.add_argument("-n", required=True, help="number of samples")
+    s.add_argument("-n", required=True, help="number of samples (required)")
     r = s.add_mutually_exclusive_group()
     r.add_argument("--seed", default=None, help="seed for a reproducible draw (default: a fresh seed, reported)")
     r.add_argument("--secure", action="store_true", help="ChaCha20 keyed by OS entropy (see README: what it protects)")
-    s.add_argument("--out", required=True, help="output file, FILE.npy or FILE.csv")
-    s.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    s.add_argument("--out", required=True, metavar="FILE", help="output file, FILE.npy or FILE.csv (required)")
+    add_json(s, help="print a JSON summary on stdout")
+    s.set_defaults(handler=cmd_sample)
 
-    m = sub.add_parser("mechanism", help="a mechanism's parameters, expected cost and guarantee")
+    m = add_command(
+        sub, "mechanism", summary="a mechanism's parameters, expected cost and guarantee",
+        description="Describe a named mechanism (its shape parameter chosen optimally for --cost unless given) or a "
+                    "saved one (--from): its parameters, exact expected cost, mean, variance and privacy guarantee. "
+                    "The --json output loads back with --from and --candidate.",
+        examples=["optmech mechanism --mechanism staircase --epsilon 1 --cost square",
+                  "optmech mechanism --mechanism discrete_staircase --dim 2 --epsilon 1 --sensitivity 2 --json > m.json",
+                  "optmech mechanism --from saved.json"],
+        exits=_EXITS)
     shape_args(m)
-    m.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json(m)
+    m.set_defaults(handler=cmd_mechanism)
 
-    a = sub.add_parser("audit", help="exact privacy audit of a lattice pmf (CSV k,p or solve --save JSON)")
+    a = add_command(
+        sub, "audit", summary="exact privacy audit of a lattice pmf (CSV k,p or solve --save JSON)",
+        description="Audit a noise pmf on the integers exactly: the realised pure ε over every shift 0 < |s| <= Δ "
+                    "(or that none exists), and δ(ε) at the requested ε values, tails summed in closed form. The file "
+                    "is a CSV with header k,p or the JSON written by optmech solve --save.",
+        examples=["optmech audit pmf.csv --sensitivity 2 --epsilon 0.5,1 2",
+                  "optmech audit saved.json --epsilon 1 --epsilon 2 --json"],
+        exits=_EXITS)
     a.add_argument("file", help="CSV with header k,p, or the JSON written by optmech solve --save")
-    a.add_argument("--sensitivity", required=True, help="integer sensitivity Δ >= 1 (all shifts 0 < |s| <= Δ)")
-    a.add_argument("--epsilon", action="extend", nargs="+", default=[], help="ε values at which to report δ(ε) (repeat or comma-separate)")
-    a.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_sensitivity(a, help="integer sensitivity Δ >= 1 (all shifts 0 < |s| <= Δ)")
+    a.add_argument("--epsilon", action=ListAction, default=None, metavar="E",
+                   help="ε values at which to report δ(ε); a list, after FILE (default: none)")
+    add_json(a)
+    a.set_defaults(handler=cmd_audit)
+
+    v = add_command(
+        sub, "solvers", summary="list solver backends and profiles",
+        description="List the LP backends (installed or not) and the solver profiles that --solver accepts.",
+        examples=["optmech solvers"], exits=_EXITS,
+        notes="It takes no options; --solver NAME (default: default) picks a profile in solve and table.")
+    v.set_defaults(handler=cmd_solvers)
+
+
+def cmd_solvers(args: argparse.Namespace) -> int:
+    from optmech.solvers import available_backends
+    from optmech.solvers.profiles import profile_names
+
+    for name, ok in available_backends().items():
+        print(f"backend {name:<8} {'installed' if ok else 'not installed'}")
+    for name in profile_names():
+        print(f"profile {name}")
+    return EXIT_OK
 
 
 # -- parsing helpers ------------------------------------------------------------------------------
@@ -152,7 +218,7 @@ def cmd_mechanism(args: argparse.Namespace) -> int:
     payload = describe(mech, choice)
     if args.json:
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     pv = payload["privacy"]
     lines = [
         f"{payload['mechanism']} (dim {payload['dim']}): {pv['notion']} DP, epsilon={pv['epsilon']:.12g}, delta={pv['delta']:.6g}, "
@@ -164,7 +230,7 @@ def cmd_mechanism(args: argparse.Namespace) -> int:
     ]
     lines += [f"  note: {n}" for n in payload["notes"]]
     sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return EXIT_OK
 
 
 # -- optmech sample -------------------------------------------------------------------------------
@@ -252,22 +318,22 @@ def cmd_sample(args: argparse.Namespace) -> int:
     else:
         src = "secure (ChaCha20, OS entropy)" if args.secure else f"seed {seed}"
         sys.stdout.write(f"wrote {n} samples of {mech!r} to {args.out} ({src})\n")
-    return 0
+    return EXIT_OK
 
 
 # -- optmech audit --------------------------------------------------------------------------------
 def cmd_audit(args: argparse.Namespace) -> int:
-    from optmech.audit import audit_file
+    from optmech.audit_files import audit_file
 
-    eps = [e for item in args.epsilon for e in item.split(",") if e != ""]
+    eps = list_items("--epsilon", args.epsilon)
     payload = audit_file(args.file, args.sensitivity, eps)
     if args.json:
         sys.stdout.write(json.dumps(_jsonable(payload), indent=2) + "\n")
-        return 0
+        return EXIT_OK
     e = payload["epsilon"]
     lines = [f"audit of {args.file} for sensitivity {payload.get('sensitivity', args.sensitivity)}",
              f"  pure epsilon   {'not pure-DP (some ratio p(k)/p(k+s) is unbounded)' if e is None else f'{e:.17g}'}"]
     for k, v in payload["delta_at"].items():
         lines.append(f"  delta({k}) = {v:.6g}")
     sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return EXIT_OK

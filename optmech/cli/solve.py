@@ -1,8 +1,8 @@
-"""Command-line interface: ``optmech solve|sample|mechanism|audit|solvers ...``.
+"""``optmech solve``, ``optmech table`` and ``optmech compare``: certified solves from the command line.
 
-Exit status: 0 success; 2 invalid input (one line on stderr); 3 the result could not be certified
-(printed, plainly labelled UNCERTIFIED); 4 the solver failed; 1 an internal error.
-Heavy modules are imported only inside commands, so ``optmech --version`` stays fast.
+Parsers are added by :func:`add_parsers` (each with its handler as ``args.handler``);
+:mod:`optmech.cli.main` dispatches and maps errors to exit statuses.  Heavy modules are imported
+only inside the commands.
 """
 
 from __future__ import annotations
@@ -11,104 +11,126 @@ import argparse
 import json
 import math
 import sys
-from typing import Sequence
 
 from optmech import __version__
-from optmech.cli_args import parse_number as _number
+from optmech.cli.args import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_SOLVER,
+    EXIT_UNCERTIFIED,
+    ListAction,
+    add_command,
+    add_cost,
+    add_dim,
+    add_domain,
+    add_json,
+    add_norm,
+    add_privacy,
+    add_sensitivity,
+    add_solver,
+    add_target_gap,
+    add_time_limit,
+    add_workers,
+    is_default,
+    parse_number_list,
+    parse_time_limit,
+    parse_workers,
+)
+from optmech.cli.args import parse_number as _number
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_SOLVER = 0, 1, 2, 3, 4
+ALL_EXITS = (EXIT_OK, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_SOLVER, EXIT_INTERNAL)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"optmech: error: {message}\n")
-        raise SystemExit(EXIT_INPUT)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="optmech", description="Optimal differential-privacy noise by LP, with certified bounds.")
-    p.add_argument("--version", action="version", version=f"optmech {__version__}")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    s = sub.add_parser("solve", help="solve one problem and print the certified bracket")
-    s.add_argument("--privacy", default="pure", choices=["pure", "approx", "lipschitz"],
-                   help="privacy notion: pure ε-DP, approx (ε,δ)-DP, or lipschitz (ε per unit distance) (default: pure)")
+def add_parsers(sub) -> None:
+    """The ``solve``, ``table`` and ``compare`` subcommands."""
+    s = add_command(
+        sub, "solve", summary="solve one problem and print the certified bracket",
+        description="Find the noise distribution of minimum expected cost for one privacy problem and print a "
+                    "certified bracket [lower, upper] around the optimum, the closed forms that apply, and the "
+                    "audit of the upper-bound mechanism. Pure ε-DP in 1-D or d dimensions, (ε,δ)-DP on the integer "
+                    "lattice, Lipschitz privacy, and Wasserstein utility; --candidate compares a given mechanism "
+                    "with the certified lower bound.",
+        examples=["optmech solve --epsilon 1 --cost abs",
+                  "optmech solve --epsilon 1 --sensitivity 2 --domain integer --cost square --json",
+                  "optmech solve --privacy approx --epsilon 0.5 --delta 0.05 --sensitivity 3 --domain integer",
+                  "optmech solve --dim 2 --epsilon 1 --domain integer --cost l1 --candidate staircase",
+                  "optmech solve --privacy lipschitz --epsilon 1 --cost square"],
+        exits=ALL_EXITS)
+    add_privacy(s, help="privacy notion: pure ε-DP, approx (ε,δ)-DP, or lipschitz (ε per unit distance)")
     s.add_argument("--utility", default="cost", choices=["cost", "wasserstein", "surrogate"],
                    help="what to minimise: the expected --cost (default), the 1-Wasserstein distance between X and X + noise "
                         "for an input X (--input-pmf or --input), or the paper's surrogate E|noise| [QHFL22]")
     s.add_argument("--input-pmf", default=None, metavar="FILE", help="input distribution of X for --utility: a CSV with header k,p")
     s.add_argument("--input", default=None, metavar="SPEC",
                    help="built-in input distribution: poisson:RATE:LO:HI, gaussian:MU:SIGMA:LO:HI or uniform:LO:HI")
-    s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx)")
-    s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx")
-    s.add_argument("--dim", default="1", help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
+    s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx); required")
+    s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx (required there)")
+    add_dim(s, help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
     s.add_argument("--candidate", default=None, metavar="staircase|layered|laplace|FILE.json",
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
-    s.add_argument("--norm", default="l1", help="norm of the sensitivity in d > 1 dimensions: l1 (default), l2 or linf (pure DP)")
-    s.add_argument("--sensitivity", default="1", help="sensitivity Δ > 0 (integer on the integer domain; default 1)")
-    s.add_argument("--domain", default="continuous", choices=["integer", "continuous"], help="noise domain (default: continuous)")
+    add_norm(s, help="norm of the sensitivity in d > 1 dimensions: l1, l2 or linf (pure DP)")
+    add_sensitivity(s, help="sensitivity Δ > 0 (an integer on the integer domain)")
+    add_domain(s, help="noise domain: integer lattice or continuous reals (--privacy approx and --utility "
+                       "wasserstein|surrogate need integer)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
-    s.add_argument("--target-gap", default=None, help="relative gap at which to stop (default 1e-9 integer, 1e-4 continuous)")
-    s.add_argument("--cost", default="abs", help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression in x1..xd (default: abs = l1)")
-    s.add_argument("--solver", default="default", help="solver profile name or TOML file (default: default)")
-    s.add_argument("--time-limit", default=None, help="wall-clock budget in seconds")
+    add_target_gap(s)
+    add_cost(s, help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression "
+                     "in x1..xd (abs means l1 there)")
+    add_solver(s)
+    add_time_limit(s)
     s.add_argument("--no-symmetry", action="store_true", help="never use the symmetric monotone fast path")
-    s.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json(s)
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
-    sub.add_parser("solvers", help="list solver backends and profiles")
-    rn = sub.add_parser("run", help="run a sweep spec (TOML) into a result store")
-    rn.add_argument("spec", metavar="SPEC.toml")
-    rn.add_argument("--workers", default=None, help="local worker processes (default: all cores; 1 runs in this process)")
-    rn.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler, tcp://host:port (optmech[dask])")
-    rn.add_argument("--store", default=None, metavar="FILE.sqlite", help="the result store (default: SPEC's name .sqlite)")
-    rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
-    rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit")
-    rn.add_argument("--json", action="store_true", help="print a summary object: computed, skipped, failed")
-    rn.add_argument("--quick", action="store_true", help="use the spec's [quick] grid axes")
-    rp = sub.add_parser("reproduce", help="run the catalogue of the source papers' tables and figures; write DIR/README.md and figures")
-    rp.add_argument("--out", required=True, metavar="DIR", help="the report folder (results.sqlite in it is resumed)")
-    rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
-    rp.add_argument("--workers", default=None, help="local worker processes (default: all cores; 1 runs in this process)")
-    rp.add_argument("--only", default=None, metavar="NAMES", help="comma-separated parts of catalogue names to run (e.g. 000,fig2.7)")
-    rp.add_argument("--list", action="store_true", help="list the catalogue and exit")
-    rp.add_argument("--json", action="store_true", help="print a summary object on stdout")
-    st = sub.add_parser("store", help="browse a result store: ls, show KEY, export")
-    st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
-    st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
-    st.add_argument("key", nargs="?", default=None, help="the problem key (show)")
-    st.add_argument("--format", default="csv", choices=["csv", "json"], help="export format (default csv)")
-    st.add_argument("--out", default=None, help="export: write to FILE instead of stdout")
-    st.add_argument("--json", action="store_true", help="ls/show: JSON output")
-    c = sub.add_parser("compare", help="the epsilon-DP optimum, the epsilon-Lipschitz optimum and Laplace side by side")
-    c.add_argument("--epsilon", required=True, help="ε > 0 (DP with sensitivity 1; Lipschitz per unit distance)")
-    c.add_argument("--cost", default="abs", help="1-D cost (abs, square, pow:P, expression), or l1|l2sq (|l2 with --norm l2) with --dim")
-    c.add_argument("--dim", default="1", help="dimension d")
-    c.add_argument("--norm", default="l1", help="l1 (default) or l2, in d > 1 dimensions")
-    c.add_argument("--resolution", default=None, help="cells per unit for the DP solve in d > 1 (default 4 in d = 2)")
-    c.add_argument("--time-limit", default=None, help="wall-clock budget per solve in seconds")
-    c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    c.add_argument("--plot", metavar="FILE", default=None, help="write a PNG: costs with brackets (and 1-D densities)")
-    t = sub.add_parser("table", help="a bound table: one certified solve per (sensitivity, epsilon[, delta]) row")
-    t.add_argument("--privacy", required=True, choices=["approx", "pure"])
-    t.add_argument("--cost", default="abs", help="cost (1-D spec, or l1|l2|l2sq|linf with --dim > 1; default abs)")
-    t.add_argument("--sensitivity", required=True, help="comma-separated sensitivities Δ")
-    t.add_argument("--epsilon", required=True, help="comma-separated ε values")
-    t.add_argument("--delta", default=None, help="comma-separated δ values (--privacy approx)")
-    t.add_argument("--dim", default="1", help="dimension d (--privacy approx)")
-    t.add_argument("--domain", default=None, choices=["integer", "continuous"], help="pure DP: noise domain (default integer)")
-    t.add_argument("--format", default="text", choices=["text", "csv", "json", "markdown"])
-    t.add_argument("--out", default=None, help="write the table to FILE instead of stdout")
-    t.add_argument("--workers", default=None, help="worker processes (default: all cores)")
-    t.add_argument("--force", action="store_true", help="allow tables above the row limit")
-    t.add_argument("--solver", default="default", help="solver profile name or TOML file")
-    t.add_argument("--time-limit", default=None, help="wall-clock budget per row in seconds")
-    t.add_argument("--target-gap", default=None, help="relative gap at which each row stops")
-    from optmech.cli_mechanisms import add_parsers
+    s.set_defaults(handler=_cmd_solve)
 
-    add_parsers(sub)
-    return p
+    t = add_command(
+        sub, "table", summary="a bound table: one certified solve per (sensitivity, epsilon[, delta]) row",
+        description="Solve every combination of the listed sensitivities, ε values (and δ values with --privacy "
+                    "approx) in parallel and print one row per problem: the certified bracket beside the papers' "
+                    "bounds and the simple mechanisms (uniform, Laplace, staircase). Lists are comma-separated, "
+                    "space-separated or repeated: --epsilon 0.5,1 2 --epsilon 4 is four values. (ε,δ) tables are on "
+                    "the integer lattice; pure-DP tables are on the --domain (continuous unless you say integer).",
+        examples=["optmech table --privacy approx --sensitivity 1,3 --epsilon 0.1 0.5 --delta 0.05 --format csv",
+                  "optmech table --epsilon 0.5 1 2 --domain integer --format markdown",
+                  "optmech table --privacy approx --dim 2 --cost l1 --epsilon 1 --delta 0.01 --delta 0.1 --out t.json --format json"],
+        exits=(EXIT_OK, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_INTERNAL),
+        notes="Exit status 3 means at least one row could not be certified (see its certified/error columns).")
+    add_privacy(t, choices=("pure", "approx"))
+    add_cost(t, help="cost: abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf")
+    add_sensitivity(t, as_list=True, help="sensitivities Δ (integers on the integer domain)")
+    t.add_argument("--epsilon", required=True, action=ListAction, metavar="E", help="ε values; a list (required)")
+    t.add_argument("--delta", default=None, action=ListAction, metavar="D", help="δ values; a list (required with --privacy approx)")
+    add_dim(t, help="dimension d (--privacy approx)")
+    add_domain(t, help="pure DP: noise domain (approx tables are always on the integer lattice)")
+    t.add_argument("--format", default="text", choices=["text", "csv", "json", "markdown"], help="output format")
+    t.add_argument("--out", default=None, metavar="FILE", help="write the table to FILE instead of stdout")
+    add_workers(t)
+    t.add_argument("--force", action="store_true", help="allow tables above the row limit (500 rows)")
+    add_solver(t)
+    add_time_limit(t, per="row")
+    add_target_gap(t, help="relative gap at which each row stops")
+    t.set_defaults(handler=_cmd_table)
+
+    c = add_command(
+        sub, "compare", summary="the epsilon-DP optimum, the epsilon-Lipschitz optimum and Laplace side by side",
+        description="For one ε and a sensitivity of 1 (one unit of distance), print three certified rows: the ε-DP "
+                    "optimum on R^d, the ε-Lipschitz optimum, and Laplace noise, which satisfies both; optionally "
+                    "a bar chart of the brackets (and, in 1-D, the densities).",
+        examples=["optmech compare --epsilon 1 --cost abs",
+                  "optmech compare --epsilon 2 --cost square --json",
+                  "optmech compare --epsilon 1 --dim 2 --cost l2sq --norm l2 --plot compare.png"],
+        exits=ALL_EXITS)
+    c.add_argument("--epsilon", required=True, help="ε > 0 (DP with sensitivity 1; Lipschitz per unit distance); required")
+    add_cost(c, help="1-D cost (abs, square, pow:P, expression), or l1|l2sq (|l2 with --norm l2) with --dim")
+    add_dim(c)
+    add_norm(c, help="norm in d > 1 dimensions: l1 or l2")
+    c.add_argument("--resolution", default=None, help="cells per unit for the DP solve in d > 1 (default: 4 in d = 2)")
+    add_time_limit(c)
+    add_json(c)
+    c.add_argument("--plot", metavar="FILE", default=None, help="write a PNG: costs with brackets (and 1-D densities)")
+    c.set_defaults(handler=_cmd_compare)
 
 
 def _problem(args: argparse.Namespace):
@@ -391,33 +413,33 @@ def _cmd_table(args: argparse.Namespace) -> int:
     import tempfile
 
     from optmech.errors import SpecError
-    from optmech.table import build_table, parse_list, render
+    from optmech.table import build_table, render
 
     dim = _number("dim", args.dim, integer=True)
-    sens = parse_list("sensitivity", args.sensitivity, integer=(args.privacy == "approx" or args.domain != "continuous"))
-    eps = parse_list("epsilon", args.epsilon)
+    if args.privacy == "approx":
+        if not is_default(args.domain) and args.domain != "integer":
+            raise SpecError("--privacy approx tables are on the integer domain")
+        domain = "integer"
+    else:
+        domain = str(args.domain)
+    sens = parse_number_list("--sensitivity", args.sensitivity, integer=(domain == "integer"))
+    eps = parse_number_list("--epsilon", args.epsilon)
     if args.privacy == "approx":
         if args.delta is None:
             raise SpecError("--privacy approx needs --delta")
-        if args.domain not in (None, "integer"):
-            raise SpecError("--privacy approx tables are on the integer domain")
-        deltas = parse_list("delta", args.delta)
+        deltas = parse_number_list("--delta", args.delta)
     else:
         if args.delta is not None:
             raise SpecError("--delta applies only to --privacy approx")
         deltas = []
-    workers = _number("workers", args.workers, integer=True)
-    if workers is not None and workers < 1:
-        raise SpecError(f"--workers must be >= 1, got {args.workers!r}")
-    tl = _number("time-limit", args.time_limit)
-    if tl is not None and not (tl > 0 and math.isfinite(tl)):
-        raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    workers = parse_workers(args.workers)
+    tl = parse_time_limit(args.time_limit)
     if args.out:
         folder = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(folder):
             raise SpecError(f"--out folder does not exist: {folder}")
     rows = build_table(args.privacy, cost=args.cost, sensitivities=sens, epsilons=eps, deltas=deltas, dim=dim,
-                       domain=args.domain or "integer", solver=args.solver, time_limit=tl,
+                       domain=domain, solver=args.solver, time_limit=tl,
                        target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force)
     text = render(args.privacy, rows, args.format)
     if args.out:
@@ -434,137 +456,13 @@ def _cmd_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_solvers(args: argparse.Namespace) -> int:
-    from optmech.solvers import available_backends
-    from optmech.solvers.profiles import profile_names
-
-    for name, ok in available_backends().items():
-        print(f"backend {name:<8} {'installed' if ok else 'not installed'}")
-    for name in profile_names():
-        print(f"profile {name}")
-    return EXIT_OK
-
-
-def _workers(text: str | None) -> int | None:
-    """--workers: None (all cores) or an integer >= 1."""
-    from optmech.errors import SpecError
-
-    workers = _number("workers", text, integer=True)
-    if workers is not None and workers < 1:
-        raise SpecError(f"workers must be at least 1, got {workers}")
-    return workers
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    """``optmech run SPEC.toml``: validate, then run the sweep into the store."""
-    import os
-
-    from optmech.sweep import load_spec, run_sweep
-
-    spec = load_spec(args.spec, force=args.force, quick=args.quick)
-    workers = _workers(args.workers)
-    store = args.store or os.path.splitext(args.spec)[0] + ".sqlite"
-    progress = sys.stderr.isatty() and not os.environ.get("CI")
-    out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress)
-    if args.json:
-        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
-    else:
-        sys.stdout.write(f"{spec.name}: {out.computed} computed, {out.skipped} skipped, {out.failed} failed "
-                         f"({out.problems} problems) -> {store}\n")
-        for e in out.errors[:5]:
-            sys.stdout.write(f"  failed {e['key']}: {e['error']}\n")
-    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
-
-
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    """``optmech reproduce [--quick] --out DIR``: the catalogue, its store, DIR/README.md and figures."""
-    import os
-
-    from optmech.errors import SpecError
-    from optmech.reproduce import load_catalogue, reproduce
-    from optmech.sources import cite
-
-    only = None if args.only is None else [t.strip() for t in args.only.split(",") if t.strip()]
-    if args.only is not None and not only:
-        raise SpecError("--only needs at least one name")
-    if args.list:
-        for spec in load_catalogue(quick=args.quick, only=only):
-            rep = spec.reproduce
-            sys.stdout.write(f"{spec.name}: {cite(rep['seed'])}, {rep['item']} ({len(spec.problems)} problems)\n")
-        return EXIT_OK
-    workers = _workers(args.workers)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise SpecError(f"--out {args.out} exists and is not a folder")
-    progress = sys.stderr.isatty() and not os.environ.get("CI")
-    out = reproduce(args.out, quick=args.quick, workers=workers, only=only, progress=progress)
-    if args.json:
-        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
-    else:
-        agreed = sum(s.agreed for s in out.sections)
-        differed = sum(s.differed for s in out.sections)
-        sys.stdout.write(f"optmech reproduce: {len(out.sections)} experiments, {agreed} statements agree, {differed} differ "
-                         f"(findings), {out.failed} problems failed; {out.computed} solved, {out.skipped} reused, "
-                         f"{out.seconds:.0f} s\n")
-        for s in out.sections:
-            sys.stdout.write(f"  {s.name:32s} {s.agreed:3d} agree {s.differed:3d} differ"
-                             + (f"  {s.failed} FAILED" if s.failed else "") + "\n")
-        sys.stdout.write(f"report: {os.path.join(args.out, 'README.md')}\n")
-    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
-
-
-def _cmd_store(args: argparse.Namespace) -> int:
-    """``optmech store ls|show|export STORE``: read-only browsing of a result store."""
-    import os
-
-    from optmech.errors import SpecError
-    from optmech.store import ResultStore
-
-    if not os.path.isfile(args.store):
-        raise SpecError(f"no such store: {args.store}")
-    if args.action == "show" and args.key is None:
-        raise SpecError("store show needs a KEY (see store ls)")
-    if args.action != "show" and args.key is not None:
-        raise SpecError(f"store {args.action} takes no KEY")
-    with ResultStore(args.store) as st:
-        if args.action == "export":
-            text = st.export(args.format)
-            if args.out is None:
-                sys.stdout.write(text)
-            else:
-                tmp = args.out + ".part"
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.replace(tmp, args.out)
-            return EXIT_OK
-        if args.action == "show":
-            if not st.has(args.key):
-                raise SpecError(f"no problem with key {args.key!r} in {args.store}")
-            rec = st.record(args.key)
-            sys.stdout.write(json.dumps(rec, indent=1, default=str) + "\n")
-            return EXIT_OK
-        rows = st.rows()
-        if args.json:
-            sys.stdout.write(json.dumps(rows, default=str) + "\n")
-            return EXIT_OK
-        sys.stdout.write(f"{len(rows)} problem(s) in {args.store}\n")
-        def num(v, spec: str) -> str:
-            return format(v, spec) if isinstance(v, (int, float)) else str(v)
-
-        for r in rows:
-            sys.stdout.write(f"  {r['key']}  [{num(r['lower_bound'], '.12g')}, {num(r['upper_bound'], '.12g')}]  "
-                             f"gap {num(r['relative_gap'], '.3g')}  {num(r['seconds'], '.3g')} s\n")
-    return EXIT_OK
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     from optmech.compare import compare, format_compare, plot_compare, to_json
     from optmech.errors import SpecError
 
     eps = _number("epsilon", args.epsilon)
     dim = _number("dim", args.dim, integer=True)
-    tl = _number("time-limit", args.time_limit)
-    if tl is not None and not (tl > 0 and math.isfinite(tl)):
-        raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
+    tl = parse_time_limit(args.time_limit)
     if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise SpecError(f"--plot writes a PNG: the file name must end in .png, got {args.plot!r}")
     c = compare(eps, args.cost, dim=dim, norm=args.norm, resolution=_number("resolution", args.resolution, integer=True),
@@ -573,66 +471,3 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.plot:
         plot_compare(c, args.plot)
     return EXIT_OK if all(r["certified"] for r in c["rows"]) else EXIT_UNCERTIFIED
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from optmech.errors import OptmechError, SolveFailed, SolverUnavailable
-
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_INPUT
-    try:
-        if args.command == "solve":
-            return _cmd_solve(args)
-        if args.command == "table":
-            return _cmd_table(args)
-        if args.command == "compare":
-            return _cmd_compare(args)
-        if args.command == "store":
-            return _cmd_store(args)
-        if args.command == "run":
-            return _cmd_run(args)
-        if args.command == "reproduce":
-            return _cmd_reproduce(args)
-        if args.command in ("sample", "mechanism", "audit"):
-            from optmech import cli_mechanisms
-
-            return getattr(cli_mechanisms, f"cmd_{args.command}")(args)
-        return _cmd_solvers(args)
-    except (SolveFailed, SolverUnavailable) as exc:
-        sys.stderr.write(f"optmech: solver failed: {_one_line(exc)}\n")
-        return EXIT_SOLVER
-    except OptmechError as exc:
-        sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
-        return EXIT_INPUT
-    except BrokenPipeError:  # the reader went away (`optmech ... | head`): stop quietly, as other tools do
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except OSError as exc:
-        sys.stderr.write(f"optmech: error: {_one_line(exc)}\n")
-        return EXIT_INPUT
-    except MemoryError:
-        sys.stderr.write("optmech: error: out of memory; lower the problem size or raise --target-gap\n")
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        sys.stderr.write("optmech: interrupted\n")
-        return 130
-    except Exception as exc:  # an internal bug: one line unless OPTMECH_DEBUG asks for the traceback
-        import os
-
-        if os.environ.get("OPTMECH_DEBUG"):
-            raise
-        sys.stderr.write(f"optmech: internal error: {type(exc).__name__}: {_one_line(exc)} (set OPTMECH_DEBUG=1 for a traceback)\n")
-        return EXIT_INTERNAL
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

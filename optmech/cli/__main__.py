@@ -1,0 +1,5 @@
+"""``python -m optmech.cli``: the command line."""
+
+from optmech.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""``optmech run``, ``optmech store`` and ``optmech reproduce``: sweeps into result stores, browsing
+them, and the catalogue of the source papers' tables and figures.
+
+Parsers are added by :func:`add_parsers` (each with its handler as ``args.handler``);
+:mod:`optmech.cli.main` dispatches and maps errors to exit statuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from optmech.cli.args import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_UNCERTIFIED,
+    ListAction,
+    add_command,
+    add_json,
+    add_workers,
+    list_items,
+    parse_workers,
+)
+
+_SWEEP_EXITS = (EXIT_OK, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_INTERNAL)
+
+
+def add_parsers(sub) -> None:
+    """The ``run``, ``store`` and ``reproduce`` subcommands."""
+    rn = add_command(
+        sub, "run", summary="run a sweep spec (TOML) into a result store",
+        description="Validate a sweep spec (a TOML file: fixed parameters, a grid or zipped axes), then solve its "
+                    "problems on local worker processes or a Dask cluster, writing each certified result to a "
+                    "SQLite store as it finishes; --resume computes only what the store lacks.",
+        examples=["optmech run sweep.toml --workers 4",
+                  "optmech run sweep.toml --store results.sqlite --resume --json",
+                  "optmech run sweep.toml --scheduler tcp://127.0.0.1:8786"],
+        exits=_SWEEP_EXITS, notes="Exit status 3 means at least one problem failed (listed in the output).")
+    rn.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
+    add_workers(rn)
+    rn.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a Dask scheduler, tcp://host:port (optmech[dask]) (default: local processes)")
+    rn.add_argument("--store", default=None, metavar="FILE.sqlite", help="the result store (default: SPEC's name .sqlite)")
+    rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
+    rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit (500 problems)")
+    add_json(rn, help="print a summary object: computed, skipped, failed, problems, store")
+    rn.add_argument("--quick", action="store_true", help="use the spec's [quick] grid axes")
+    rn.set_defaults(handler=cmd_run)
+
+    st = add_command(
+        sub, "store", summary="browse a result store: ls, show KEY, export",
+        description="Read a result store written by optmech run or optmech reproduce, without changing it: list its "
+                    "problems with their brackets, show one stored record, or export every row as CSV or JSON.",
+        examples=["optmech store ls results.sqlite",
+                  "optmech store show results.sqlite KEY",
+                  "optmech store export results.sqlite --format json --out results.json"],
+        exits=(EXIT_OK, EXIT_INPUT, EXIT_INTERNAL))
+    st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
+    st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
+    st.add_argument("key", nargs="?", default=None, help="the problem key (show)")
+    st.add_argument("--format", default="csv", choices=["csv", "json"], help="export format")
+    st.add_argument("--out", default=None, metavar="FILE", help="export: write to FILE (default: stdout)")
+    add_json(st, help="ls/show: JSON output")
+    st.set_defaults(handler=cmd_store)
+
+    rp = add_command(
+        sub, "reproduce", summary="run the catalogue of the source papers' tables and figures; write DIR/README.md and figures",
+        description="Run every catalogue spec (one per table, figure or statement of the source papers, and the "
+                    "conjecture checks) as one deduplicated sweep into DIR/results.sqlite, then write DIR/README.md "
+                    "setting each certified result beside what the paper states, and DIR/figures/*.png. Running "
+                    "again into the same DIR reuses every stored result.",
+        examples=["optmech reproduce --quick --out report",
+                  "optmech reproduce --out report --only 000,fig7 --workers 2",
+                  "optmech reproduce --list --out report"],
+        exits=_SWEEP_EXITS,
+        notes="A disagreement with a paper does not fail the command; exit status 3 means a problem failed.")
+    rp.add_argument("--out", required=True, metavar="DIR", help="the report folder, results.sqlite in it resumed (required)")
+    rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
+    add_workers(rp)
+    rp.add_argument("--only", default=None, action=ListAction, metavar="NAME",
+                    help="run the specs whose names contain one of these strings (e.g. 000,fig2.7); a list (default: all)")
+    rp.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    add_json(rp, help="print a summary object on stdout")
+    rp.set_defaults(handler=cmd_reproduce)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``optmech run SPEC.toml``: validate, then run the sweep into the store."""
+    import os
+
+    from optmech.sweep import load_spec, run_sweep
+
+    spec = load_spec(args.spec, force=args.force, quick=args.quick)
+    workers = parse_workers(args.workers)
+    store = args.store or os.path.splitext(args.spec)[0] + ".sqlite"
+    progress = sys.stderr.isatty() and not os.environ.get("CI")
+    out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
+    else:
+        sys.stdout.write(f"{spec.name}: {out.computed} computed, {out.skipped} skipped, {out.failed} failed "
+                         f"({out.problems} problems) -> {store}\n")
+        for e in out.errors[:5]:
+            sys.stdout.write(f"  failed {e['key']}: {e['error']}\n")
+    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``optmech reproduce [--quick] --out DIR``: the catalogue, its store, DIR/README.md and figures."""
+    import os
+
+    from optmech.errors import SpecError
+    from optmech.reproduce import load_catalogue, reproduce
+    from optmech.sources import cite
+
+    only = None if args.only is None else list_items("--only", args.only, what="name")
+    if args.list:
+        for spec in load_catalogue(quick=args.quick, only=only):
+            rep = spec.reproduce
+            sys.stdout.write(f"{spec.name}: {cite(rep['seed'])}, {rep['item']} ({len(spec.problems)} problems)\n")
+        return EXIT_OK
+    workers = parse_workers(args.workers)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise SpecError(f"--out {args.out} exists and is not a folder")
+    progress = sys.stderr.isatty() and not os.environ.get("CI")
+    out = reproduce(args.out, quick=args.quick, workers=workers, only=only, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(out.to_dict()) + "\n")
+    else:
+        agreed = sum(s.agreed for s in out.sections)
+        differed = sum(s.differed for s in out.sections)
+        sys.stdout.write(f"optmech reproduce: {len(out.sections)} experiments, {agreed} statements agree, {differed} differ "
+                         f"(findings), {out.failed} problems failed; {out.computed} solved, {out.skipped} reused, "
+                         f"{out.seconds:.0f} s\n")
+        for s in out.sections:
+            sys.stdout.write(f"  {s.name:32s} {s.agreed:3d} agree {s.differed:3d} differ"
+                             + (f"  {s.failed} FAILED" if s.failed else "") + "\n")
+        sys.stdout.write(f"report: {os.path.join(args.out, 'README.md')}\n")
+    return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """``optmech store ls|show|export STORE``: read-only browsing of a result store."""
+    import os
+
+    from optmech.errors import SpecError
+    from optmech.store import ResultStore
+
+    if not os.path.isfile(args.store):
+        raise SpecError(f"no such store: {args.store}")
+    if args.action == "show" and args.key is None:
+        raise SpecError("store show needs a KEY (see store ls)")
+    if args.action != "show" and args.key is not None:
+        raise SpecError(f"store {args.action} takes no KEY")
+    with ResultStore(args.store) as st:
+        if args.action == "export":
+            text = st.export(args.format)
+            if args.out is None:
+                sys.stdout.write(text)
+            else:
+                tmp = args.out + ".part"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                os.replace(tmp, args.out)
+            return EXIT_OK
+        if args.action == "show":
+            if not st.has(args.key):
+                raise SpecError(f"no problem with key {args.key!r} in {args.store}")
+            rec = st.record(args.key)
+            sys.stdout.write(json.dumps(rec, indent=1, default=str) + "\n")
+            return EXIT_OK
+        rows = st.rows()
+        if args.json:
+            sys.stdout.write(json.dumps(rows, default=str) + "\n")
+            return EXIT_OK
+        sys.stdout.write(f"{len(rows)} problem(s) in {args.store}\n")
+        def num(v, spec: str) -> str:
+            return format(v, spec) if isinstance(v, (int, float)) else str(v)
+
+        for r in rows:
+            sys.stdout.write(f"  {r['key']}  [{num(r['lower_bound'], '.12g')}, {num(r['upper_bound'], '.12g')}]  "
+                             f"gap {num(r['relative_gap'], '.3g')}  {num(r['seconds'], '.3g')} s\n")
+    return EXIT_OK
