@@ -156,7 +156,7 @@ csv_line = st.builds(lambda a, b: f"{a},{b}",
     st.binary(max_size=60),
 ))
 def test_pmf_readers_only_raise_clean_errors(tmp_path_factory, text):
-    from optmech.audit import load_pmf, read_pmf_csv
+    from optmech.audit_files import load_pmf, read_pmf_csv
     from optmech.inputs import read_input_pmf
 
     path = tmp_path_factory.mktemp("pmf") / "p.csv"
@@ -179,7 +179,7 @@ json_values = st.recursive(
                                     "W": json_values, "mechanism": json_values, "dim": json_values}),
 ))
 def test_saved_json_readers_only_raise_clean_errors(tmp_path_factory, doc):
-    from optmech.audit import load_pmf
+    from optmech.audit_files import load_pmf
     from optmech.mechanisms.tabulated import lattice_mechanism_from_dict
 
     path = tmp_path_factory.mktemp("json") / "m.json"
