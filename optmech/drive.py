@@ -52,6 +52,10 @@ def solve(problem: Problem, *, solver: str | None = None, time_limit: float | No
     prepared = None
     if candidate is not None:
         from optmech.candidate import prepare_candidate
+        from optmech.spec import ExpectedCost, PureDP
+
+        if not (isinstance(problem.privacy, PureDP) and isinstance(problem.objective, ExpectedCost)):
+            raise SpecError("a candidate (conjecture mode) applies to pure DP with an expected cost")
 
         prepared = prepare_candidate(problem, candidate)  # a bad candidate fails before the solve
     ctx = make_context(solver, time_limit)

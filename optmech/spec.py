@@ -434,7 +434,8 @@ class Problem:
 
         Numbers may be given as strings (``"0.5"``).  Keys that do not apply to the problem
         (``delta`` without approx privacy, ``resolution`` on the integer domain, ``cost`` with the
-        Wasserstein objective, …) are refused with one line, as are unknown keys.
+        Wasserstein objective, …) are refused with one line, as are unknown keys; the messages
+        spell the keys as the command line's flags (``--delta``), which map onto them one to one.
         """
         if not isinstance(params, dict):
             raise SpecError(f"problem parameters must be a mapping, got {type(params).__name__}")
@@ -451,19 +452,20 @@ class Problem:
         eps = _number(p["epsilon"], "epsilon")
         if privacy_name == "approx":
             if "delta" not in p:
-                raise SpecError("privacy approx needs delta")
+                raise SpecError("--privacy approx needs --delta")
             privacy: PrivacyNotion = ApproxDP(eps, _number(p["delta"], "delta"))
         elif privacy_name in ("pure", "lipschitz"):
             if "delta" in p:
-                raise SpecError("delta applies only to privacy approx" + (
+                raise SpecError("--delta applies only to --privacy approx" + (
                     " (Lipschitz privacy has no delta)" if privacy_name == "lipschitz" else ""))
             privacy = PureDP(eps) if privacy_name == "pure" else Lipschitz(eps)
         else:
             raise SpecError(f"privacy must be pure, approx or lipschitz, got {privacy_name!r}")
-        domain_name = str(p.get("domain", "integer" if utility != "cost" else "continuous"))
+        # the default domain: ℝ, except for the problems optmech solves on ℤ only ((ε, δ), Wasserstein)
+        domain_name = str(p.get("domain", "integer" if utility != "cost" or privacy_name == "approx" else "continuous"))
         if domain_name == "integer":
             if "resolution" in p:
-                raise SpecError("resolution applies only to the continuous domain")
+                raise SpecError("--resolution applies only to --domain continuous")
             domain: Domain = IntegerLattice()
         elif domain_name == "continuous":
             res = p.get("resolution")
@@ -477,18 +479,19 @@ class Problem:
                       dim=_number(p.get("dim", 1), "dim", integer=True), norm=str(p.get("norm", "l1")))
         if utility != "cost":
             if "cost" in p:
-                raise SpecError(f"cost does not apply to utility {utility} (it minimises a distance to the input)")
+                raise SpecError(f"--cost does not apply to --utility {utility} (it minimises a distance to the input)")
             return cls(objective=Wasserstein(_input_from_param(p, utility), surrogate=utility == "surrogate"),
                        **common)
         if "input" in p or "input_pmf" in p:
-            raise SpecError("input and input_pmf apply to utility wasserstein or surrogate")
+            raise SpecError("--input-pmf/--input apply to --utility wasserstein|surrogate")
         return cls(cost=p.get("cost", "abs"), **common)
 
 
 #: The flat parameters of :meth:`Problem.from_params`, with their defaults (None: required or unset).
 PARAMS: dict[str, Any] = {
     "privacy": "pure", "epsilon": None, "delta": None, "sensitivity": 1.0,
-    "domain": "continuous (integer for utility wasserstein|surrogate)", "resolution": None,
+    "domain": "continuous (integer for privacy approx and utility wasserstein|surrogate, solved on ℤ only)",
+    "resolution": None,
     "cost": "abs", "utility": "cost", "input": None, "input_pmf": None,
     "dim": 1, "norm": "l1", "target_gap": None, "symmetry": "auto",
 }
@@ -516,8 +519,8 @@ def _input_from_param(p: dict, utility: str) -> "InputPMF":
     from optmech.inputs import input_from_arrays, parse_input_spec, read_input_pmf
 
     if ("input" in p) == ("input_pmf" in p):
-        raise SpecError(f"utility {utility} needs exactly one of input (a spec such as poisson:5:0:30) and input_pmf "
-                        "(a CSV file)")
+        raise SpecError(f"--utility {utility} needs exactly one of --input-pmf FILE and --input SPEC "
+                        "(e.g. poisson:5:0:30)")
     if "input_pmf" in p:
         return read_input_pmf(str(p["input_pmf"]))
     inp = p["input"]

@@ -25,7 +25,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --privacy approx --epsilon 1 --delta -0.1 --domain integer", 2, "delta"),
     ("solve --privacy approx --epsilon 0 --delta 0 --domain integer", 2, "delta"),
     ("solve --privacy approx --epsilon 1 --delta 1e-9 --domain integer", 2, "below the supported"),
-    ("solve --privacy approx --epsilon 1 --delta 0.1", 2, "integer domain"),
+    ("solve --privacy approx --epsilon 1 --delta 0.1 --domain continuous", 2, "integer domain"),
     # solve: costs
     ("solve --epsilon 1 --cost=-abs(x)", 2, "negative"),
     ("solve --epsilon 1 --cost log(abs(x))", 2, "cost"),
@@ -59,7 +59,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --utility wasserstein --epsilon 1 --domain integer", 2, "--input"),
     ("solve --utility wasserstein --input poisson:5:0 --epsilon 1 --domain integer", 2, "input spec"),
     ("solve --utility wasserstein --input gaussian:0:-1:-5:5 --epsilon 1 --domain integer", 2, "sigma"),
-    ("solve --utility wasserstein --input poisson:5:0:30 --epsilon 1", 2, "integer"),
+    ("solve --utility wasserstein --input poisson:5:0:30 --epsilon 1 --domain continuous", 2, "integer"),
     ("solve --utility wasserstein --input-pmf {tmp}/bad.csv --epsilon 1 --domain integer", 2, "sum"),
     ("solve --utility wasserstein --input-pmf {tmp}/latin1.csv --epsilon 1 --domain integer", 2, "UTF-8"),
     # solve: solver profiles

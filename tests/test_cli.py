@@ -115,7 +115,7 @@ def test_save_writes_result_with_mechanism(tmp_path):
 
     mech = mechanism_from_dict(d["mechanism"])
     k = np.arange(-240, 241)
-    pm = mech.mass(k)
+    pm = mech.law.mass(k)
     assert math.isclose(math.fsum(pm), 1.0, abs_tol=1e-9)
     assert audit_pure(int(k[0]), pm, 3, 1.0).passed
     cost = math.fsum(np.abs(k) * pm)

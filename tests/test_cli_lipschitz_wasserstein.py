@@ -47,7 +47,7 @@ def test_lipschitz_cli_contains_2_over_eps_squared():
     ["solve", "--utility", "wasserstein", "--epsilon", "1", "--domain", "integer"],
     ["solve", "--utility", "wasserstein", "--input", "poisson:5:0", "--epsilon", "1", "--domain", "integer"],
     ["solve", "--utility", "wasserstein", "--input", "binomial:5:0:3", "--epsilon", "1", "--domain", "integer"],
-    ["solve", "--utility", "wasserstein", "--input", "uniform:0:10", "--epsilon", "1"],
+    ["solve", "--utility", "wasserstein", "--input", "uniform:0:10", "--epsilon", "1", "--domain", "continuous"],
     ["solve", "--utility", "wasserstein", "--input", "uniform:0:10", "--input-pmf", "x.csv", "--epsilon", "1",
      "--domain", "integer"],
     ["solve", "--utility", "wasserstein", "--input", "uniform:0:10", "--epsilon", "1", "--domain", "integer",

@@ -97,14 +97,14 @@ def test_params_round_trip(name, problem, family, shape):
 
 @pytest.mark.parametrize("params,fragment", [
     ({"epsilon": 1, "delta": 0.1}, "delta applies only"),
-    ({"epsilon": 1, "privacy": "approx", "delta": 0.1}, "integer domain"),
+    ({"epsilon": 1, "privacy": "approx", "delta": 0.1, "domain": "continuous"}, "integer domain"),
     ({"epsilon": 1, "privacy": "lipschitz", "sensitivity": 2}, "no sensitivity"),
     ({"epsilon": 1, "privacy": "lipschitz", "delta": 0.1}, "Lipschitz privacy has no delta"),
-    ({"epsilon": 1, "utility": "wasserstein", "input": "poisson:3:0:10", "cost": "abs"}, "cost does not apply"),
-    ({"epsilon": 1, "utility": "wasserstein"}, "exactly one of input"),
+    ({"epsilon": 1, "utility": "wasserstein", "input": "poisson:3:0:10", "cost": "abs"}, "--cost does not apply"),
+    ({"epsilon": 1, "utility": "wasserstein"}, "exactly one of --input-pmf"),
     ({"epsilon": 1, "utility": "wasserstein", "input": "poisson:3:0:10", "privacy": "lipschitz"}, "pure or approx"),
     ({"epsilon": 1, "utility": "wasserstein", "input": "poisson:3:0:10", "domain": "continuous"}, "integer lattice"),
-    ({"epsilon": 1, "domain": "integer", "resolution": 4}, "continuous domain"),
+    ({"epsilon": 1, "domain": "integer", "resolution": 4}, "--domain continuous"),
     ({"epsilon": 1, "privacy": "lipschitz", "dim": 2, "norm": "l2", "cost": "l2", "domain": "integer"}, "continuous"),
     ({"epsilon": 1, "colour": "red"}, "unknown problem parameter 'colour'"),
     ({"privacy": "pure"}, "epsilon is required"),
@@ -254,3 +254,10 @@ def test_solve_takes_target_gap_and_refuses_non_problems():
     assert r.problem["target_gap"] == 1e-3 and r.relative_gap <= 1e-3
     with pytest.raises(SpecError):
         optmech.solve({"epsilon": 1.0})
+
+
+def test_the_default_domain_is_the_reals_except_where_only_the_lattice_is_solved():
+    assert isinstance(Problem.from_params({"epsilon": 1}).domain, Continuous)
+    assert isinstance(Problem.from_params({"epsilon": 1, "privacy": "approx", "delta": 0.1}).domain, IntegerLattice)
+    w = Problem.from_params({"epsilon": 1, "utility": "surrogate", "input": "uniform:0:5"})
+    assert isinstance(w.domain, IntegerLattice) and w.objective.surrogate

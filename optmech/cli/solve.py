@@ -71,8 +71,8 @@ def add_parsers(sub) -> None:
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
     add_norm(s, help="norm of the sensitivity in d > 1 dimensions: l1, l2 or linf (pure DP)")
     add_sensitivity(s, help="sensitivity Δ > 0 (an integer on the integer domain)")
-    add_domain(s, help="noise domain: integer lattice or continuous reals (--privacy approx and --utility "
-                       "wasserstein|surrogate need integer)")
+    add_domain(s, help="noise domain: integer lattice or continuous reals (default: continuous; integer for --privacy "
+                       "approx and --utility wasserstein|surrogate, which are solved on the lattice only)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
     add_target_gap(s)
     add_cost(s, help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression "
@@ -134,52 +134,17 @@ def add_parsers(sub) -> None:
 
 
 def _problem(args: argparse.Namespace):
-    from optmech.costs import parse_cost
-    from optmech.errors import SpecError
-    from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
+    """The problem the flags describe, through the one flat-parameter mapping
+    (:meth:`optmech.spec.Problem.from_params`, which refuses invalid combinations with one line)."""
+    from optmech.spec import Problem
 
-    eps = _number("epsilon", args.epsilon)
-    delta = _number("sensitivity", args.sensitivity)
-    gap = _number("target-gap", args.target_gap)
-    dim = _number("dim", args.dim, integer=True)
-    if args.privacy == "approx":
-        if args.delta is None:
-            raise SpecError("--privacy approx needs --delta")
-        if args.resolution is not None:
-            raise SpecError("--resolution applies only to --domain continuous")
-        privacy = ApproxDP(eps, _number("delta", args.delta))
-        if args.domain != "integer":
-            raise SpecError("--privacy approx is solved on the integer domain: add --domain integer")
-        cost = args.cost if dim > 1 else parse_cost(args.cost)
-        return Problem(privacy=privacy, cost=cost, sensitivity=delta, domain=IntegerLattice(), target_gap=gap,
-                       symmetry="off" if args.no_symmetry else "auto", dim=dim, norm=args.norm)
-    if args.delta is not None:
-        raise SpecError("--delta applies only to --privacy approx")
-    if dim != 1:
-        if args.domain == "integer":
-            if args.resolution is not None:
-                raise SpecError("--resolution applies only to --domain continuous")
-            domain = IntegerLattice()
-        else:
-            domain = Continuous(_number("resolution", args.resolution, integer=True) if args.resolution is not None else None)
-        return Problem(privacy=PureDP(eps), cost=args.cost, sensitivity=delta, domain=domain, target_gap=gap,
-                       symmetry="off" if args.no_symmetry else "auto", dim=dim, norm=args.norm)
-    if args.domain == "integer":
-        if args.resolution is not None:
-            from optmech.errors import SpecError
-
-            raise SpecError("--resolution applies only to --domain continuous")
-        domain = IntegerLattice()
-    else:
-        domain = Continuous(_number("resolution", args.resolution, integer=True))
-    return Problem(
-        privacy=PureDP(eps),
-        cost=parse_cost(args.cost),
-        sensitivity=delta,
-        domain=domain,
-        target_gap=gap,
-        symmetry="off" if args.no_symmetry else "auto",
-    )
+    return Problem.from_params({
+        "privacy": args.privacy, "epsilon": args.epsilon, "delta": args.delta, "sensitivity": args.sensitivity,
+        "domain": None if is_default(args.domain) else str(args.domain), "resolution": args.resolution,
+        "cost": None if args.utility != "cost" else args.cost, "utility": args.utility,
+        "input": args.input, "input_pmf": args.input_pmf, "dim": args.dim, "norm": args.norm,
+        "target_gap": args.target_gap, "symmetry": "off" if args.no_symmetry else "auto",
+    })
 
 
 def _fmt(x: float) -> str:
@@ -309,95 +274,24 @@ def _candidate_rows(result) -> list[str]:
             f"{'n/a' if gap is None else f'{gap:.3g}'} ({verdict})"]
 
 
-def _solve_other(args: argparse.Namespace, tl: float | None):
-    """--privacy lipschitz [KHP15] and --utility wasserstein|surrogate [QHFL22]: their own solvers."""
-    from optmech.errors import SpecError
-
-    for flag, value in (("--candidate", args.candidate), ("--plot", args.plot)):
-        if value is not None:
-            raise SpecError(f"{flag} applies to --utility cost with pure or approx privacy")
-    gap = _number("target-gap", args.target_gap)
-    if args.utility != "cost":
-        from optmech.inputs import parse_input_spec, read_input_pmf
-        from optmech.solve_wasserstein import solve_wasserstein
-
-        if args.privacy == "lipschitz":
-            raise SpecError("--utility wasserstein|surrogate takes --privacy pure or approx, not lipschitz")
-        if (args.input_pmf is None) == (args.input is None):
-            raise SpecError(f"--utility {args.utility} needs exactly one of --input-pmf FILE and --input SPEC")
-        if args.domain != "integer" or args.dim != "1" or args.resolution is not None:
-            raise SpecError(f"--utility {args.utility} is solved on the 1-D integer lattice: add --domain integer")
-        inp = read_input_pmf(args.input_pmf) if args.input_pmf is not None else parse_input_spec(args.input)
-        eps = _number("epsilon", args.epsilon)
-        m = _number("sensitivity", args.sensitivity, integer=True)
-        delta = 0.0
-        if args.privacy == "approx":
-            if args.delta is None:
-                raise SpecError("--privacy approx needs --delta")
-            delta = _number("delta", args.delta)
-        elif args.delta is not None:
-            raise SpecError("--delta applies only to --privacy approx")
-        kw = {} if gap is None else {"target_gap": gap}
-        return solve_wasserstein(inp, eps, m, delta=delta, utility=args.utility, time_limit=tl, solver=args.solver, **kw)
-    from optmech.solve_lipschitz import solve_lipschitz
-
-    if args.delta is not None:
-        raise SpecError("Lipschitz privacy has no delta: drop --delta (or use --privacy approx)")
-    if args.input_pmf is not None or args.input is not None:
-        raise SpecError("--input-pmf/--input apply to --utility wasserstein|surrogate")
-    kw = {} if gap is None else {"target_gap": gap}
-    return solve_lipschitz(_number("epsilon", args.epsilon), args.cost, dim=_number("dim", args.dim, integer=True),
-                           norm=args.norm, domain=args.domain,
-                           resolution=_number("resolution", args.resolution, integer=True), time_limit=tl,
-                           solver=args.solver, **kw)
-
-
 def _cmd_solve(args: argparse.Namespace) -> int:
     import optmech
+    from optmech.errors import SpecError
 
     tl = _number("time-limit", args.time_limit)
     if tl is not None and not (tl > 0 and math.isfinite(tl)):
-        from optmech.errors import SpecError
-
         raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
-    if args.privacy == "lipschitz" or args.utility != "cost":
-        result = _solve_other(args, tl)
-        sys.stdout.write((result.to_json() if args.json else format_result(result)) + "\n")
-        if args.save:
-            with open(args.save, "w", encoding="utf-8") as fh:
-                json.dump(result.to_dict(include_mechanism=True), fh, indent=1)
-        return EXIT_OK if result.certified else EXIT_UNCERTIFIED
-    if args.input_pmf is not None or args.input is not None:
-        from optmech.errors import SpecError
-
-        raise SpecError("--input-pmf/--input apply to --utility wasserstein|surrogate")
     problem = _problem(args)
     if args.plot is not None:
         import importlib.util
 
+        if args.privacy == "lipschitz" or args.utility != "cost":
+            raise SpecError("--plot applies to --utility cost with pure or approx privacy")
         if importlib.util.find_spec("matplotlib") is None:
-            from optmech.errors import SpecError
-
             raise SpecError("--plot needs matplotlib (pip install matplotlib)")
-    candidate = None
-    if args.candidate is not None:
-        from optmech.candidate import prepare_candidate
-        from optmech.errors import SpecError
-
-        if args.privacy != "pure":
-            raise SpecError("--candidate applies to pure DP")
-        candidate = prepare_candidate(problem, args.candidate)  # bad candidates fail before the solve
-    result = optmech.solve(problem, solver=args.solver, time_limit=tl)
-    if args.candidate is not None:
-        import dataclasses
-
-        from optmech.candidate import evaluate_candidate
-
-        result = dataclasses.replace(result, candidate=evaluate_candidate(problem, result, args.candidate, candidate))
-    if args.json:
-        sys.stdout.write(result.to_json() + "\n")
-    else:
-        sys.stdout.write(format_result(result) + "\n")
+    # one call for every family; a bad --candidate fails before the solve
+    result = optmech.solve(problem, solver=args.solver, time_limit=tl, candidate=args.candidate)
+    sys.stdout.write((result.to_json() if args.json else format_result(result)) + "\n")
     if args.save:
         with open(args.save, "w", encoding="utf-8") as fh:
             json.dump(result.to_dict(include_mechanism=True), fh, indent=1)

@@ -435,21 +435,21 @@ class LipschitzFamily:
         return {"knots": int(len(built.model.sigma)), "tail_mass_bound": upper.inner.tail_mass}
 
     def grow(self, step: Step, best) -> int | Stop:
-        g = step.gap
-        if self.integer:
-            return Stop(f"relative gap {g:.3g} > target {self.problem.target_gap:g} on the lattice (one exact LP)")
+        g, target = step.gap, self.problem.target_gap
         n = step.built.size["resolution"]
-        if self.fixed is not None:
-            return Stop(f"relative gap {g:.3g} > target {self.problem.target_gap:g} at the given resolution {n}: raise "
-                        "--resolution")
         prev, self.prev_gap = self.prev_gap, g
-        if self.sandwich and g > prev - 0.5 * self.problem.target_gap:
-            return Stop(f"relative gap {g:.3g}: a finer resolution changed it by less than half the target; the remaining "
-                        "gap is the l1/l2 norm mismatch of the sandwich (no exact l2 formulation is implemented for "
-                        "non-radial costs)")
+        if self.sandwich:
+            why = (f"l2 norm with the non-radial cost l1: bracket between the l1-Lipschitz relaxation at epsilon and the "
+                   f"l1 product at epsilon/sqrt({self.dim}) (relative gap {g:.3g}); no exact l2 formulation is "
+                   "implemented for non-radial costs, so the remaining gap is the l1/l2 norm mismatch")
+            if self.integer or self.fixed is not None or g > prev - 0.5 * target:
+                return Stop(why)
+        elif self.integer:
+            return Stop(f"relative gap {g:.3g} > target {target:g} on the lattice (one exact LP)")
+        elif self.fixed is not None:
+            return Stop(f"relative gap {g:.3g} > target {target:g} at the given resolution {n}: raise --resolution")
         if self._points(2 * n) > MAX_KNOTS:
-            return Stop(f"relative gap {g:.3g} > target {self.problem.target_gap:g}: the next resolution needs more than "
-                        f"{MAX_KNOTS} knots")
+            return Stop(f"relative gap {g:.3g} > target {target:g}: the next resolution needs more than {MAX_KNOTS} knots")
         return 2 * n
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
