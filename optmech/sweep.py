@@ -255,15 +255,17 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
 
     from optmech.store import ResultStore, problem_key
 
-    jobs = [(problem_key(normalised(p)), normalised(p)) for p in spec.problems]
+    # the store keys and records the normalised parameters; the solve reads the spec's own (a default
+    # filled in for one family, such as cost, must not reach another's Problem.from_params)
+    jobs = [(problem_key(normalised(p)), normalised(p), p) for p in spec.problems]
     outcome = SweepOutcome(0, 0, 0, [], str(store_path), len(jobs))
     with ResultStore(store_path) as store:
         todo = []
-        for key, p in jobs:
+        for key, p, raw in jobs:
             if resume and store.has(key):
                 outcome.skipped += 1
             else:
-                todo.append((key, p))
+                todo.append((key, p, raw))
         bar = None
         if progress and todo:
             from tqdm import tqdm
@@ -284,12 +286,12 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
 
         workers = workers or os.cpu_count() or 1
         if scheduler is None and workers == 1:
-            for key, p in todo:
-                record(key, p, lambda p=p: run_job(p))
+            for key, p, raw in todo:
+                record(key, p, lambda raw=raw: run_job(raw))
         elif todo:
             submit, as_completed, close = _executor(workers, scheduler)
             try:
-                futs = {submit(run_job, p): (key, p) for key, p in todo}
+                futs = {submit(run_job, raw): (key, p) for key, p, raw in todo}
                 for f in as_completed(list(futs)):
                     key, p = futs[f]
                     record(key, p, f.result)
