@@ -237,10 +237,11 @@ def _executor(workers: int, scheduler: str | None):
         except (OSError, TimeoutError) as exc:
             raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within 10 s: {type(exc).__name__}") from None
         return (lambda fn, arg: client.submit(fn, arg, pure=False)), as_completed, client.close
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    from optmech.workers import process_pool
+
+    pool = process_pool(workers)  # its workers exit when this process dies, even by SIGKILL
     return pool.submit, as_completed, lambda: pool.shutdown(cancel_futures=True)
 
 

@@ -3,7 +3,7 @@
 ``optmech table --privacy approx`` reproduces the lower/upper bound comparisons of [GV13]
 ([Geng13] Ch. 4) and adds the certified optimum V*; ``--privacy pure`` compares V* with the staircase
 and Laplace closed forms.  Rows are independent and run in worker processes
-(:class:`concurrent.futures.ProcessPoolExecutor`); a progress bar (tqdm) is drawn on a terminal.
+(:func:`optmech.workers.process_pool`, whose workers exit with their parent); a progress bar (tqdm) is drawn on a terminal.
 
 Column contract (more columns may be added, none renamed):
 
@@ -26,7 +26,7 @@ import json
 import math
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from itertools import product
 from typing import Any, Sequence
 
@@ -184,9 +184,9 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
                 if bar:
                     bar.update()
         else:
-            import multiprocessing as mp
+            from optmech.workers import process_pool
 
-            with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            with process_pool(workers) as pool:  # its workers exit when this process dies, even by SIGKILL
                 futures = {pool.submit(_run_row, kind, job): i for i, job in enumerate(jobs)}
                 for fut in as_completed(futures):
                     rows[futures[fut]] = fut.result()
