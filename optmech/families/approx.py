@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
-from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity
+from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity, reference_inside
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size, point_costs, shift_vectors
@@ -126,8 +126,7 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim,
                                ctx=ctx):
         v = float(b.value)
-        tol = 1e-12 if b.exact else 1e-9
-        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
+        inside = reference_inside(v, lo, up, b.exact)
         out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
                                   conditions=dict(b.conditions)))
     return out

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
-from optmech.certify import PRIVACY_MARGIN, LowerCertificate, dual_lower_bound
+from optmech.certify import PRIVACY_MARGIN, LowerCertificate, dual_lower_bound, reference_inside
 from optmech.errors import SpecError
 from optmech.families.base import Built, Step, Stop
 from optmech.spec import Continuous
@@ -266,7 +266,7 @@ def _references(eps, mode, cost, dim, domain, power, lo, up) -> list[ReferenceVa
     refs = []
 
     def add(name, value, params, note, exact=True):
-        refs.append(ReferenceValue(name, float(value), params, bool(lo <= value <= up), exact, note))
+        refs.append(ReferenceValue(name, float(value), params, reference_inside(value, lo, up, exact), exact, note))
 
     kind = getattr(cost, "kind", None)
     if mode == "radial":

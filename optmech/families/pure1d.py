@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
-from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, is_infimum_at_infinity, upper_bound
+from optmech.certify import (FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, is_infimum_at_infinity, reference_inside,
+                             upper_bound)
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.families.base import Built, Context, Step, Stop, default_lower
 from optmech.problems.lattice import Grid1D
@@ -435,8 +436,6 @@ def _references(problem: Problem, lo: float, up: float) -> list[ReferenceValue]:
     domain = "integer" if isinstance(problem.domain, IntegerLattice) else "continuous"
     refs = []
     for r in references_for(problem.cost, problem.epsilon, problem.sensitivity, domain):
-        tol = 1e-12 if r.exact else 1e-9
-        v = r.value
-        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
-        refs.append(ReferenceValue(r.name, v, dict(r.parameters), inside, r.exact, r.note))
+        inside = reference_inside(r.value, lo, up, r.exact)
+        refs.append(ReferenceValue(r.name, r.value, dict(r.parameters), inside, r.exact, r.note))
     return refs

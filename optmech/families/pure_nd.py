@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
-from optmech.certify import PRIVACY_MARGIN
+from optmech.certify import PRIVACY_MARGIN, reference_inside
 from optmech.errors import SolveFailed, SpecError
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
@@ -501,8 +501,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
 
     def add(name, value, params, exact, note, kind="upper"):
         v = float(value)
-        tol = 1e-12 if exact else 1e-9
-        inside = bool(math.isfinite(v) and lo - tol * abs(v) <= v <= up + tol * abs(v))
+        inside = reference_inside(v, lo, up, exact)
         out.append(ReferenceValue(name, v, params, inside, exact, note, kind=kind))
 
     c = _norm_factor(norm, d)
