@@ -211,48 +211,210 @@ def run_job(params: dict) -> dict:
     return d
 
 
+#: Seconds a sweep waits, after the first SIGINT or SIGTERM, for the problems in flight (a second signal abandons them).
+GRACE_SECONDS = 10.0
+
+
 @dataclass
 class SweepOutcome:
+    """What a sweep did: counts, the first errors, and whether a signal stopped it.
+
+    ``stored`` counts the spec's problems present in the store at the end (skipped or computed);
+    ``interrupted`` names the signal that stopped the sweep (``"SIGINT"``, ``"SIGTERM"``) or is
+    ``None``; ``abandoned`` counts problems in flight that were given up (never recorded).
+    """
+
     computed: int
     skipped: int
     failed: int
     errors: list
     store: str
     problems: int
+    stored: int = 0
+    interrupted: str | None = None
+    abandoned: int = 0
 
     def to_dict(self) -> dict:
         return {"computed": self.computed, "skipped": self.skipped, "failed": self.failed, "problems": self.problems,
+                "stored": self.stored, "interrupted": self.interrupted, "abandoned": self.abandoned,
                 "store": self.store, "errors": self.errors[:20]}
 
+    def stop_line(self) -> str:
+        """The line printed when a signal stopped the sweep: N of M stored; rerun with --resume."""
+        extra = f", {self.abandoned} in flight abandoned" if self.abandoned else ""
+        return (f"interrupted ({self.interrupted}): {self.stored} of {self.problems} stored{extra}; "
+                "rerun with --resume to compute the rest")
 
-def _executor(workers: int, scheduler: str | None):
-    """(submit, as_completed, close) for local processes or a Dask cluster."""
-    if scheduler is not None:
+
+class _Stop:
+    """Signal state of a running sweep: the first SIGINT/SIGTERM stops handing out work and starts the
+    grace period; a second one abandons the problems in flight."""
+
+    def __init__(self, grace: float, notify):
+        self.grace = grace
+        self.notify = notify
+        self.signal: str | None = None
+        self.deadline = math.inf
+        self.abandon = False
+        self.in_flight = 0
+
+    def __call__(self, signum, frame=None) -> None:
+        import signal
+
+        if self.signal is None:
+            self.signal = signal.Signals(signum).name
+            self.deadline = time.monotonic() + self.grace
+            if self.in_flight:
+                self.notify(f"{self.signal}: no new problems; waiting up to {self.grace:g} s for the {self.in_flight} "
+                            "in flight (send it again to abandon them)")
+        elif not self.abandon:
+            self.abandon = True
+            self.notify(f"{signal.Signals(signum).name} again: abandoning the problems in flight")
+
+    def expired(self) -> bool:
+        return self.abandon or (self.signal is not None and time.monotonic() >= self.deadline)
+
+
+class _Handlers:
+    """Install ``stop`` for SIGINT and SIGTERM while the sweep runs (main thread only), then restore."""
+
+    def __init__(self, stop: _Stop, enabled: bool):
+        import threading
+
+        self.stop = stop
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.saved: dict = {}
+
+    def __enter__(self):
+        import signal
+
+        if self.enabled:
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self.saved[s] = signal.signal(s, self.stop)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        for s, h in self.saved.items():
+            signal.signal(s, h)
+
+
+class _Executor:
+    """A uniform face on the two ways to run problems: a local :class:`~optmech.workers.WorkerPool` or
+    a Dask cluster."""
+
+    window: int = 1
+
+    def submit(self, fn, arg):
+        raise NotImplementedError
+
+    def wait(self, futures: list, timeout: float) -> set:
+        import concurrent.futures as cf
+
+        done, _ = cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        return done
+
+    def abandon(self, futures: list) -> None:
+        """Give up ``futures`` (the tasks in flight) and release the workers."""
+
+    def close(self) -> None:
+        """Release the workers once every task has finished."""
+
+
+class _PoolExecutor(_Executor):
+    def __init__(self, workers: int):
+        from optmech.workers import process_pool
+
+        self.pool = process_pool(workers)  # workers ignore SIGINT/SIGTERM and exit with this process
+        self.window = workers
+
+    def submit(self, fn, arg):
+        from concurrent.futures.process import BrokenProcessPool
+
+        from optmech.workers import process_pool
+
         try:
-            from dask.distributed import Client, as_completed
+            return self.pool.submit(fn, arg)
+        except BrokenProcessPool:  # a worker was killed (out of memory?): its tasks failed; go on with a new pool
+            self.pool.terminate()
+            self.pool = process_pool(self.window)
+            return self.pool.submit(fn, arg)
+
+    def abandon(self, futures: list) -> None:
+        self.pool.terminate()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _DaskExecutor(_Executor):
+    def __init__(self, scheduler: str):
+        try:
+            from dask.distributed import Client
         except ImportError:
             raise SpecError("--scheduler needs dask.distributed: pip install 'optmech[dask]'") from None
         try:
-            client = Client(scheduler, timeout="10s")
+            self.client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
             raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within 10 s: {type(exc).__name__}") from None
-        return (lambda fn, arg: client.submit(fn, arg, pure=False)), as_completed, client.close
-    from concurrent.futures import as_completed
+        threads = sum(self.client.nthreads().values())
+        self.window = max(4, 2 * threads)
 
-    from optmech.workers import process_pool
+    def submit(self, fn, arg):
+        return self.client.submit(fn, arg, pure=False)
 
-    pool = process_pool(workers)  # its workers exit when this process dies, even by SIGKILL
-    return pool.submit, as_completed, lambda: pool.shutdown(cancel_futures=True)
+    def wait(self, futures: list, timeout: float) -> set:
+        from dask.distributed import wait
+
+        try:
+            wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            pass
+        return {f for f in futures if f.done()}
+
+    def abandon(self, futures: list) -> None:
+        try:
+            self.client.cancel(futures)
+        finally:
+            self.client.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    sys.stderr.write(f"optmech: {line}\n")
+    sys.stderr.flush()
 
 
 def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, scheduler: str | None = None,
-              resume: bool = False, progress: bool = False) -> SweepOutcome:
+              resume: bool = False, progress: bool = False, grace: float = GRACE_SECONDS,
+              handle_signals: bool = True, notify=_stderr) -> SweepOutcome:
     """Run every problem of ``spec`` into the store; with ``resume`` skip those already stored.
 
     Results are written by this process only, one transaction per problem, as they finish, so an
     interrupted sweep (SIGKILL included) keeps every finished row and ``resume`` continues it.
+    Problems are solved in ``workers`` local worker processes (all cores by default; even one
+    worker keeps this process free to answer signals at once), or on the Dask cluster at
+    ``scheduler``.
+
+    Signals (when called from the main thread and ``handle_signals``): the first SIGINT or SIGTERM
+    stops handing out problems and waits up to ``grace`` seconds for those in flight, storing each
+    that finishes; a second signal, or the end of the grace period, abandons the rest (they are
+    never recorded, so no row is partial and ``resume`` computes them).  The sweep then returns
+    with :attr:`SweepOutcome.interrupted` set; ``notify`` receives the progress lines.
+
+    >>> spec = parse_spec({"name": "demo", "problem": {"domain": "integer"}, "grid": {"epsilon": [1.0, 2.0]}})
+    >>> import os, tempfile
+    >>> out = run_sweep(spec, os.path.join(tempfile.mkdtemp(), "demo.sqlite"), workers=1)
+    >>> (out.computed, out.stored, out.failed, out.interrupted)
+    (2, 2, 0, None)
     """
     import os
+    from collections import deque
 
     from optmech.store import ResultStore, problem_key
 
@@ -260,8 +422,9 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
     # filled in for one family, such as cost, must not reach another's Problem.from_params)
     jobs = [(problem_key(normalised(p)), normalised(p), p) for p in spec.problems]
     outcome = SweepOutcome(0, 0, 0, [], str(store_path), len(jobs))
+    stop = _Stop(grace, notify)
     with ResultStore(store_path) as store:
-        todo = []
+        todo: deque = deque()
         for key, p, raw in jobs:
             if resume and store.has(key):
                 outcome.skipped += 1
@@ -273,9 +436,9 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
 
             bar = tqdm(total=len(todo), desc=spec.name, unit="problem")
 
-        def record(key: str, p: dict, fut_result) -> None:
+        def record(key: str, p: dict, fut) -> None:
             try:
-                res = fut_result()
+                res = fut.result()
             except Exception as exc:  # a problem that fails is counted and retried by the next --resume
                 outcome.failed += 1
                 outcome.errors.append({"key": key, "error": f"{type(exc).__name__}: {exc}"})
@@ -286,18 +449,48 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
                 bar.update(1)
 
         workers = workers or os.cpu_count() or 1
-        if scheduler is None and workers == 1:
-            for key, p, raw in todo:
-                record(key, p, lambda raw=raw: run_job(raw))
-        elif todo:
-            submit, as_completed, close = _executor(workers, scheduler)
+        executor: _Executor | None = None
+        in_flight: dict = {}
+        with _Handlers(stop, handle_signals):
             try:
-                futs = {submit(run_job, raw): (key, p) for key, p, raw in todo}
-                for f in as_completed(list(futs)):
-                    key, p = futs[f]
-                    record(key, p, f.result)
+                if todo:
+                    executor = _DaskExecutor(scheduler) if scheduler is not None else _PoolExecutor(workers)
+                while todo or in_flight:
+                    while todo and len(in_flight) < executor.window and stop.signal is None:
+                        key, p, raw = todo.popleft()
+                        in_flight[executor.submit(run_job, raw)] = (key, p)
+                    stop.in_flight = len(in_flight)
+                    if not in_flight:
+                        break
+                    if stop.expired():
+                        break
+                    for fut in executor.wait(list(in_flight), timeout=0.2):
+                        key, p = in_flight.pop(fut)
+                        if stop.signal is not None and _broken(fut):
+                            outcome.abandoned += 1  # a worker ended by the same signal: not a failure
+                            continue
+                        record(key, p, fut)
             finally:
-                close()
-        if bar is not None:
-            bar.close()
+                if in_flight:  # a signal's grace period ended, or an exception: give the rest up
+                    if stop.signal is not None and not stop.abandon:
+                        notify(f"grace period of {grace:g} s over: abandoning the {len(in_flight)} problem(s) in flight")
+                    outcome.abandoned += len(in_flight)
+                    executor.abandon(list(in_flight))
+                elif executor is not None:
+                    executor.close()
+                if bar is not None:
+                    bar.close()
+        outcome.interrupted = stop.signal
+        outcome.stored = sum(store.has(k) for k, _, _ in jobs)
     return outcome
+
+
+def _broken(fut) -> bool:
+    """True when the future failed because its worker process died (not because its problem failed)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        exc = fut.exception(timeout=0)
+    except Exception:  # noqa: BLE001 - cancelled
+        return True
+    return isinstance(exc, BrokenProcessPool)

@@ -227,9 +227,9 @@ def add_target_gap(p, *, help: str = "relative gap at which to stop") -> None:
                                "continuous one in 1-D; see README for the others)")
 
 
-def add_workers(p) -> None:
+def add_workers(p, *, one: str = "1 runs in this process") -> None:
     p.add_argument("--workers", default=DEFAULTS["workers"], metavar="N",
-                   help="local worker processes; 1 runs in this process (default: all cores)")
+                   help=f"local worker processes; {one} (default: all cores)")
 
 
 def add_json(p, *, help: str = "print one JSON object on stdout") -> None:

@@ -37,13 +37,20 @@ def add_parsers(sub) -> None:
         examples=["optmech run sweep.toml --workers 4",
                   "optmech run sweep.toml --store results.sqlite --resume --json",
                   "optmech run sweep.toml --scheduler tcp://127.0.0.1:8786"],
-        exits=_SWEEP_EXITS, notes="Exit status 3 means at least one problem failed (listed in the output).")
+        exits=_SWEEP_EXITS,
+        notes="Exit status 3 means at least one problem failed (listed in the output). Ctrl-C (or SIGTERM) stops "
+              "handing out problems and stores those in flight that finish within --grace seconds; a second Ctrl-C "
+              "abandons them. The run then says how many problems are stored and exits 130 (143 for SIGTERM); "
+              "--resume continues it.")
     rn.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
-    add_workers(rn)
+    add_workers(rn, one="even 1 solves in a worker process, so that Ctrl-C is answered at once")
     rn.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="a Dask scheduler, tcp://host:port (optmech[dask]) (default: local processes)")
-    rn.add_argument("--store", default=None, metavar="FILE.sqlite", help="the result store (default: SPEC's name .sqlite)")
+    rn.add_argument("--store", default=None, metavar="FILE.sqlite",
+                    help="the result store (default: the spec's name, as NAME.sqlite in the current folder)")
     rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
+    rn.add_argument("--grace", default="10", metavar="SECONDS",
+                    help="after Ctrl-C or SIGTERM, how long to wait for the problems in flight (default: 10)")
     rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit (500 problems)")
     add_json(rn, help="print a summary object: computed, skipped, failed, problems, store")
     rn.add_argument("--quick", action="store_true", help="use the spec's [quick] grid axes")
@@ -78,7 +85,7 @@ def add_parsers(sub) -> None:
         notes="A disagreement with a paper does not fail the command; exit status 3 means a problem failed.")
     rp.add_argument("--out", required=True, metavar="DIR", help="the report folder, results.sqlite in it resumed (required)")
     rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
-    add_workers(rp)
+    add_workers(rp, one="even 1 solves in a worker process, so that Ctrl-C is answered at once")
     rp.add_argument("--only", default=None, action=ListAction, metavar="NAME",
                     help="run the specs whose names contain one of these strings (e.g. 000,fig2.7); a list (default: all)")
     rp.add_argument("--list", action="store_true", help="list the catalogue and exit")
@@ -92,11 +99,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from optmech.sweep import load_spec, run_sweep
 
+    from optmech.cli.args import parse_number
+    from optmech.errors import SpecError
+
     spec = load_spec(args.spec, force=args.force, quick=args.quick)
     workers = parse_workers(args.workers)
-    store = args.store or os.path.splitext(args.spec)[0] + ".sqlite"
+    grace = parse_number("grace", args.grace)
+    if grace is None or grace < 0:
+        raise SpecError(f"--grace must be a number of seconds >= 0, got {args.grace!r}")
+    store = args.store or default_store(spec.name)
     progress = sys.stderr.isatty() and not os.environ.get("CI")
-    out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress)
+    out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress,
+                    grace=grace)
     if args.json:
         sys.stdout.write(json.dumps(out.to_dict()) + "\n")
     else:
@@ -104,7 +118,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"({out.problems} problems) -> {store}\n")
         for e in out.errors[:5]:
             sys.stdout.write(f"  failed {e['key']}: {e['error']}\n")
+    if out.interrupted is not None:
+        import signal
+
+        sys.stderr.write(f"optmech: {out.stop_line()}\n")
+        return 128 + int(getattr(signal, out.interrupted))
     return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
+
+
+def default_store(name: str) -> str:
+    """The store a spec writes to by default: its name as a file name, ``NAME.sqlite`` in the current folder.
+
+    >>> default_store("staircase gain (ε ≈ 10)")
+    'staircase-gain-ε-10.sqlite'
+    """
+    import re
+
+    slug = re.sub(r"[^\w.-]+", "-", name.strip(), flags=re.UNICODE).strip("-.") or "sweep"
+    return slug + ".sqlite"
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
