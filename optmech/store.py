@@ -29,10 +29,18 @@ from typing import IO, Any, Iterable
 
 from optmech.errors import SpecError
 
+__all__ = ["ResultStore", "read", "problem_key", "canonical_json", "varying", "condition", "SCHEMA_VERSION",
+           "PARAMETER_ORDER"]
+
 SCHEMA_VERSION = 1
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_FIXED_HEAD = ("key", "lower_bound", "upper_bound", "relative_gap")
-_FIXED_TAIL = ("seconds",)
+_FIXED_HEAD = ("key", "lower_bound", "upper_bound", "relative_gap", "certified", "status")
+_FIXED_TAIL = ("lp_rows", "lp_cols", "lp_nonzeros", "seconds")
+#: The problem parameters in the order a listing sorts by them (others follow alphabetically).
+PARAMETER_ORDER = ("privacy", "utility", "domain", "dim", "norm", "cost", "input", "sensitivity", "epsilon", "delta",
+                   "resolution", "target_gap")
+#: The comparison operators of a ``where`` condition, longest first.
+OPERATORS = ("!=", "<=", ">=", "=", "<", ">")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -76,7 +84,11 @@ def _canon(x: Any) -> Any:
 
 
 def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, floats by repr, non-finite floats as strings."""
+    """Sorted keys, no whitespace, floats by repr, non-finite floats as strings.
+
+    >>> canonical_json({"b": 1.0, "a": [float("inf"), None]})
+    '{"a":["inf",null],"b":1.0}'
+    """
     return json.dumps(_canon(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -90,6 +102,10 @@ def problem_key(problem: dict) -> str:
     """Stable key of a normalised problem dict under this optmech version (sha256 hex, 32 chars).
 
     The version is part of the hash, so results written by another version are never reused.
+
+    >>> k = problem_key({"epsilon": 1.0, "cost": "abs"})
+    >>> len(k), k == problem_key({"cost": "abs", "epsilon": 1.0}), k == problem_key({"epsilon": 2.0, "cost": "abs"})
+    (32, True, False)
     """
     payload = canonical_json({"optmech_version": optmech_version(), "problem": problem})
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
@@ -138,6 +154,14 @@ class ResultStore:
     ``force=True`` a store from another optmech version is accepted (its rows keep their old keys,
     so they are never reused) and its recorded version is updated.  Every rejection is a one-line
     :class:`SpecError` and leaves the file untouched.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.sqlite")
+    >>> problem = {"epsilon": 1.0, "cost": "abs"}
+    >>> with ResultStore(path) as st:
+    ...     st.put(problem_key(problem), problem, {"lower_bound": 1.0, "upper_bound": 1.0, "status": "optimal"})
+    ...     [(r["epsilon"], r["upper_bound"], r["status"]) for r in st.query(where=["epsilon=1"])]
+    [(1.0, 1.0, 'optimal')]
     """
 
     def __init__(self, path: str | os.PathLike, *, force: bool = False, timeout: float = 30.0):
@@ -291,10 +315,13 @@ class ResultStore:
 
     def _raw_rows(self) -> Iterable[tuple]:
         return self.conn.execute(
-            "SELECT key, lower_bound, upper_bound, relative_gap, problem, seconds FROM results ORDER BY rowid")
+            "SELECT key, lower_bound, upper_bound, relative_gap, problem, seconds, certified, status, "
+            "json_extract(result, '$.lp.rows'), json_extract(result, '$.lp.cols'), "
+            "json_extract(result, '$.lp.nonzeros') FROM results ORDER BY rowid")
 
     def columns(self) -> list[str]:
-        """``key, lower_bound, upper_bound, relative_gap``, the problem parameters (sorted), ``seconds``."""
+        """``key, lower_bound, upper_bound, relative_gap, certified, status``, the problem parameters
+        (sorted), ``lp_rows, lp_cols, lp_nonzeros, seconds``."""
         return self._columns([_flatten(json.loads(r[4])) for r in self._raw_rows()])
 
     @staticmethod
@@ -306,20 +333,42 @@ class ResultStore:
         return [*_FIXED_HEAD, *params, *_FIXED_TAIL]
 
     def rows(self) -> list[dict]:
-        """One dict per stored problem with exactly the :meth:`columns` (absent parameters as None)."""
+        """One dict per stored problem, in the order written, with exactly the :meth:`columns`
+        (absent parameters as None; ``certified`` a bool)."""
         raw = list(self._raw_rows())
         flats = [{self._param_name(k): v for k, v in _flatten(json.loads(r[4])).items()} for r in raw]
         cols = self._columns(flats)
         out = []
         for r, flat in zip(raw, flats):
             d = dict.fromkeys(cols)
-            d.update(key=r[0], lower_bound=r[1], upper_bound=r[2], relative_gap=r[3], seconds=r[5])
+            d.update(key=r[0], lower_bound=r[1], upper_bound=r[2], relative_gap=r[3], seconds=r[5],
+                     certified=None if r[6] is None else bool(r[6]), status=r[7], lp_rows=r[8], lp_cols=r[9],
+                     lp_nonzeros=r[10])
             d.update(flat)
             out.append(d)
         return out
 
-    def export(self, fmt: str = "csv", out: IO[str] | None = None) -> str | None:
-        """Write the :meth:`rows` as CSV (header + one line per problem) or JSON (a list of objects).
+    def query(self, where: Iterable[str] = (), sort: Iterable[str] | None = None) -> list[dict]:
+        """The :meth:`rows` that meet every ``where`` condition, sorted.
+
+        A condition is ``NAME OP VALUE`` with OP one of ``= != < <= > >=`` (``epsilon=0.5``,
+        ``sensitivity>=4``, ``status!=optimal``): numbers compare as numbers, anything else as text.
+        ``sort`` names columns, ``-name`` for descending; by default the rows are sorted by the
+        parameters that vary between them (:func:`varying`), in :data:`PARAMETER_ORDER`.
+        """
+        rows = self.rows()
+        cols = list(rows[0]) if rows else self.columns()
+        tests = [condition(w, cols) for w in where]
+        rows = [r for r in rows if all(t(r) for t in tests)]
+        order = [(c, False) for c in varying(rows)] if sort is None else [_sort_key(s, cols) for s in sort]
+        for name, descending in reversed(order):
+            rows.sort(key=lambda r, n=name: _order_value(r.get(n)), reverse=descending)
+        return rows
+
+    def export(self, fmt: str = "csv", out: IO[str] | None = None, *, where: Iterable[str] = (),
+               sort: Iterable[str] | None = None) -> str | None:
+        """Write the rows of :meth:`query` (by default all, sorted by the swept parameters) as CSV
+        (header + one line per problem; ``certified`` as true/false) or JSON (a list of objects).
 
         With ``out=None`` the text is returned; otherwise it is written to ``out``.
         """
@@ -328,14 +377,140 @@ class ResultStore:
         import io
 
         buf = io.StringIO() if out is None else out
-        rows = self.rows()
-        cols = rows[0].keys() if rows else self._columns([])
+        rows = self.query(where, sort)
+        cols = rows[0].keys() if rows else self.columns()
         if fmt == "csv":
             w = csv.writer(buf, lineterminator="\n")
             w.writerow(cols)
             for r in rows:
-                w.writerow(["" if r[c] is None else r[c] for c in cols])
+                w.writerow([_csv_cell(r[c]) for c in cols])
         else:
             json.dump([{c: _json_cell(r[c]) for c in cols} for r in rows], buf, indent=2, allow_nan=False)
             buf.write("\n")
         return buf.getvalue() if out is None else None
+
+
+# -- listing helpers --------------------------------------------------------------------------------
+def _csv_cell(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return v
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _order_value(v: Any) -> tuple:
+    """A sort key for mixed cells: numbers by value, then text, then absent values last."""
+    x = _number(v)
+    if x is not None:
+        return (0, x, "")
+    if v is None:
+        return (2, 0.0, "")
+    return (1, 0.0, str(v))
+
+
+def parameter_names(columns: Iterable[str]) -> list[str]:
+    """The problem-parameter columns among ``columns``, in :data:`PARAMETER_ORDER` then alphabetically."""
+    fixed = set(_FIXED_HEAD) | set(_FIXED_TAIL)
+    names = [c for c in columns if c not in fixed]
+    rank = {n: i for i, n in enumerate(PARAMETER_ORDER)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def varying(rows: list[dict]) -> list[str]:
+    """The parameters whose value differs between ``rows`` (what a sweep swept), in :data:`PARAMETER_ORDER`.
+
+    >>> varying([{"key": "a", "epsilon": 0.5, "cost": "abs"}, {"key": "b", "epsilon": 1.0, "cost": "abs"}])
+    ['epsilon']
+    """
+    if not rows:
+        return []
+    return [n for n in parameter_names(rows[0]) if len({canonical_json(r.get(n)) for r in rows}) > 1]
+
+
+def _sort_key(text: str, columns: list[str]) -> tuple[str, bool]:
+    name = text.strip()
+    descending = name.startswith("-")
+    name = name.lstrip("-").strip()
+    if name not in columns:
+        raise SpecError(f"--sort: no column {name!r}; columns: {', '.join(columns)}")
+    return name, descending
+
+
+def condition(text: str, columns: Iterable[str]):
+    """A ``where`` condition (``epsilon=0.5``, ``sensitivity>=4``, ``status!=optimal``) as a test of a row.
+
+    >>> test = condition("epsilon<=0.5", ["key", "epsilon"])
+    >>> test({"epsilon": 0.25}), test({"epsilon": 1.0}), test({"epsilon": None})
+    (True, False, False)
+    """
+    columns = list(columns)
+    for op in OPERATORS:
+        name, found, value = text.partition(op)
+        if found:
+            break
+    else:
+        raise SpecError(f"--where {text!r}: expected NAME=VALUE (or !=, <, <=, >, >=), e.g. epsilon=0.5")
+    name, value = name.strip(), value.strip()
+    if name not in columns:
+        raise SpecError(f"--where {text!r}: no column {name!r}; columns: {', '.join(columns)}")
+    target = _number(value)
+    lowered = value.lower()
+
+    def test(row: dict) -> bool:
+        cell = row.get(name)
+        x = _number(cell)
+        if target is not None and x is not None:
+            a, b = x, target
+        elif op in ("=", "!="):
+            if isinstance(cell, bool):
+                a, b = cell, lowered in ("true", "yes", "1")
+            else:
+                a, b = ("" if cell is None else str(cell)), value
+        else:
+            return False  # an order comparison needs two numbers
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+    return test
+
+
+def read(path: str | os.PathLike, *, where: Iterable[str] = (), sort: Iterable[str] | None = None):
+    """A result store as a pandas DataFrame: one row per problem, the columns of :meth:`ResultStore.export`
+    (bracket, ``certified``, ``status``, the problem parameters, the LP size, ``seconds``), filtered by
+    ``where`` and sorted as :meth:`ResultStore.query` does.  Needs pandas (``pip install 'optmech[pandas]'``).
+
+    >>> import os, tempfile, optmech
+    >>> from optmech.sweep import parse_spec, run_sweep
+    >>> path = os.path.join(tempfile.mkdtemp(), "demo.sqlite")
+    >>> spec = parse_spec({"name": "demo", "problem": {"domain": "integer"}, "grid": {"epsilon": [2.0, 1.0]}})
+    >>> _ = run_sweep(spec, path, workers=1)
+    >>> df = optmech.store.read(path)
+    >>> print(df[["epsilon", "certified", "status"]].to_string(index=False))
+     epsilon  certified  status
+         1.0       True optimal
+         2.0       True optimal
+    >>> bool((df.lower_bound <= df.upper_bound).all())
+    True
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise SpecError("reading a store as a DataFrame needs pandas: pip install 'optmech[pandas]'") from None
+    if not os.path.isfile(path):
+        raise SpecError(f"no such store: {os.fspath(path)}")
+    with ResultStore(path) as st:
+        rows = st.query(where, sort)
+        cols = list(rows[0]) if rows else st.columns()
+    frame = pd.DataFrame.from_records(rows, columns=cols)
+    for c in ("lower_bound", "upper_bound", "relative_gap", "seconds"):
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    return frame

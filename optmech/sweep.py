@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 
 from optmech.errors import SpecError
 
-__all__ = ["SweepSpec", "load_spec", "parse_spec", "run_job", "MAX_PROBLEMS", "PARAMETERS"]
+__all__ = ["SweepSpec", "SweepOutcome", "load_spec", "parse_spec", "run_job", "run_sweep", "MAX_PROBLEMS",
+           "PARAMETERS", "GRACE_SECONDS"]
 
 #: Largest sweep run without ``--force``.
 MAX_PROBLEMS = 500
@@ -61,7 +62,12 @@ _REPRODUCE = {"seed": str, "item": str, "report": str, "title": str}
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """A validated spec: its name, and the problems (parameter dicts) in a fixed order."""
+    """A validated spec: its name, and the problems (parameter dicts) in a fixed order.
+
+    >>> spec = parse_spec({"name": "demo", "problem": {"cost": "abs"}, "grid": {"epsilon": [0.5, 1.0]}})
+    >>> spec.name, spec.problems
+    ('demo', ({'cost': 'abs', 'epsilon': 0.5}, {'cost': 'abs', 'epsilon': 1.0}))
+    """
 
     name: str
     description: str
@@ -113,6 +119,14 @@ def parse_spec(data: dict, *, source: str = "spec", force: bool = False, quick: 
     """Validate a parsed TOML document and expand its grid (module docstring).
 
     With ``quick`` the axes named in ``[quick]`` replace those of ``[grid]``.
+
+    >>> doc = {"name": "pairs", "zip": {"epsilon": [0.1, 0.5], "delta": [0.01, 0.05]}, "grid": {"sensitivity": [1, 2]}}
+    >>> [(p["sensitivity"], p["epsilon"], p["delta"]) for p in parse_spec(doc).problems]
+    [(1, 0.1, 0.01), (1, 0.5, 0.05), (2, 0.1, 0.01), (2, 0.5, 0.05)]
+    >>> parse_spec({"name": "bad", "grid": {"epsilon": []}})
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: spec [grid]: epsilon is an empty list
     """
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a spec is a TOML table")
@@ -173,7 +187,14 @@ def parse_spec(data: dict, *, source: str = "spec", force: bool = False, quick: 
 
 
 def load_spec(path: str, *, force: bool = False, quick: bool = False) -> SweepSpec:
-    """Read and validate a TOML spec file (one-line SpecError on any problem)."""
+    """Read and validate a TOML spec file (one-line SpecError on any problem).
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.toml")
+    >>> _ = open(path, "w").write('name = "s"\\n[grid]\\nepsilon = [1.0, 2.0]\\n[quick]\\nepsilon = [1.0]\\n')
+    >>> len(load_spec(path).problems), len(load_spec(path, quick=True).problems)
+    (2, 1)
+    """
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -200,7 +221,12 @@ def normalised(params: dict) -> dict:
 
 def run_job(params: dict) -> dict:
     """Solve one problem of a sweep (:meth:`optmech.spec.Problem.from_params` of its parameters);
-    return the Result's JSON dict (raises OptmechError on bad input)."""
+    return the Result's JSON dict (raises OptmechError on bad input).
+
+    >>> d = run_job({"epsilon": 1.0, "domain": "integer", "cost": "abs"})
+    >>> d["certified"], d["lower_bound"] <= d["upper_bound"]
+    (True, True)
+    """
     import optmech
     from optmech.spec import Problem
 
@@ -222,6 +248,11 @@ class SweepOutcome:
     ``stored`` counts the spec's problems present in the store at the end (skipped or computed);
     ``interrupted`` names the signal that stopped the sweep (``"SIGINT"``, ``"SIGTERM"``) or is
     ``None``; ``abandoned`` counts problems in flight that were given up (never recorded).
+
+    >>> out = SweepOutcome(computed=3, skipped=2, failed=0, errors=[], store="s.sqlite", problems=8, stored=5,
+    ...                    interrupted="SIGINT", abandoned=1)
+    >>> out.stop_line()
+    'interrupted (SIGINT): 5 of 8 stored, 1 in flight abandoned; rerun with --resume to compute the rest'
     """
 
     computed: int

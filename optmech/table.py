@@ -32,6 +32,8 @@ from typing import Any, Sequence
 
 from optmech.errors import SpecError
 
+__all__ = ["build_table", "Table", "APPROX_COLUMNS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
+
 APPROX_COLUMNS = (
     "sensitivity", "epsilon", "delta", "lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "v_star_lower",
     "v_star_upper", "ub_uniform", "ub_laplace", "ub_staircase", "ratio_best_simple_to_v_star",
@@ -147,11 +149,66 @@ def _run_row(kind: str, kwargs: dict) -> dict:
 
 
 # -- the table ------------------------------------------------------------------------------------
+class Table(list):
+    """The rows of a bound table (a list of dicts, one per (Δ, ε[, δ]) in grid order) with its kind.
+
+    :meth:`to_frame` gives a pandas DataFrame with the table's columns; :meth:`render` the text,
+    CSV, JSON or markdown that ``optmech table`` prints.
+    """
+
+    def __init__(self, kind: str, rows=()):
+        super().__init__(rows)
+        self.kind = kind
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order (the contract of the module docstring, then the extras)."""
+        return columns(self.kind, self)
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame with :attr:`columns` (pandas needed: ``pip install 'optmech[pandas]'``).
+
+        >>> t = build_table("pure", cost="abs", sensitivities=[1], epsilons=[1.0, 2.0], workers=1)
+        >>> df = t.to_frame()
+        >>> list(df.columns[:4]), len(df), bool((df.v_star_lower <= df.v_star_upper).all())
+        (['sensitivity', 'epsilon', 'v_star_lower', 'v_star_upper'], 2, True)
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise SpecError("a table as a DataFrame needs pandas: pip install 'optmech[pandas]'") from None
+        return pd.DataFrame.from_records([{c: r.get(c) for c in self.columns} for r in self], columns=self.columns)
+
+    def render(self, fmt: str = "text") -> str:
+        """The table as ``text``, ``csv``, ``json`` or ``markdown`` (what ``optmech table --format`` prints)."""
+        return render(self.kind, list(self), fmt)
+
+    def __repr__(self) -> str:
+        return f"<Table {self.kind}: {len(self)} rows>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c), False))}</td>" for c in self.columns)
+                       + "</tr>" for r in self)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequence[float],
                 deltas: Sequence[float] = (), dim: int = 1, domain: str = "integer", solver: str = "default",
                 time_limit: float | None = None, target_gap: float | None = None, workers: int | None = None,
-                force: bool = False, progress: bool | None = None) -> list[dict]:
-    """All rows, in the order of the grid (Δ outermost, then ε, then δ)."""
+                force: bool = False, progress: bool | None = None) -> Table:
+    """All rows, in the order of the grid (Δ outermost, then ε, then δ), as a :class:`Table`.
+
+    Rows run in ``workers`` processes (all cores by default; 1 runs in this process); the call
+    works from plain scripts and notebooks alike (no ``if __name__ == "__main__"`` guard needed).
+
+    >>> t = build_table("approx", cost="abs", sensitivities=[1], epsilons=[0.5], deltas=[0.1], workers=1)
+    >>> row = t[0]
+    >>> row["certified"], row["v_star_lower"] <= row["v_star_upper"] <= row["ub_laplace"]
+    (True, True)
+    """
     if kind == "approx":
         grid = list(product(sensitivities, epsilons, deltas))
         for D, e, dl in grid:  # validate before forking
@@ -195,7 +252,7 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     finally:
         if bar:
             bar.close()
-    return [r for r in rows if r is not None]
+    return Table(kind, [r for r in rows if r is not None])
 
 
 def columns(kind: str, rows: list[dict]) -> list[str]:

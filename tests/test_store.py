@@ -83,11 +83,13 @@ def test_keys_stable_and_distinct(monkeypatch):
 
 def test_export_columns(tmp_path):
     with ResultStore(tmp_path / "s.sqlite") as st:
-        assert st.export("csv").splitlines() == ["key,lower_bound,upper_bound,relative_gap,seconds"]
+        assert st.export("csv").splitlines() == ["key,lower_bound,upper_bound,relative_gap,certified,status,"
+                                                 "lp_rows,lp_cols,lp_nonzeros,seconds"]
         st.put(problem_key(P1), P1, fake_result(P1), "s")
         st.put(problem_key(P2), P2, fake_result(P2, 2.0, 3.0), "s")
         params = sorted(set(P1) | set(P2))
-        expected = ["key", "lower_bound", "upper_bound", "relative_gap", *params, "seconds"]
+        expected = ["key", "lower_bound", "upper_bound", "relative_gap", "certified", "status", *params,
+                    "lp_rows", "lp_cols", "lp_nonzeros", "seconds"]
         buf = io.StringIO()
         st.export("csv", out=buf)
         rows = list(csv.reader(io.StringIO(buf.getvalue())))
@@ -95,9 +97,11 @@ def test_export_columns(tmp_path):
         by_key = {r[0]: dict(zip(expected, r)) for r in rows[1:]}
         assert by_key[problem_key(P1)]["delta"] == "" and by_key[problem_key(P2)]["delta"] == "1e-06"
         assert float(by_key[problem_key(P2)]["upper_bound"]) == 3.0
-        js = json.loads(st.export("json"))
+        assert by_key[problem_key(P1)]["certified"] == "true" and by_key[problem_key(P1)]["lp_rows"] == "3"
+        assert by_key[problem_key(P1)]["status"] == "optimal" and by_key[problem_key(P1)]["lp_cols"] == ""
+        js = json.loads(st.export("json", sort=["dim"]))
         assert [list(o) for o in js] == [expected, expected]
-        assert js[1]["dim"] == 2 and js[0]["dim"] is None and js[0]["seconds"] == 0.25
+        assert js[0]["dim"] == 2 and js[1]["dim"] is None and js[1]["seconds"] == 0.25  # absent values sort last
         assert [list(r) for r in st.rows()] == [expected, expected]
         with pytest.raises(SpecError):
             st.export("xml")

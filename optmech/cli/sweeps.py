@@ -59,14 +59,24 @@ def add_parsers(sub) -> None:
     st = add_command(
         sub, "store", summary="browse a result store: ls, show KEY, export",
         description="Read a result store written by optmech run or optmech reproduce, without changing it: list its "
-                    "problems with their brackets, show one stored record, or export every row as CSV or JSON.",
+                    "problems (the parameters that vary between them, status, certified flag and bracket), show one "
+                    "stored record, or export the rows as CSV or JSON. ls and export filter with --where and sort "
+                    "with --sort (by default by the swept parameters).",
         examples=["optmech store ls results.sqlite",
-                  "optmech store show results.sqlite KEY",
+                  "optmech store ls results.sqlite --where epsilon=0.5 --where 'sensitivity>=4' --sort=-relative_gap",
+                  "optmech store show results.sqlite 10178e66",
                   "optmech store export results.sqlite --format json --out results.json"],
         exits=(EXIT_OK, EXIT_INPUT, EXIT_INTERNAL))
-    st.add_argument("action", choices=["ls", "show", "export"], help="ls: one line per problem; show: one record; export: a table")
+    st.add_argument("action", choices=["ls", "show", "export"],
+                    help="ls: one line per problem; show: one record; export: a table")
     st.add_argument("store", metavar="STORE", help="the SQLite store written by optmech run --store")
-    st.add_argument("key", nargs="?", default=None, help="the problem key (show)")
+    st.add_argument("key", nargs="?", default=None, help="show: the problem key, or a prefix naming one (see ls)")
+    st.add_argument("--where", action="append", default=[], metavar="COND",
+                    help="ls/export: keep rows with NAME=VALUE (or !=, <, <=, >, >=), e.g. epsilon=0.5; repeat to "
+                         "combine (default: all rows)")
+    st.add_argument("--sort", default=None, action=ListAction, metavar="COLUMN",
+                    help="ls/export: sort by these columns, -COLUMN descending (write --sort=-COLUMN); a list "
+                         "(default: the parameters that vary)")
     st.add_argument("--format", default="csv", choices=["csv", "json"], help="export format")
     st.add_argument("--out", default=None, metavar="FILE", help="export: write to FILE (default: stdout)")
     add_json(st, help="ls/show: JSON output")
@@ -185,9 +195,12 @@ def cmd_store(args: argparse.Namespace) -> int:
         raise SpecError("store show needs a KEY (see store ls)")
     if args.action != "show" and args.key is not None:
         raise SpecError(f"store {args.action} takes no KEY")
+    if args.action == "show" and (args.where or args.sort is not None):
+        raise SpecError("--where and --sort apply to store ls and store export")
+    sort = None if args.sort is None else list_items("--sort", args.sort, what="column")
     with ResultStore(args.store) as st:
         if args.action == "export":
-            text = st.export(args.format)
+            text = st.export(args.format, where=args.where, sort=sort)
             if args.out is None:
                 sys.stdout.write(text)
             else:
@@ -197,20 +210,63 @@ def cmd_store(args: argparse.Namespace) -> int:
                 os.replace(tmp, args.out)
             return EXIT_OK
         if args.action == "show":
-            if not st.has(args.key):
-                raise SpecError(f"no problem with key {args.key!r} in {args.store}")
-            rec = st.record(args.key)
-            sys.stdout.write(json.dumps(rec, indent=1, default=str) + "\n")
+            key = _full_key(st, args.key, args.store)
+            sys.stdout.write(json.dumps(st.record(key), indent=1, default=str) + "\n")
             return EXIT_OK
-        rows = st.rows()
+        rows = st.query(args.where, sort)
         if args.json:
             sys.stdout.write(json.dumps(rows, default=str) + "\n")
             return EXIT_OK
-        sys.stdout.write(f"{len(rows)} problem(s) in {args.store}\n")
-        def num(v, spec: str) -> str:
-            return format(v, spec) if isinstance(v, (int, float)) else str(v)
-
-        for r in rows:
-            sys.stdout.write(f"  {r['key']}  [{num(r['lower_bound'], '.12g')}, {num(r['upper_bound'], '.12g')}]  "
-                             f"gap {num(r['relative_gap'], '.3g')}  {num(r['seconds'], '.3g')} s\n")
+        sys.stdout.write(listing(rows, st.columns(), args.store, total=len(st)))
     return EXIT_OK
+
+
+def _full_key(st, prefix: str, path: str) -> str:
+    """The one stored key starting with ``prefix`` (one-line error when none or several do)."""
+    from optmech.errors import SpecError
+
+    if st.has(prefix):
+        return prefix
+    found = [k for k in st.keys() if k.startswith(prefix)] if prefix else []
+    if not found:
+        raise SpecError(f"no problem with key {prefix!r} in {path}")
+    if len(found) > 1:
+        raise SpecError(f"key prefix {prefix!r} names {len(found)} problems in {path}: give more characters")
+    return found[0]
+
+
+def listing(rows: list[dict], columns: list[str], path: str, *, total: int) -> str:
+    """``store ls`` as text: a heading with the parameters every row shares, then one aligned line per
+    problem: its key (12 characters, enough for ``store show``), the parameters that vary, status,
+    certified flag, bracket, relative gap and seconds."""
+    from optmech.store import parameter_names, varying
+
+    shown = f"{len(rows)} of {total}" if len(rows) != total else f"{total}"
+    lines = [f"{shown} problem(s) in {path}"]
+    if not rows:
+        return lines[0] + "\n"
+    swept = varying(rows)
+    fixed = [(n, rows[0].get(n)) for n in parameter_names(rows[0]) if n not in swept and rows[0].get(n) is not None]
+    if fixed:
+        lines[0] += " — " + ", ".join(f"{n}={_text(v)}" for n, v in fixed)
+
+    def num(v, spec: str) -> str:
+        return format(v, spec) if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v)
+
+    head = ["key", *swept, "status", "certified", "lower_bound", "upper_bound", "gap", "seconds"]
+    table = [head]
+    for r in rows:
+        table.append([r["key"][:12], *(_text(r.get(n)) for n in swept), _text(r.get("status")),
+                      {True: "yes", False: "NO"}.get(r.get("certified"), "—"), num(r.get("lower_bound"), ".10g"),
+                      num(r.get("upper_bound"), ".10g"), num(r.get("relative_gap"), ".2g"), num(r.get("seconds"), ".3g")])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    return "\n".join(lines) + "\n"
+
+
+def _text(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return format(v, "g")
+    return str(v)
