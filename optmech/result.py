@@ -10,6 +10,9 @@ from typing import Any
 
 from optmech.certify import relative_gap  # relative_gap: re-exported
 
+__all__ = ["Result", "Status", "ReferenceValue", "HistoryRecord", "mechanism_from_dict", "solver_dict", "problem_label",
+           "bracket_text"]
+
 
 class Status(str, Enum):
     """How a solve ended; a ``str``, so ``result.status == "optimal"`` and JSON output are unchanged.
@@ -18,6 +21,9 @@ class Status(str, Enum):
     than the target (the message says why the loop stopped).  ``UNCERTIFIED``: a half of the
     bracket could not be certified.  ``INFIMUM_AT_INFINITY``: V* is an infimum approached by noise
     centred ever farther from 0; the bracket is [the cost's proven floor, that noise's cost].
+
+    >>> Status("optimal") is Status.OPTIMAL, Status.OPTIMAL == "optimal", str(Status.GAP_NOT_REACHED)
+    (True, True, 'gap_not_reached')
     """
 
     OPTIMAL = "optimal"
@@ -65,7 +71,14 @@ def solver_info(raw, profile) -> dict:
 
 @dataclass(frozen=True)
 class ReferenceValue:
-    """A closed-form reference compared with the bracket."""
+    """A closed-form reference compared with the bracket.
+
+    >>> import optmech
+    >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(1), cost="abs", domain=optmech.IntegerLattice()))
+    >>> geo = next(ref for ref in r.references if ref.name == "geometric")
+    >>> geo.exact, geo.inside_bracket, round(geo.value, 6)      # 2b/(1 - b²), b = 1/e
+    (True, True, 0.850918)
+    """
 
     name: str
     value: float
@@ -105,6 +118,14 @@ class HistoryRecord:
     ``lp`` its rows/cols/nonzeros, ``diagnostics`` the family's numbers (e.g. the mass the
     relaxation parks outside the window).  ``lower_bound``/``upper_bound`` are this step's own
     bounds; ``relative_gap`` is the gap of the best bracket after it.
+
+    ``Result.history`` holds them as dicts (``to_dict``):
+
+    >>> import optmech
+    >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(1), cost="abs", domain=optmech.IntegerLattice()))
+    >>> step = r.history[-1]
+    >>> step["lower_bound"] <= step["upper_bound"], sorted(step["lp"])[:2]
+    (True, ['cols', 'nonzeros'])
     """
 
     iteration: int
@@ -128,6 +149,52 @@ class HistoryRecord:
         }
 
 
+def problem_label(problem: dict) -> str:
+    """A one-line description of a Result's ``problem`` dict: privacy, ε, δ, Δ, dimension, domain, cost.
+
+    >>> problem_label({"privacy": "pure", "epsilon": 1.0, "sensitivity": 1.0, "domain": "integer", "cost": "abs"})
+    'pure ε=1 Δ=1 integer cost=abs'
+    """
+    from optmech.mechanisms.display import fmt_number
+
+    p = problem or {}
+    parts = [str(p.get("privacy", "?")), f"ε={fmt_number(p.get('epsilon'))}"]
+    if p.get("delta"):
+        parts.append(f"δ={fmt_number(p['delta'])}")
+    if "sensitivity" in p and p.get("privacy") != "lipschitz":
+        parts.append(f"Δ={fmt_number(p['sensitivity'])}")
+    if (p.get("dim") or 1) > 1:
+        parts.append(f"d={p['dim']}" + (f" {p['norm']}" if p.get("norm") else ""))
+    if p.get("domain"):
+        parts.append(str(p["domain"]))
+    if p.get("kind") == "wasserstein":
+        parts.append(f"utility={p.get('utility')}")
+    elif p.get("cost") is not None:
+        parts.append(f"cost={p['cost']}")
+    return " ".join(" ".join(str(x).split()) for x in parts)  # one line, whatever the cost text holds
+
+
+def bracket_text(lower: float, upper: float) -> str:
+    """``[lower, upper]`` with enough significant digits to tell the ends apart (4 to 15).
+
+    >>> bracket_text(0.8509181282342898, 0.8509181282520423)
+    '[0.8509181282343, 0.850918128252]'
+    >>> bracket_text(0.93, 0.97)
+    '[0.93, 0.97]'
+    """
+    gap = relative_gap(lower, upper)
+    digits = 6
+    if math.isfinite(gap) and gap > 0:
+        digits = min(max(4, math.ceil(-math.log10(gap)) + 2), 15)
+    elif gap == 0:
+        digits = 15
+
+    def f(x: float) -> str:
+        return f"{x:.{digits}g}" if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+
+    return f"[{f(lower)}, {f(upper)}]"
+
+
 @dataclass(frozen=True)
 class Result:
     """Everything a solve established.
@@ -135,7 +202,24 @@ class Result:
     ``lower_bound`` and ``upper_bound`` are certified when ``certified`` is true: the lower bound
     from a repaired dual of a relaxation, the upper bound from an exactly audited mechanism.
     When ``certified`` is false, ``message`` says which half failed and the values must not be
-    read as an optimum.
+    read as an optimum.  ``repr`` is one line; in Jupyter the result renders as HTML tables.
+
+    Examples
+    --------
+    The optimal noise for a counting query (Δ = 1, ε = 1, cost |x|) is the geometric law, with
+    E|X| = 2b/(1 − b²), b = e^{-1} [Geng13, Thm 2.12]; the certified bracket contains it:
+
+    >>> import optmech
+    >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(1), cost="abs",
+    ...                                   domain=optmech.IntegerLattice()))
+    >>> b = math.exp(-1)
+    >>> r.certified, r.lower_bound <= 2 * b / (1 - b * b) <= r.upper_bound, r.relative_gap < 1e-9
+    (True, True, True)
+    >>> r
+    <Result pure ε=1 Δ=1 integer cost=abs: [0.85091812823..., 0.85091812825...] optimal, certified, gap ...>
+    >>> noisy = r.mechanism(np.array([10, 20, 30]), rng=0)      # the optimal noise, applied
+    >>> noisy.shape
+    (3,)
     """
 
     problem: dict
@@ -164,10 +248,35 @@ class Result:
 
     def __repr__(self) -> str:
         tag = "certified" if self.certified else "UNCERTIFIED"
-        return (
-            f"Result({self.status}, {tag}, lower={self.lower_bound:.12g}, upper={self.upper_bound:.12g}, "
-            f"gap={self.relative_gap:.3g})"
-        )
+        return (f"<Result {problem_label(self.problem)}: {bracket_text(self.lower_bound, self.upper_bound)} "
+                f"{self.status}, {tag}, gap {self.relative_gap:.2g}>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: bracket, gap, status and certified flag, then the problem's
+        parameters, the solve's numbers, the references and the mechanism (all escaped)."""
+        from optmech.mechanisms.display import html_card, html_grid, html_table
+
+        tag = "certified" if self.certified else "NOT certified"
+        lines = [f"[lower, upper] = {bracket_text(self.lower_bound, self.upper_bound)}",
+                 f"relative gap {self.relative_gap:.3g}, status {self.status}, {tag}"]
+        if self.message:
+            lines.append(" ".join(str(self.message).split()))
+        problem_rows = [(k, v if not isinstance(v, (dict, list)) else json.dumps(v)[:200])
+                        for k, v in (self.problem or {}).items()]
+        solve_rows = [("lower bound", repr(float(self.lower_bound))), ("upper bound", repr(float(self.upper_bound))),
+                      ("relative gap", self.relative_gap), ("status", str(self.status)),
+                      ("certified", "yes" if self.certified else "no"), ("seconds", self.seconds)]
+        for key in ("rows", "cols", "nonzeros", "solver", "builder"):
+            if key in (self.lp or {}):
+                solve_rows.append((f"LP {key}", self.lp[key]))
+        if self.mechanism is not None:
+            solve_rows.append(("mechanism", repr(self.mechanism)))
+        tables = [html_table(problem_rows, "problem"), html_table(solve_rows, "solve")]
+        if self.references:
+            tables.append(html_grid(["reference", "value", "inside bracket", "exact"],
+                                    [[r.name, r.value, "yes" if r.inside_bracket else "no", "yes" if r.exact else "no"]
+                                     for r in self.references], "references"))
+        return html_card(f"optmech Result: {problem_label(self.problem)}", lines, tables)
 
     # -- serialisation ---------------------------------------------------------------------------
     def mechanism_dict(self) -> dict | None:
@@ -244,7 +353,14 @@ class Result:
 
 
 def mechanism_from_dict(d: dict):
-    """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field) as a library Mechanism."""
+    """Rebuild the mechanism saved by ``--save`` (the ``mechanism`` field) as a library Mechanism.
+
+    >>> import optmech
+    >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(1), cost="abs", domain=optmech.IntegerLattice()))
+    >>> again = mechanism_from_dict(r.mechanism_dict())
+    >>> again == r.mechanism, float(again.pmf(0)) == float(r.mechanism.pmf(0))
+    (True, True)
+    """
     from optmech.mechanisms.tabulated import Tabulated
 
     if d.get("kind") in ("lattice_pmf", "piecewise_constant_density"):
@@ -256,7 +372,12 @@ def mechanism_from_dict(d: dict):
 
 def solver_dict(mechanism) -> dict:
     """The solver's JSON form of a result's mechanism: the dict without the library's ``name`` key
-    (the ``kind`` key names it), so that ``--save`` files keep their format."""
+    (the ``kind`` key names it), so that ``--save`` files keep their format.
+
+    >>> from optmech.mechanisms import Laplace
+    >>> solver_dict(Laplace(epsilon=1, sensitivity=1))       # library laws keep their name
+    {'name': 'laplace', 'epsilon': 1.0, 'sensitivity': 1.0}
+    """
     d = dict(mechanism.to_dict())
     if "kind" in d:
         d.pop("name", None)

@@ -27,6 +27,9 @@ from optmech.errors import SpecError
 if TYPE_CHECKING:  # scipy-heavy; imported where an input distribution is built
     from optmech.inputs import InputPMF
 
+__all__ = ["Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous", "ExpectedCost", "Wasserstein",
+           "DEFAULT_GAPS", "EPSILON_RANGE", "PARAMS"]
+
 #: ε outside this range is refused: below it the window would be astronomically long, above it
 #: the ratio coefficients e^ε leave double precision's comfortable range.
 EPSILON_RANGE = (1e-6, 30.0)
@@ -46,7 +49,15 @@ def _finite_positive(name: str, value: object) -> float:
 
 @dataclass(frozen=True)
 class PureDP:
-    """Pure ε-differential privacy, ε > 0 [Geng13, Def 2.1]."""
+    """Pure ε-differential privacy, ε > 0 [Geng13, Def 2.1].
+
+    >>> PureDP(1).epsilon
+    1.0
+    >>> PureDP(0)
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: epsilon must be positive, got 0
+    """
 
     epsilon: float
 
@@ -66,6 +77,13 @@ class ApproxDP:
 
     ε >= 0 (ε = 0 is (0, δ)-DP), 0 <= δ < 1, not both 0.  δ = 0 is pure ε-DP and is solved by the
     pure-DP machinery (1-D).
+
+    >>> ApproxDP(0.5, 0.1)
+    ApproxDP(epsilon=0.5, delta=0.1)
+    >>> ApproxDP(1, 1.0)
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: delta must be in [0, 1), got 1.0
     """
 
     epsilon: float
@@ -97,6 +115,9 @@ class Lipschitz:
     """ε-Lipschitz privacy [KHP15, Def. 2]: |ln P(u + X ∈ S) − ln P(u' + X ∈ S)| <= ε‖u − u'‖.
 
     ε is a rate per unit distance, so the problem has no separate sensitivity (it is 1).
+
+    >>> Problem(privacy=Lipschitz(2), cost="abs", domain=IntegerLattice()).sensitivity
+    1.0
     """
 
     epsilon: float
@@ -109,7 +130,11 @@ class Lipschitz:
 
 @dataclass(frozen=True)
 class IntegerLattice:
-    """Noise on ℤ for an integer-valued query with integer sensitivity Δ [Geng13, §2.8]."""
+    """Noise on ℤ for an integer-valued query with integer sensitivity Δ [Geng13, §2.8].
+
+    >>> Problem(privacy=PureDP(1), cost="abs", domain=IntegerLattice(), sensitivity=3).domain.name
+    'integer'
+    """
 
     name = "integer"
 
@@ -119,6 +144,9 @@ class Continuous:
     """Noise on ℝ, discretised into cells of width Δ/resolution [Geng13, App. A, Lemma A.6].
 
     ``resolution=None`` lets :func:`optmech.solve` choose it from the target gap.
+
+    >>> Continuous(8).resolution, Continuous().resolution
+    (8, None)
     """
 
     resolution: int | None = None
@@ -143,7 +171,14 @@ Domain = Union[IntegerLattice, Continuous]
 
 @dataclass(frozen=True)
 class ExpectedCost:
-    """Minimise E L(X), the expected cost of the noise X [Geng13, (2.10)]."""
+    """Minimise E L(X), the expected cost of the noise X [Geng13, (2.10)].
+
+    ``Problem(cost=...)`` is the shorthand; the cost is parsed and validated by the Problem:
+
+    >>> p = Problem(privacy=PureDP(1), objective=ExpectedCost("square"), domain=IntegerLattice())
+    >>> p.cost.spec, p.objective.name
+    ('square', 'cost')
+    """
 
     cost: Any
 
@@ -153,7 +188,14 @@ class ExpectedCost:
 @dataclass(frozen=True, eq=False)
 class Wasserstein:
     """Minimise W1(X, X + θ) for an input distribution X on ℤ [QHFL22, §IV-C]; with
-    ``surrogate=True`` the paper's surrogate P2, which equals E|θ| [derived]."""
+    ``surrogate=True`` the paper's surrogate P2, which equals E|θ| [derived].
+
+    >>> from optmech.inputs import input_from_arrays
+    >>> w = Wasserstein(input_from_arrays([0, 1, 2], [0.25, 0.5, 0.25], label="toy"))
+    >>> p = Problem(privacy=PureDP(1), objective=w, domain=IntegerLattice())
+    >>> p.objective.name, p.family_default_key
+    ('wasserstein', 'wasserstein')
+    """
 
     input: "InputPMF"
     surrogate: bool = False
@@ -221,6 +263,18 @@ class Problem:
         What is minimised; give it instead of ``cost`` for the Wasserstein objective.
 
     Every invalid value or combination raises :class:`~optmech.errors.SpecError` (one line).
+
+    Examples
+    --------
+    >>> p = Problem(privacy=PureDP(1), cost="abs", domain=IntegerLattice())
+    >>> p.epsilon, p.sensitivity, p.target_gap     # the integer domain's default gap
+    (1.0, 1.0, 1e-09)
+    >>> Problem.from_params(p.to_params()) == p
+    True
+    >>> Problem(privacy=PureDP(1), cost="abs", domain=IntegerLattice(), sensitivity=1.5)
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: sensitivity must be a positive integer on the integer domain, got 1.5
     """
 
     privacy: PrivacyNotion

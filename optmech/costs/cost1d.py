@@ -56,6 +56,14 @@ class Cost:
         Named costs are |x|^power; ``"expr"`` is a checked expression in x.
     power : float or None
         P for the named costs (1 for abs, 2 for square), None for expressions.
+
+    >>> c = parse_cost("min(abs(x), 2)")
+    >>> c.kind, c.power, c(np.array([-3.0, 0.5]))
+    ('expr', None, array([2. , 0.5]))
+    >>> c.enclose(np.array([1.0]), np.array([3.0]))          # rigorous bounds of L on [1, 3]
+    (array([1.]), array([2.]))
+    >>> parse_cost("square").is_symmetric_nondecreasing(integer=False)
+    True
     """
 
     spec: str
@@ -306,7 +314,13 @@ def _domain_minimum(cost: "Cost", integer: bool) -> float:
 
 def tree_growth(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
     """Growth rule of :meth:`Cost.growth` for node t over the pieces [wlo, whi] of Ω (tuples of
-    per-variable arrays for x1..xd, where |t| reads ‖x‖₁)."""
+    per-variable arrays for x1..xd, where |t| reads ‖x‖₁).
+
+    >>> tree_growth(parse_expr("x*x"), np.array([1.0]), np.array([np.inf]))      # x² <= 1·(1+|x|)^2
+    (1.0, 2.0, 0.0)
+    >>> tree_growth(parse_expr("2*abs(x)**3"), np.array([1.0]), np.array([np.inf]))  # 2|x|³ <= 2(1+|x|)^3
+    (2.0, 3.0, 0.0)
+    """
     op = t[0]
     if op == "const":
         return (max(abs(t[2]), abs(t[3])), 0.0, 0.0)
@@ -380,6 +394,15 @@ def parse_cost(text: str) -> Cost:
     ------
     CostError
         One line naming the offending construct or value.
+
+    >>> parse_cost("abs"), parse_cost(" POW:3 ").spec
+    (Cost(spec='abs', kind='abs', power=1.0), 'pow:3')
+    >>> parse_cost("x*x + 1")(np.array([2.0]))
+    array([5.])
+    >>> parse_cost("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    optmech.errors.CostError: ...
     """
     if not isinstance(text, str):
         raise CostError(f"cost must be a string, got {type(text).__name__}")
@@ -399,7 +422,12 @@ def parse_cost(text: str) -> Cost:
 
 
 def as_cost(obj: CostLike) -> Cost:
-    """Return ``obj`` if it is a :class:`Cost`, else :func:`parse_cost` of the string."""
+    """Return ``obj`` if it is a :class:`Cost`, else :func:`parse_cost` of the string.
+
+    >>> c = parse_cost("abs")
+    >>> as_cost(c) is c, as_cost("pow:1.5").power
+    (True, 1.5)
+    """
     if isinstance(obj, Cost):
         return obj
     if isinstance(obj, str):

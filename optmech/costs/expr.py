@@ -177,7 +177,13 @@ class _Compiler:
 
 
 def parse_expr(text: str, dim: int | None = None) -> tuple:
-    """Compile an expression in x (``dim`` None: the 1-D cost) or in x1..x``dim`` into a tree."""
+    """Compile an expression in x (``dim`` None: the 1-D cost) or in x1..x``dim`` into a tree.
+
+    >>> parse_expr("x*x + 1")
+    ('add', ('mul', ('x',), ('x',)), ('const', 1.0, 1.0, 1.0))
+    >>> parse_expr("x1 + 2*x2", dim=2)[0]
+    'add'
+    """
     comp = _Compiler(text, dim)
     if len(text) > MAX_LENGTH:
         raise comp.err(f"longer than {MAX_LENGTH} characters")

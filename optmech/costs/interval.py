@@ -43,7 +43,14 @@ def round_up(v, c: float = WIDEN_ROUNDED):
 
 
 def add_rounded(a, b, lower: bool):
-    """Lower or upper end of a + b, left unwidened when the float sum is exact (TwoSum)."""
+    """Lower or upper end of a + b, left unwidened when the float sum is exact (TwoSum).
+
+    >>> lo, hi = add_rounded(np.array(0.1), np.array(0.2), True), add_rounded(np.array(0.1), np.array(0.2), False)
+    >>> bool(lo < hi), float(hi) == 0.1 + 0.2              # the float sum is inexact: the ends straddle it
+    (True, True)
+    >>> float(add_rounded(np.array(1.0), np.array(2.0), True))  # exact sums stay unwidened
+    3.0
+    """
     s = a + b
     bb = s - a
     err = (a - (s - bb)) + (b - bb)  # exact a + b − s; NaN on overflow
@@ -65,7 +72,11 @@ def clean_interval(lo, hi):
 
 
 def mig_mag(lo, hi):
-    """min and max of |t| over [lo, hi] (exact)."""
+    """min and max of |t| over [lo, hi] (exact).
+
+    >>> mig_mag(np.array([-1.0, 2.0]), np.array([3.0, 5.0]))      # min and max of |t|
+    (array([0., 2.]), array([3., 5.]))
+    """
     return np.maximum(np.maximum(lo, -hi), 0.0), np.maximum(-lo, hi)
 
 
@@ -82,7 +93,11 @@ def _exact_sq(a):
 
 def interval_square(a):
     """t·t over [lo, hi]: monotone in |t| (exactly and in float), so [mig², mag²], left unwidened
-    at an end where the float square is exact."""
+    at an end where the float square is exact.
+
+    >>> interval_square((np.array([-1.0]), np.array([3.0])))        # t² for t in [−1, 3]
+    (array([0.]), array([9.]))
+    """
     mig, mag = mig_mag(*a)
     (p, ep), (q, eq) = _exact_sq(mig), _exact_sq(mag)
     return np.where(ep, p, np.maximum(round_down(p), 0.0)), np.where(eq, q, round_up(q))
@@ -104,7 +119,12 @@ _POINT = {
 
 
 def evaluate_tree(t: tuple, x):
-    """Float value of node t; ``x`` is the array of x, or a tuple of arrays of x1..xd."""
+    """Float value of node t; ``x`` is the array of x, or a tuple of arrays of x1..xd.
+
+    >>> from optmech.costs import parse_expr
+    >>> evaluate_tree(parse_expr("x*x + 1"), np.array([2.0, 3.0]))
+    array([ 5., 10.])
+    """
     if t[0] == "x":
         return x
     if t[0] == "var":
@@ -648,7 +668,12 @@ def breakpoints(t: tuple) -> tuple:
 
 def tree_enclosure(t: tuple, lo, hi):
     """Ends of the node, [−inf, inf] where its float value may be NaN, broadcast to lo (to its
-    first array when ``lo`` is a tuple of per-variable arrays)."""
+    first array when ``lo`` is a tuple of per-variable arrays).
+
+    >>> from optmech.costs import parse_expr
+    >>> tree_enclosure(parse_expr("x*x + 1"), np.array([1.0]), np.array([2.0]))
+    (array([2.]), array([5.]))
+    """
     rlo, rhi, nan, _ = _enc(t, lo, hi)
     if nan is not False:
         rlo, rhi = np.where(nan, -INF, rlo), np.where(nan, INF, rhi)

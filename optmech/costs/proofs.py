@@ -29,6 +29,12 @@ def parity(t: tuple, flips: frozenset | None = None) -> int:
     even); abs and squares of an even or odd argument are even, and so is a**n for an even integer
     n (odd n keeps a's parity; a real exponent needs an even base); a comparison or a logical
     operation of even arguments is an even condition, and ``==``/``!=`` of odd ones too.
+
+    >>> from optmech.costs import parse_expr
+    >>> parity(parse_expr("abs(x) + x**2")) == EVEN, parity(parse_expr("x**3")) == ODD
+    (True, True)
+    >>> parity(parse_expr("x + 1"))               # neither
+    0
     """
     op = t[0]
     if op == "x":
@@ -274,7 +280,14 @@ def proves_symmetric_nondecreasing(t: tuple, integer: bool) -> bool:
     """Whether L(x) = L(−x) for every x and L is nondecreasing in |x| on the domain (ℤ when
     ``integer``, else ℝ), proven for the 1-D tree t: evenness by :func:`parity`, monotonicity by
     :func:`_nondecreasing_from` on [0, ∞); on ℤ, failing that, on [K, ∞) for K = 1, 2, 4, ...,
-    4096 with L(k) <= L(k+1) proven by point enclosures for the integers k < K."""
+    4096 with L(k) <= L(k+1) proven by point enclosures for the integers k < K.
+
+    >>> from optmech.costs import parse_expr
+    >>> proves_symmetric_nondecreasing(parse_expr("min(abs(x), 2)"), integer=False)
+    True
+    >>> proves_symmetric_nondecreasing(parse_expr("-abs(x)"), integer=True)
+    False
+    """
     if not parity(t) & EVEN:
         return False
     if _nondecreasing_from(t, 0.0):

@@ -62,7 +62,15 @@ def _a(b: float, u: float, delta: int, r):
 
 
 def discrete_staircase_normaliser(epsilon, sensitivity, r) -> float:
-    """a(r) = (1 − b)/(2r + 2b(Δ − r) − (1 − b)) [Geng13, (2.17)]."""
+    """a(r) = (1 − b)/(2r + 2b(Δ − r) − (1 − b)) [Geng13, (2.17)].
+
+    >>> import math
+    >>> math.isclose(discrete_staircase_normaliser(1, 1, 1), math.tanh(0.5))   # Δ = 1: the geometric p(0)
+    True
+    >>> a, b = discrete_staircase_normaliser(1, 4, 2), math.exp(-1)             # mass 1 over ℤ
+    >>> math.isclose(a * (2 * (2 + b * 2) / (1 - b) - 1), 1.0)
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     r = nx.check_int_range(r, "r", 1, delta)
     b, u = nx.b_and_u(eps)
@@ -117,6 +125,16 @@ def discrete_staircase_cost(cost, epsilon, sensitivity, r) -> float:
 
     Raises ProblemTooLarge when a non-smooth cost on a huge lattice would need more than
     3e8 cost evaluations.
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> b = math.exp(-1)
+    >>> math.isclose(discrete_staircase_cost(parse_cost("abs"), 1, 1, 1), 2 * b / (1 - b * b))
+    True
+    >>> mech = DiscreteStaircase(epsilon=1, sensitivity=4, r=2)            # against a direct sum of its pmf
+    >>> k = np.arange(-400, 401)
+    >>> math.isclose(discrete_staircase_cost(parse_cost("abs"), 1, 4, 2), float(np.sum(np.abs(k) * mech.pmf(k))))
+    True
     """
     eps, delta = _check(epsilon, sensitivity)
     r = nx.check_int_range(r, "r", 1, delta)
@@ -137,6 +155,13 @@ def optimal_r(cost, epsilon, sensitivity) -> tuple[int, float]:
     """(r*, V(r*)) minimising Σ_i L(i) P_r(i) over r = 1..Δ (smallest r on ties).
 
     O(Δ) for |x|^m costs, O(Δ·K) cost evaluations otherwise (K = periods kept).
+
+    >>> from optmech.costs import parse_cost
+    >>> cost = parse_cost("abs")
+    >>> costs = {r: discrete_staircase_cost(cost, 1, 4, r) for r in range(1, 5)}
+    >>> r, v = optimal_r(cost, 1, 4)
+    >>> r == min(costs, key=costs.get), v == costs[r]
+    (True, True)
     """
     eps, delta = _check(epsilon, sensitivity)
     try:
@@ -148,7 +173,14 @@ def optimal_r(cost, epsilon, sensitivity) -> tuple[int, float]:
 
 def discrete_staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     """V* on ℤ as a :class:`Reference` named ``discrete_staircase`` with parameters {"r": r*};
-    None unless the cost is symmetric and nondecreasing ([Geng13] Property 2.3)."""
+    None unless the cost is symmetric and nondecreasing ([Geng13] Property 2.3).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> ref = discrete_staircase_reference(parse_cost("abs"), 1, 1)
+    >>> ref.name, ref.parameters, math.isclose(ref.value, 2 * math.exp(-1) / (1 - math.exp(-2)))
+    ('discrete_staircase', {'r': 1}, True)
+    """
     eps, delta = _check(epsilon, sensitivity)
     if not nx.is_symmetric_nondecreasing(cost, delta, "integer"):
         return None
@@ -178,6 +210,12 @@ def geometric_cost(cost, epsilon, sensitivity=1) -> float:
     """E L(X) for the two-sided geometric P(i) = ((1−b)/(1+b)) b^{|i|} [Geng13, Thm 2.12].
 
     Only defined for sensitivity 1 (SpecError otherwise).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> b = math.exp(-1)
+    >>> math.isclose(geometric_cost(parse_cost("square"), 1), 2 * b / (1 - b) ** 2)
+    True
     """
     _check_geometric(sensitivity)
     return discrete_laplace_cost(cost, epsilon, 1)
@@ -185,7 +223,16 @@ def geometric_cost(cost, epsilon, sensitivity=1) -> float:
 
 def geometric_reference(cost, epsilon, sensitivity=1) -> Reference | None:
     """The geometric mechanism as a :class:`Reference` named ``geometric``: V* for Δ = 1 and a
-    symmetric nondecreasing cost [Geng13, Thm 2.12]; None otherwise."""
+    symmetric nondecreasing cost [Geng13, Thm 2.12]; None otherwise.
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> ref = geometric_reference(parse_cost("abs"), 1)
+    >>> ref.name, math.isclose(ref.value, 2 * math.exp(-1) / (1 - math.exp(-2)))
+    ('geometric', True)
+    >>> geometric_reference(parse_cost("abs"), 1, 2) is None        # Δ = 2: not the optimum
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     if delta != 1 or not nx.is_symmetric_nondecreasing(cost, delta, "integer"):
         return None
@@ -217,6 +264,17 @@ class DiscreteStaircase(Mechanism):
     ε-DP for every r: P(i) ≤ e^ε P(i + s) for |s| ≤ Δ.  Optimal at r = r* for symmetric
     nondecreasing costs [Geng13, Thm 2.13].  ``sample`` is a derived sampler
     (Y = GΔ + J with a sign and one rejection at 0; floating point).
+
+    >>> import math
+    >>> mech = DiscreteStaircase(epsilon=1, sensitivity=4, r=2)
+    >>> p = mech.pmf(np.arange(0, 5))           # r = 2 high points, Δ − r = 2 points one step lower
+    >>> bool(np.allclose(p[2:4] / p[0], math.exp(-1))), math.isclose(p[4] / p[0], math.exp(-1))
+    (True, True)
+    >>> math.isclose(float(mech.pmf(np.arange(-300, 301)).sum()), 1.0)
+    True
+    >>> from optmech.costs import parse_cost
+    >>> DiscreteStaircase.optimal("abs", epsilon=1, sensitivity=4).r == optimal_r(parse_cost("abs"), 1, 4)[0]
+    True
     """
 
     name = "discrete_staircase"
@@ -277,12 +335,35 @@ class DiscreteStaircase(Mechanism):
     def _expected_cost(self, cost):
         return discrete_staircase_cost(cost, self.epsilon, self.sensitivity, self.r)
 
+    def _logpmf(self, k):
+        def log_mass(i):
+            q, j = self._split(i)
+            return math.log(self._a) - self.epsilon * (q + (j >= self.r))
+
+        return self._on_lattice(k, log_mass)
+
+    def _entropy(self):
+        # −ln P(i) = −ln a + ε·level(i), level = k + [j >= r] for |i| = kΔ + j; summing the level
+        # over one side, Σ_k [r a b^k k + (Δ − r) a b^{k+1} (k + 1)] = aΔ b/(1 − b)², and level(0) = 0
+        a, b, u = self._a, self._b, self._u
+        return -math.log(a) + self.epsilon * 2.0 * a * self.sensitivity * b / (u * u)
+
 
 class Geometric(DiscreteLaplace):
     r"""Two-sided geometric noise P(i) = ((1−b)/(1+b)) b^{|i|}, b = e^{-ε} [Geng13, Thm 2.12].
 
     ε-DP for sensitivity 1 only (``sensitivity`` defaults to 1; anything else is a SpecError).
     Identical to ``DiscreteStaircase(r=1, sensitivity=1)`` and ``DiscreteLaplace(sensitivity=1)``.
+
+    >>> import math
+    >>> g = Geometric(epsilon=1)
+    >>> b = math.exp(-1)
+    >>> math.isclose(float(g.pmf(2)), (1 - b) / (1 + b) * b**2), g.sensitivity
+    (True, 1)
+    >>> Geometric(epsilon=1, sensitivity=2)
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: the geometric mechanism with parameter e^-epsilon is epsilon-DP only for sensitivity 1, got 2; ...
     """
 
     name = "geometric"

@@ -92,7 +92,14 @@ def _by_r(A: np.ndarray, b: float) -> np.ndarray:
 
 
 def discrete_staircase_nd_costs(cost: str, epsilon, sensitivity, dim) -> np.ndarray:
-    """E L(X) for r = 1..Δ (index r − 1), for ``cost`` in {"l1", "l2sq"}."""
+    """E L(X) for r = 1..Δ (index r − 1), for ``cost`` in {"l1", "l2sq"}.
+
+    >>> import math
+    >>> b = math.exp(-1)          # Δ = 1, r = 1: the product of two geometric laws
+    >>> costs = discrete_staircase_nd_costs("l1", 1, 1, 2)
+    >>> costs.shape, math.isclose(float(costs[0]), 2 * 2 * b / (1 - b * b))
+    ((1,), True)
+    """
     eps, D, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     if cost not in ("l1", "l2sq"):
         raise SpecError(f"the d-D discrete staircase prices l1 and l2sq (sphere sums); got {cost!r}")
@@ -111,6 +118,14 @@ class DiscreteStaircaseND(NDMechanism):
     sensitivity : int >= 1
     r : int in [1, Δ]
     dim : int >= 1
+
+    >>> import math
+    >>> mech = DiscreteStaircaseND(epsilon=1, sensitivity=1, r=1, dim=2)
+    >>> c, b = math.tanh(0.5), math.exp(-1)           # Δ = 1: c² b^{‖k‖₁}
+    >>> math.isclose(float(mech.pmf([2, -1])), c * c * b**3)
+    True
+    >>> mech.sample(5, rng=0).shape
+    (5, 2)
     """
 
     name = "discrete_staircase_nd"
@@ -136,8 +151,10 @@ class DiscreteStaircaseND(NDMechanism):
         return np.floor((k - self.r) / self.sensitivity) + 1.0
 
     def _pmf_nd(self, k):
-        n1 = np.abs(k).sum(axis=-1)
-        return np.exp(self._log_a - self.epsilon * self._level(n1))
+        return np.exp(self._logpmf_nd(k))
+
+    def _logpmf_nd(self, k):
+        return self._log_a - self.epsilon * self._level(np.abs(k).sum(axis=-1))
 
     def _cost_nd(self, name, m, cost):
         if name not in ("l1", "l2sq"):

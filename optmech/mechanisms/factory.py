@@ -75,6 +75,15 @@ def make_mechanism(
     Shape parameters (γ for the staircase, r for the discrete staircase) are validated when
     given and chosen optimally for ``cost`` otherwise (default cost: ``abs`` in 1-D, ``l1`` in d-D).
     Raises SpecError for unknown families, out-of-range values and flags that do not apply.
+
+    >>> import math
+    >>> mech, choice = make_mechanism("staircase", epsilon=1, sensitivity=1, cost="abs")
+    >>> choice.shape, math.isclose(mech.gamma, 1 / (1 + math.exp(0.5)))      # γ* [Geng13, Thm 2.5]
+    ('optimal', True)
+    >>> make_mechanism("geometric", epsilon=1)[0]
+    Geometric(epsilon=1.0, sensitivity=1)
+    >>> make_mechanism("laplace", epsilon=1, dim=3)[0].dim
+    3
     """
     if family not in FAMILIES:
         raise SpecError(f"unknown mechanism {family!r} (choose from {', '.join(FAMILIES)})")

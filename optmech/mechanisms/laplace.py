@@ -52,13 +52,21 @@ def _check(epsilon, sensitivity, integer=False):
 
 
 def laplace_cost_abs(epsilon, sensitivity) -> float:
-    """E|X| = Δ/ε [Geng13, §2.6.1]."""
+    """E|X| = Δ/ε [Geng13, §2.6.1].
+
+    >>> laplace_cost_abs(1, 1), laplace_cost_abs(0.5, 2)
+    (1.0, 4.0)
+    """
     eps, delta = _check(epsilon, sensitivity)
     return delta / eps
 
 
 def laplace_cost_square(epsilon, sensitivity) -> float:
-    """E X² = 2Δ²/ε² [Geng13, §2.6.2]."""
+    """E X² = 2Δ²/ε² [Geng13, §2.6.2].
+
+    >>> laplace_cost_square(1, 1), laplace_cost_square(2, 1)
+    (2.0, 0.5)
+    """
     eps, delta = _check(epsilon, sensitivity)
     return 2.0 * (delta / eps) ** 2
 
@@ -80,7 +88,15 @@ def _laplace_detail(cost, eps: float, delta: float) -> tuple[float, bool, str]:
 
 
 def laplace_cost(cost, epsilon, sensitivity) -> float:
-    """E L(X) under Laplace noise of scale Δ/ε, any cost (``inf`` if it diverges)."""
+    """E L(X) under Laplace noise of scale Δ/ε, any cost (``inf`` if it diverges).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> laplace_cost(parse_cost("pow:3"), 1, 1)      # E|X|^3 = Γ(4) = 6 for scale 1
+    6.0
+    >>> math.isclose(laplace_cost(parse_cost("max(x, 0)"), 1, 1), 0.5, rel_tol=1e-12)   # E max(X, 0) = s/2
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     try:
         return _laplace_detail(cost, eps, delta)[0]
@@ -89,7 +105,13 @@ def laplace_cost(cost, epsilon, sensitivity) -> float:
 
 
 def laplace_reference(cost, epsilon, sensitivity) -> Reference:
-    """Laplace baseline as a :class:`Reference` named ``laplace`` (an upper bound on V*)."""
+    """Laplace baseline as a :class:`Reference` named ``laplace`` (an upper bound on V*).
+
+    >>> from optmech.costs import parse_cost
+    >>> ref = laplace_reference(parse_cost("abs"), 1, 2)
+    >>> ref.name, ref.value, ref.exact, ref.parameters
+    ('laplace', 2.0, True, {'scale': 2.0})
+    """
     eps, delta = _check(epsilon, sensitivity)
     params = {"scale": delta / eps}
     try:
@@ -109,14 +131,28 @@ def _lam(eps: float, delta: int) -> tuple[float, float]:
 
 
 def discrete_laplace_cost_abs(epsilon, sensitivity) -> float:
-    """E|X| = 2λ/(1 − λ²), λ = e^{-ε/Δ} [GV13, (231)]."""
+    """E|X| = 2λ/(1 − λ²), λ = e^{-ε/Δ} [GV13, (231)].
+
+    >>> import math
+    >>> lam = math.exp(-1)
+    >>> direct = sum(abs(k) * (1 - lam) / (1 + lam) * lam ** abs(k) for k in range(-80, 81))
+    >>> math.isclose(discrete_laplace_cost_abs(1, 1), direct, rel_tol=1e-14)
+    True
+    """
     eps, delta = _check(epsilon, sensitivity, integer=True)
     lam, _ = _lam(eps, delta)
     return 2.0 * lam / -math.expm1(-2.0 * eps / delta)
 
 
 def discrete_laplace_cost_square(epsilon, sensitivity) -> float:
-    """E X² = 2λ/(1 − λ)², λ = e^{-ε/Δ} [GV13, (238)]."""
+    """E X² = 2λ/(1 − λ)², λ = e^{-ε/Δ} [GV13, (238)].
+
+    >>> import math
+    >>> lam = math.exp(-0.5)                         # ε = 1, Δ = 2
+    >>> direct = sum(k * k * (1 - lam) / (1 + lam) * lam ** abs(k) for k in range(-200, 201))
+    >>> math.isclose(discrete_laplace_cost_square(1, 2), direct, rel_tol=1e-13)
+    True
+    """
     eps, delta = _check(epsilon, sensitivity, integer=True)
     lam, one_minus = _lam(eps, delta)
     return 2.0 * lam / one_minus**2
@@ -145,7 +181,15 @@ def _discrete_laplace_detail(cost, eps: float, delta: int) -> tuple[float, bool,
 
 
 def discrete_laplace_cost(cost, epsilon, sensitivity) -> float:
-    """E L(X) under discrete Laplace noise with λ = e^{-ε/Δ}, any cost (``inf`` if it diverges)."""
+    """E L(X) under discrete Laplace noise with λ = e^{-ε/Δ}, any cost (``inf`` if it diverges).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> lam = math.exp(-1)
+    >>> direct = sum(min(abs(k), 2) * (1 - lam) / (1 + lam) * lam ** abs(k) for k in range(-80, 81))
+    >>> math.isclose(discrete_laplace_cost(parse_cost("min(abs(x), 2)"), 1, 1), direct, rel_tol=1e-12)
+    True
+    """
     eps, delta = _check(epsilon, sensitivity, integer=True)
     try:
         return _discrete_laplace_detail(cost, eps, delta)[0]
@@ -154,7 +198,14 @@ def discrete_laplace_cost(cost, epsilon, sensitivity) -> float:
 
 
 def discrete_laplace_reference(cost, epsilon, sensitivity, *, name: str = "discrete_laplace") -> Reference:
-    """Discrete-Laplace baseline as a :class:`Reference` (an upper bound on the lattice V*)."""
+    """Discrete-Laplace baseline as a :class:`Reference` (an upper bound on the lattice V*).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> ref = discrete_laplace_reference(parse_cost("abs"), 1, 1)
+    >>> ref.name, ref.exact, math.isclose(ref.value, 2 * math.exp(-1) / (1 - math.exp(-2)))
+    ('discrete_laplace', True, True)
+    """
     eps, delta = _check(epsilon, sensitivity, integer=True)
     params = {"lambda": math.exp(-eps / delta)}
     try:
@@ -174,6 +225,15 @@ class Laplace(Mechanism):
     r"""Laplace noise with scale Δ/ε [Geng13, §2.6.1].
 
     .. math:: f(x) = \frac{\epsilon}{2\Delta} e^{-\epsilon |x|/\Delta}
+
+    >>> import math
+    >>> mech = Laplace(epsilon=1, sensitivity=2)
+    >>> mech.scale, float(mech.pdf(0.0)), float(mech.cdf(0.0))     # pdf(0) = 1/(2s)
+    (2.0, 0.25, 0.5)
+    >>> mech.expected_cost("abs"), mech.var(), mech.entropy() == 1 + math.log(4)
+    (2.0, 8.0, True)
+    >>> mech.sample(4, rng=0).shape
+    (4,)
     """
 
     name = "laplace"
@@ -192,6 +252,18 @@ class Laplace(Mechanism):
     def _sample(self, n, rng):
         return rng.laplace(0.0, self.scale, size=n)
 
+    def _logpdf(self, x):
+        return -np.abs(x) / self.scale - math.log(2.0 * self.scale)
+
+    def _ppf(self, q):
+        # F^{-1}(q) = s ln(2q) below the median, −s ln(2(1 − q)) above it (+ 0.0: no −0.0 at q = 1/2)
+        s = self.scale
+        with np.errstate(divide="ignore"):
+            return np.where(q < 0.5, s * np.log(2.0 * q), -s * np.log(2.0 * (1.0 - q))) + 0.0
+
+    def _entropy(self):
+        return 1.0 + math.log(2.0 * self.scale)  # h = 1 + ln(2s) nats
+
     def _expected_cost(self, cost):
         return laplace_cost(cost, self.epsilon, self.sensitivity)
 
@@ -202,6 +274,16 @@ class DiscreteLaplace(Mechanism):
     .. math:: p_k = \frac{1-\lambda}{1+\lambda}\lambda^{|k|}, \quad \lambda = e^{-\epsilon/\Delta}
 
     ε-DP for integer sensitivity Δ ≥ 1.
+
+    >>> import math
+    >>> mech = DiscreteLaplace(epsilon=1, sensitivity=2)
+    >>> lam = math.exp(-0.5)
+    >>> mech.lam == lam, math.isclose(float(mech.pmf(3)), (1 - lam) / (1 + lam) * lam**3)
+    (True, True)
+    >>> math.isclose(float(mech.pmf(np.arange(-200, 201)).sum()), 1.0)
+    True
+    >>> mech.sample(3, rng=0).dtype
+    dtype('int64')
     """
 
     name = "discrete_laplace"
@@ -224,6 +306,15 @@ class DiscreteLaplace(Mechanism):
     def _sample(self, n, rng):
         p = -math.expm1(-self.epsilon / self.sensitivity)
         return (rng.geometric(p, size=n) - rng.geometric(p, size=n)).astype(np.int64)
+
+    def _logpmf(self, k):
+        a = self.epsilon / self.sensitivity
+        return self._on_lattice(k, lambda i: math.log(math.tanh(a / 2.0)) - a * np.abs(i))
+
+    def _entropy(self):
+        # H = −E ln p_X = −ln((1−λ)/(1+λ)) + (ε/Δ) E|X|, E|X| = 2λ/(1 − λ²)
+        a = self.epsilon / self.sensitivity
+        return -math.log(math.tanh(a / 2.0)) + a * discrete_laplace_cost_abs(self.epsilon, self.sensitivity)
 
     def _expected_cost(self, cost):
         return discrete_laplace_cost(cost, self.epsilon, self.sensitivity)

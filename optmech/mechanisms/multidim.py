@@ -175,7 +175,18 @@ def _log_normaliser(eps: float, delta: float, gamma: float, d: int) -> float:
 
 
 def staircase_nd_normaliser(epsilon, sensitivity, gamma, dim) -> float:
-    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [GKOV15, §II] (0.0 if it underflows)."""
+    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [GKOV15, §II] (0.0 if it underflows).
+
+    >>> import math
+    >>> from optmech.mechanisms import staircase_normaliser
+    >>> math.isclose(staircase_nd_normaliser(1, 1, 0.3, 1), staircase_normaliser(1, 1, 0.3))    # d = 1
+    True
+    >>> a, b, g = staircase_nd_normaliser(1, 1, 0.3, 2), math.exp(-1), 0.3
+    >>> piece = lambda lo, hi: 2 * (hi * hi - lo * lo)   # ∫ 4r dr: the ℓ1 circle of radius r has length 4r
+    >>> total = a * (piece(0, g) + sum(b**k * piece(k - 1 + g, k + g) for k in range(1, 200)))
+    >>> math.isclose(total, 1.0)                         # level k on k − 1 + γ <= ‖x‖₁ < k + γ
+    True
+    """
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
     return math.exp(_log_normaliser(eps, delta, gamma, d))
 
@@ -191,6 +202,13 @@ def staircase_nd_moment(m, epsilon, sensitivity, gamma, dim) -> float:
     r"""E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ) [derived].
 
     Integer 0 <= m <= 60; evaluated in the positive, scaled form Ñ of the module docstring.
+
+    >>> import math
+    >>> a, b, g = staircase_nd_normaliser(1, 1, 0.3, 2), math.exp(-1), 0.3
+    >>> piece = lambda lo, hi: 4 * (hi**3 - lo**3) / 3   # ∫ r · 4r dr
+    >>> direct = a * (piece(0, g) + sum(b**k * piece(k - 1 + g, k + g) for k in range(1, 200)))
+    >>> math.isclose(staircase_nd_moment(1, 1, 1, 0.3, 2), direct)
+    True
     """
     m = nx.check_int_range(m, "m", 0, MAX_MOMENT)
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
@@ -372,6 +390,13 @@ def staircase_nd_cost(cost, epsilon, sensitivity, gamma, dim) -> float:
 
     l1 = E‖X‖₁, l2sq = (2/(d+1)) E‖X‖₁², linf = E‖X‖₁ H_d/d, l2 = E‖X‖₁ E‖G‖₂/d (G i.i.d.
     Exp(1)); see the module docstring.
+
+    >>> import math
+    >>> from optmech.mechanisms import staircase_cost_square
+    >>> math.isclose(staircase_nd_cost("l2sq", 1, 1, 0.3, 1), staircase_cost_square(1, 1, 0.3))   # d = 1
+    True
+    >>> staircase_nd_cost("l1", 1, 1, 0.3, 2) == staircase_nd_moment(1, 1, 1, 0.3, 2)
+    True
     """
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
     parsed = _parse_cost(cost)
@@ -538,6 +563,14 @@ def optimal_gamma_nd(cost, epsilon, dim, sensitivity=1.0) -> float:
     the larger root of the quartic [derived; Geng13, (3.7) differentiated]; otherwise the
     high-precision stationarity-polynomial search of the module docstring.  Returns a float in
     [0, 1) (0.0 when the minimum is the kink γ = 0 ≡ 1).
+
+    >>> import math
+    >>> math.isclose(optimal_gamma_nd("l1", 1, 1), 1 / (1 + math.exp(0.5)))     # d = 1: [Geng13, Thm 2.5]
+    True
+    >>> grid = np.linspace(0, 1, 4001)[:-1]                                  # d = 2: brute force
+    >>> best = grid[np.argmin([staircase_nd_cost("l1", 1, 1, g, 2) for g in grid])]
+    >>> bool(abs(optimal_gamma_nd("l1", 1, 2) - best) < 1e-3)
+    True
     """
     eps = nx.check_epsilon(epsilon)
     d = check_dim(dim)
@@ -553,6 +586,13 @@ def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
 
     For ``l1`` this is V* over all ε-DP noise for d <= 2 [GKOV15, Thm 1] and, by later
     proofs of the [GKOV15] conjecture (e.g. Kulesza, Suresh, Wang, AISTATS 2025), for every d.
+
+    >>> import math
+    >>> math.isclose(staircase_nd_optimal_cost("l1", 1, 1, 1), 1 / (2 * math.sinh(0.5)))
+    True
+    >>> grid = np.linspace(0, 1, 4001)
+    >>> bool(0 <= min(staircase_nd_cost("l1", 1, 1, g, 2) for g in grid) - staircase_nd_optimal_cost("l1", 1, 1, 2) < 1e-7)
+    True
     """
     eps = nx.check_epsilon(epsilon)
     delta = nx.check_sensitivity(sensitivity)
@@ -573,6 +613,11 @@ def laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
 
     l1 = d s, l2sq = 2 d s², linf = s H_d, l2 = s E‖G‖₂ (G i.i.d. Exp(1)), pow:M = s^M Γ(d+M)/Γ(d)
     (‖X‖₁/s ~ Gamma(d)).
+
+    >>> laplace_nd_cost("l1", 1, 1, 2), laplace_nd_cost("l2sq", 1, 1, 2)
+    (2.0, 4.0)
+    >>> laplace_nd_cost("linf", 1, 1, 2)     # E max of two Exp(1) = 1 + 1/2
+    1.5
     """
     eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), check_dim(dim)
     parsed = _parse_cost(cost)
@@ -598,6 +643,16 @@ def discrete_laplace_nd_cost(cost, epsilon, sensitivity, dim) -> float:
 
     l1 = 2dλ/(1−λ²) (122), l2sq = 2dλ/(1−λ)² (127), linf = Σ_n 1 − (1 − 2λ^{n+1}/(1+λ))^d,
     l2 by the E√S integral with the discrete φ (see :func:`_omphi_dlap`).
+
+    >>> import math
+    >>> lam = math.exp(-1)
+    >>> k = np.arange(-60, 61)
+    >>> p = (1 - lam) / (1 + lam) * lam ** np.abs(k)                       # one coordinate
+    >>> direct = float(np.sum(np.maximum.outer(np.abs(k), np.abs(k)) * np.outer(p, p)))
+    >>> math.isclose(discrete_laplace_nd_cost("linf", 1, 1, 2), direct)
+    True
+    >>> math.isclose(discrete_laplace_nd_cost("l1", 1, 1, 2), 2 * 2 * lam / (1 - lam * lam))
+    True
     """
     eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     parsed = _parse_cost(cost)
@@ -629,6 +684,9 @@ def l2_laplace_cost(cost, epsilon, dim, sensitivity=1.0) -> float:
 
     l2 = dΔ/ε, l2sq = d(d+1)Δ²/ε² ([KHP15]: n(n+1)/ε² at Δ = 1), l1 = E‖X‖₂ · dΓ(d/2)/(√πΓ((d+1)/2)),
     linf = E‖X‖₂ E‖Z‖∞/E‖Z‖₂ (Z standard normal, E‖Z‖₂ = √2Γ((d+1)/2)/Γ(d/2)).
+
+    >>> l2_laplace_cost("l2", 1, 2), l2_laplace_cost("l2sq", 1, 2)     # ‖X‖₂ ~ Gamma(2, 1): d, d(d + 1)
+    (2.0, 6.0)
     """
     eps, delta, d = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity), check_dim(dim)
     parsed = _parse_cost(cost)
@@ -834,6 +892,30 @@ class NDMechanism(Mechanism):
             raise TypeError(f"sf is defined for dim = 1 only ({type(self).__name__} has dim = {self.dim})")
         return super().sf(x)
 
+    def _logpdf(self, x):
+        return self._logpdf_nd(self._points(x))
+
+    def _logpmf(self, k):
+        k = self._points(k)
+        integral = np.all(np.floor(k) == k, axis=-1)
+        return np.where(integral, self._logpmf_nd(np.where(integral[..., None], k, 0.0)), -np.inf)
+
+    def _logpdf_nd(self, x):
+        with np.errstate(divide="ignore"):
+            return np.log(self._pdf_nd(x))
+
+    def _logpmf_nd(self, k):
+        with np.errstate(divide="ignore"):
+            return np.log(self._pmf_nd(k))
+
+    def _ppf(self, q):
+        return self._one_d()._ppf(q)
+
+    def _entropy(self):
+        if self.dim == 1:
+            return self._one_d().entropy()
+        return super()._entropy()
+
     def _sf(self, x):
         return self._one_d()._sf(x)
 
@@ -908,6 +990,15 @@ class StaircaseND(NDMechanism):
     ⌊‖x‖₁/Δ − γ⌋ by at most one [GKOV15, §II].  For ‖x‖₁ optimal at γ* among all ε-DP noise for
     d <= 2 [GKOV15, Thm 1], for d > 2 by later proofs of the [GKOV15] conjecture.
     d = 1 is the 1-D staircase [Geng13, (2.13)].
+
+    >>> import math
+    >>> mech = StaircaseND(epsilon=1, sensitivity=1, gamma=0.3, dim=2)
+    >>> float(mech.pdf([0.1, 0.1])) == mech.normaliser                  # level 0 inside ‖x‖₁ < γΔ
+    True
+    >>> math.isclose(float(mech.pdf([0.5, 0.5])), mech.normaliser * math.exp(-1))
+    True
+    >>> mech.sample(3, rng=0).shape, mech.mean()
+    ((3, 2), array([0., 0.]))
     """
 
     name = "staircase_nd"
@@ -934,8 +1025,10 @@ class StaircaseND(NDMechanism):
         return np.floor(r / self.sensitivity - self.gamma) + 1.0
 
     def _pdf_nd(self, x):
-        r = np.abs(x).sum(axis=-1)
-        return np.exp(self._log_a - self.epsilon * self._level(r))
+        return np.exp(self._logpdf_nd(x))
+
+    def _logpdf_nd(self, x):
+        return self._log_a - self.epsilon * self._level(np.abs(x).sum(axis=-1))
 
     def _cost_nd(self, name, m, cost):
         return _stair_cost(name, m, self.epsilon, self.sensitivity, self.gamma, self.dim, cost)
@@ -968,6 +1061,12 @@ class LaplaceND(NDMechanism):
 
     ε-DP for ℓ1 sensitivity Δ.  Costs: E‖X‖₁ = dΔ/ε, E‖X‖₂² = 2dΔ²/ε², E‖X‖∞ = (Δ/ε)H_d,
     E‖X‖₂ = (Δ/ε)E‖G‖₂ (G i.i.d. Exp(1)), E‖X‖₁^M = (Δ/ε)^M Γ(d+M)/Γ(d).
+
+    >>> mech = LaplaceND(epsilon=1, sensitivity=1, dim=2)
+    >>> float(mech.pdf([0.0, 0.0])), mech.var(), mech.expected_cost("l1")
+    (0.25, array([2., 2.]), 2.0)
+    >>> mech(np.zeros((4, 2)), rng=0).shape
+    (4, 2)
     """
 
     name = "laplace_nd"
@@ -983,8 +1082,14 @@ class LaplaceND(NDMechanism):
         return self.sensitivity / self.epsilon
 
     def _pdf_nd(self, x):
+        return np.exp(self._logpdf_nd(x))
+
+    def _logpdf_nd(self, x):
         s = self.scale
-        return np.exp(-self.dim * math.log(2.0 * s) - np.abs(x).sum(axis=-1) / s)
+        return -self.dim * math.log(2.0 * s) - np.abs(x).sum(axis=-1) / s
+
+    def _entropy(self):
+        return self.dim * (1.0 + math.log(2.0 * self.scale))  # d i.i.d. Laplace(s)
 
     def _cost_nd(self, name, m, cost):
         return _laplace_cost(name, m, self.scale, self.dim)
@@ -1008,6 +1113,12 @@ class DiscreteLaplaceND(NDMechanism):
 
     ε-DP for integer ℓ1 sensitivity Δ.  E‖X‖₁ = 2dλ/(1−λ²) (122), E‖X‖₂² = 2dλ/(1−λ)² (127).
     Sampler: difference of two geometric variables per coordinate.
+
+    >>> import math
+    >>> mech = DiscreteLaplaceND(epsilon=1, sensitivity=1, dim=2)
+    >>> c, lam = math.tanh(0.5), math.exp(-1)
+    >>> math.isclose(float(mech.pmf([1, -1])), c * c * lam * lam), float(mech.pmf([0.5, 0]))
+    (True, 0.0)
     """
 
     name = "discrete_laplace_nd"
@@ -1023,8 +1134,14 @@ class DiscreteLaplaceND(NDMechanism):
         return math.exp(-self.epsilon / self.sensitivity)
 
     def _pmf_nd(self, k):
+        return np.exp(self._logpmf_nd(k))
+
+    def _logpmf_nd(self, k):
         a = self.epsilon / self.sensitivity
-        return np.exp(self.dim * math.log(math.tanh(a / 2.0)) - a * np.abs(k).sum(axis=-1))
+        return self.dim * math.log(math.tanh(a / 2.0)) - a * np.abs(k).sum(axis=-1)
+
+    def _entropy(self):
+        return self.dim * self._one_d().entropy()  # d i.i.d. discrete Laplace coordinates
 
     def _cost_nd(self, name, m, cost):
         if name == "pow":
@@ -1053,6 +1170,13 @@ class L2Laplace(NDMechanism):
     ‖X‖₂ ~ Gamma(d, Δ/ε) and X/‖X‖₂ uniform on the sphere.  ε-DP for ℓ2 sensitivity Δ (triangle
     inequality) and (ε/Δ)-Lipschitz private w.r.t. ‖·‖₂ [KHP15, Prop. 4]; for Δ = 1 it minimises
     E‖X‖₂² = d(d+1)/ε² among ε-Lipschitz private additive noise [KHP15, Thm 8].  d = 1: Laplace.
+
+    >>> import math
+    >>> mech = L2Laplace(epsilon=1, dim=2)
+    >>> math.isclose(float(mech.pdf([0.0, 0.0])), 1 / (2 * math.pi))     # Γ(1) ε² / (2π Γ(2))
+    True
+    >>> math.isclose(mech.entropy(), math.log(2 * math.pi) + 2)          # −ln f(0) + E‖X‖₂/s
+    True
     """
 
     name = "l2_laplace"
@@ -1071,7 +1195,13 @@ class L2Laplace(NDMechanism):
         return self.sensitivity / self.epsilon
 
     def _pdf_nd(self, x):
-        return np.exp(self._log_c - np.sqrt((x * x).sum(axis=-1)) / self.scale)
+        return np.exp(self._logpdf_nd(x))
+
+    def _logpdf_nd(self, x):
+        return self._log_c - np.sqrt((x * x).sum(axis=-1)) / self.scale
+
+    def _entropy(self):
+        return -self._log_c + self.dim  # −E ln f = −ln c + E‖X‖₂/s, ‖X‖₂ ~ Gamma(d, s)
 
     def _cost_nd(self, name, m, cost):
         if name == "pow":

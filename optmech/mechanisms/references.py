@@ -52,6 +52,12 @@ def references_for(cost, epsilon, sensitivity, domain: str) -> list[Reference]:
     ------
     SpecError
         Bad ε, Δ or domain.
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> refs = references_for(parse_cost("abs"), 1, 1, "continuous")
+    >>> [r.name for r in refs], math.isclose(refs[0].value, 1 / (2 * math.sinh(0.5))), refs[1].value
+    (['staircase', 'laplace'], True, 1.0)
     """
     if domain not in DOMAINS:
         raise SpecError(f"domain must be one of {', '.join(DOMAINS)}, got {domain!r}")

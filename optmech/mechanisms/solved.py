@@ -508,6 +508,15 @@ class FiniteLatticePMFND(LatticePMFND):
         """E X per coordinate (exact sum)."""
         return np.array([math.fsum(self.p * self.reps[:, i]) for i in range(self.dim)])
 
+    def support(self) -> tuple[float, float]:
+        """The range of the coordinates of the points with positive mass."""
+        pts = self.reps[self.p > 0]
+        return (float(pts.min()), float(pts.max()))
+
+    def _entropy(self):
+        p = self.p[self.p > 0]
+        return -math.fsum(p * np.log(p))
+
     def var(self) -> np.ndarray:
         m = self.mean()
         return np.array([math.fsum(self.p * (self.reps[:, i] - m[i]) ** 2) for i in range(self.dim)])
@@ -1208,6 +1217,16 @@ class LipschitzPoints(_Lipschitz1D):
         out[left] = self._lo - rng.geometric(p, size=int(left.sum()))
         out[right] = self._hi + rng.geometric(p, size=int(right.sum()))
         return out
+
+    def _entropy(self):
+        # window −Σ p ln p; each tail Σ_{m>=1} p_e b^m (−ln p_e − mλ) = p_e [−ln p_e · t + λ b/(1−b)²],
+        # t = Σ_{m>=1} b^m = b/(1−b), p_e the end knot's mass
+        p = self.p[self.p > 0]
+        one_minus = -math.expm1(-self.lam)
+        t = self.b / one_minus
+        tail = math.fsum(pe * (-math.log(pe) * t + self.lam * self.b / one_minus**2)
+                         for pe in (self.p[0], self.p[-1]) if pe > 0)
+        return -math.fsum(p * np.log(p)) + tail
 
     def _tail_terms(self, P: int) -> tuple[np.ndarray, np.ndarray]:
         """(m, b^m) for m = 1..M, M past the peak of m^P b^m by enough that the rest of

@@ -80,21 +80,39 @@ def _check(epsilon, sensitivity, gamma=None):
 
 
 def staircase_normaliser(epsilon, sensitivity, gamma) -> float:
-    """a(γ) = (1 − b)/(2Δ(γ + b(1 − γ))) [Geng13, (2.13)]."""
+    """a(γ) = (1 − b)/(2Δ(γ + b(1 − γ))) [Geng13, (2.13)].
+
+    >>> import math
+    >>> a, b, g = staircase_normaliser(1, 1, 0.3), math.exp(-1), 0.3
+    >>> math.isclose(2 * a * (g + b * (1 - g)) / (1 - b), 1.0)     # the density integrates to 1
+    True
+    """
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     return u / (2.0 * delta * (b + u * gamma))
 
 
 def staircase_cost_abs(epsilon, sensitivity, gamma) -> float:
-    """E|X| of the staircase [Geng13, App. A.3]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ))."""
+    """E|X| of the staircase [Geng13, App. A.3]: Δ(b/(1−b) + ½(b + (1−b)γ²)/(b + (1−b)γ)).
+
+    >>> import math
+    >>> b = math.exp(-1)       # γ = 1: density (1 − b)/2 · b^k on k <= |x| < k + 1, E|X| = b/(1 − b) + 1/2
+    >>> math.isclose(staircase_cost_abs(1, 1, 1.0), b / (1 - b) + 0.5)
+    True
+    """
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     return delta * (b / u + 0.5 * (b + u * gamma * gamma) / (b + u * gamma))
 
 
 def staircase_cost_square(epsilon, sensitivity, gamma) -> float:
-    """E X² of the staircase [Geng13, (A.25)]."""
+    """E X² of the staircase [Geng13, (A.25)].
+
+    >>> import math
+    >>> b = math.exp(-1)       # γ = 1: E X² = Σ_k (1 − b) b^k (k² + k + 1/3)
+    >>> math.isclose(staircase_cost_square(1, 1, 1.0), sum((1 - b) * b**k * (k * k + k + 1 / 3) for k in range(200)))
+    True
+    """
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     b, u = nx.b_and_u(eps)
     d = b + u * gamma
@@ -111,20 +129,42 @@ def _moment(m: int, eps: float, delta: float, gamma: float) -> float:
 
 
 def staircase_cost_moment(m: int, epsilon, sensitivity, gamma) -> float:
-    """E|X|^m for an integer m >= 0 via the series constants c_k [derived]."""
+    """E|X|^m for an integer m >= 0 via the series constants c_k [derived].
+
+    >>> import math
+    >>> a, b, g = staircase_normaliser(1, 1, 0.3), math.exp(-1), 0.3
+    >>> cube = lambda lo, hi: (hi**4 - lo**4) / 4       # ∫ x³ dx
+    >>> direct = 2 * a * sum(b**k * cube(k, k + g) + b**(k + 1) * cube(k + g, k + 1) for k in range(200))
+    >>> math.isclose(staircase_cost_moment(3, 1, 1, 0.3), direct, rel_tol=1e-12)
+    True
+    >>> staircase_cost_moment(0, 1, 1, 0.3)
+    1.0
+    """
     m = nx.check_int_range(m, "m", 0, 60)
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
-    return _moment(m, eps, delta, gamma)
+    return float(_moment(m, eps, delta, gamma))
 
 
 def staircase_optimal_cost_abs(epsilon, sensitivity) -> float:
-    """V* = Δ e^{ε/2}/(e^ε − 1) = Δ/(2 sinh(ε/2)) for L = |x| [Geng13, Thm 2.5]."""
+    """V* = Δ e^{ε/2}/(e^ε − 1) = Δ/(2 sinh(ε/2)) for L = |x| [Geng13, Thm 2.5].
+
+    >>> import math
+    >>> v = staircase_optimal_cost_abs(1, 1)
+    >>> math.isclose(v, math.exp(0.5) / (math.e - 1)), math.isclose(v, staircase_cost_abs(1, 1, 1 / (1 + math.exp(0.5))))
+    (True, True)
+    """
     eps, delta = _check(epsilon, sensitivity)
     return delta * 0.5 / math.sinh(eps / 2.0)
 
 
 def staircase_optimal_cost_square(epsilon, sensitivity) -> float:
-    """V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² for L = x² [Geng13, Thm 2.7]."""
+    """V* = Δ²(2^{-2/3} b^{2/3}(1+b)^{2/3} + b)/(1−b)² for L = x² [Geng13, Thm 2.7].
+
+    >>> grid = np.linspace(0, 1, 20001)
+    >>> brute = min(staircase_cost_square(1, 1, g) for g in grid)
+    >>> 0 <= brute - staircase_optimal_cost_square(1, 1) < 1e-8
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     b, u = nx.b_and_u(eps)
     return delta**2 * (2.0 ** (-2.0 / 3.0) * (b * (1.0 + b)) ** (2.0 / 3.0) + b) / u**2
@@ -280,6 +320,14 @@ def staircase_cost(cost, epsilon, sensitivity, gamma) -> float:
     abs/square/integer pow use closed forms; other costs the numeric route of the module
     docstring (relative accuracy ~1e-13 for smooth costs; non-symmetric costs are allowed).
     Returns ``inf`` if the series diverges.
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> math.isclose(staircase_cost(parse_cost("abs"), 1, 1, 0.3), staircase_cost_abs(1, 1, 0.3))
+    True
+    >>> b = math.exp(-1)       # γ = 1 with the cost min(|x|, 1): E = (1 − b)/2 + b
+    >>> math.isclose(staircase_cost(parse_cost("min(abs(x), 1)"), 1, 1, 1.0), (1 - b) / 2 + b, rel_tol=1e-10)
+    True
     """
     eps, delta, gamma = _check(epsilon, sensitivity, gamma)
     try:
@@ -316,7 +364,17 @@ def _optimum(cost, eps: float, delta: float) -> tuple[float, float, bool, str]:
 
 def optimal_gamma(cost, epsilon, sensitivity) -> float:
     """γ* = argmin_{γ∈[0,1]} ∫ L f_γ ([Geng13] Thm 2.4; the optimum over all ε-DP noise only when the
-    cost is symmetric and nondecreasing, otherwise just the best staircase)."""
+    cost is symmetric and nondecreasing, otherwise just the best staircase).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> math.isclose(optimal_gamma(parse_cost("abs"), 1, 1), 1 / (1 + math.exp(0.5)))   # [Geng13, Thm 2.5]
+    True
+    >>> grid = np.linspace(0, 1, 2001)                 # brute force over γ for x²
+    >>> best = grid[np.argmin([staircase_cost_square(1, 1, g) for g in grid])]
+    >>> bool(abs(optimal_gamma(parse_cost("square"), 1, 1) - best) < 1e-3)
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     return _optimum(cost, eps, delta)[0]
 
@@ -326,13 +384,26 @@ def gamma_heuristic(epsilon) -> float:
 
     Pr[|X| <= γ̃Δ] → 1/3 as ε → ∞; for the |x| cost E|X| → Δ/3 under γ̃ while V* → 0, so it is a
     poor choice there [derived].  Prefer :func:`optimal_gamma` for a known cost.
+
+    >>> import math
+    >>> gamma_heuristic(1) == math.exp(-1) / 2
+    True
     """
     return math.exp(-nx.check_epsilon(epsilon)) / 2.0
 
 
 def staircase_reference(cost, epsilon, sensitivity) -> Reference | None:
     """V* as a :class:`Reference` named ``staircase``; None unless the cost is symmetric and
-    nondecreasing ([Geng13] Property 2.1, checked on linspace(0, 60Δ, 4001))."""
+    nondecreasing ([Geng13] Property 2.1, checked on linspace(0, 60Δ, 4001)).
+
+    >>> import math
+    >>> from optmech.costs import parse_cost
+    >>> ref = staircase_reference(parse_cost("abs"), 1, 1)
+    >>> ref.name, ref.exact, math.isclose(ref.value, 1 / (2 * math.sinh(0.5)))
+    ('staircase', True, True)
+    >>> staircase_reference(parse_cost("-abs(x)"), 1, 1) is None     # not symmetric nondecreasing
+    True
+    """
     eps, delta = _check(epsilon, sensitivity)
     if not nx.is_symmetric_nondecreasing(cost, delta, "continuous"):
         return None
@@ -366,6 +437,17 @@ class Staircase(Mechanism):
     -----
     ε-DP for every γ (f(x) ≤ e^ε f(x + d), |d| ≤ Δ); optimal for symmetric nondecreasing costs
     at γ = γ* ([Geng13] Thm 2.4).  ``sample`` is Algorithm 1 of [GKOV15] §II (floating point).
+
+    >>> import math
+    >>> mech = Staircase(epsilon=1, sensitivity=1, gamma=0.5)
+    >>> b = math.exp(-1)
+    >>> math.isclose(float(mech.pdf(0.75)) / float(mech.pdf(0.25)), b)     # one step down past γΔ
+    True
+    >>> float(mech.cdf(0.0)), mech.median(), mech.support()
+    (0.5, 0.0, (-inf, inf))
+    >>> opt = Staircase.optimal("abs", epsilon=1, sensitivity=1)
+    >>> math.isclose(opt.expected_cost("abs"), 1 / (2 * math.sinh(0.5)))
+    True
     """
 
     name = "staircase"
@@ -426,3 +508,29 @@ class Staircase(Mechanism):
 
     def _expected_cost(self, cost):
         return staircase_cost(cost, self.epsilon, self.sensitivity, self.gamma)
+
+    def _ppf(self, q):
+        # Invert the tail s = P(|X| > x) = 2 min(q, 1 − q) piece by piece: P(|X| > kΔ) = b^k, and
+        # within period k, r = s/b^k = b + 2aΔ[(γ − t)^+ + b(1 − max(t, γ))] is linear in t.
+        s = 2.0 * np.minimum(q, 1.0 - q)
+        eps, b, two_a = self.epsilon, self._b, 2.0 * self._a * self.sensitivity
+        k = np.floor(np.log(s) / -eps)
+        r = s * np.exp(eps * k)
+        k = np.where(r > 1.0, k - 1.0, np.where(r <= b, k + 1.0, k))  # rounding at period ends
+        r = np.clip(s * np.exp(eps * k), b, 1.0)
+        g = self.gamma
+        r_gamma = b + two_a * b * (1.0 - g)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(r >= r_gamma, g - ((r - b) / two_a - b * (1.0 - g)), 1.0 - (r - b) / (two_a * b))
+        x = (k + np.clip(t, 0.0, 1.0)) * self.sensitivity
+        return np.where(q < 0.5, -x, x) + 0.0
+
+    def _logpdf(self, x):
+        k, t = self._split(x)
+        return math.log(self._a) - self.epsilon * (k + (t >= self.gamma))
+
+    def _entropy(self):
+        # −ln f(x) = −ln a + ε·level(x), level = k on [kΔ, (k+γ)Δ), k + 1 on [(k+γ)Δ, (k+1)Δ);
+        # E level = 2 Σ_k [aγΔ b^k k + a(1−γ)Δ b^{k+1}(k+1)] = 2aΔ b/(1 − b)²
+        a, b, u = self._a, self._b, self._u
+        return -math.log(a) + self.epsilon * 2.0 * a * self.sensitivity * b / (u * u)

@@ -62,6 +62,12 @@ class Uniform(Mechanism):
     sensitivity : int >= 1 (ℓ1 sensitivity when dim > 1)
     dim : int >= 1
     epsilon : ignored (accepted so that every mechanism takes ε; the guarantee is ε = 0)
+
+    >>> mech = Uniform(delta=0.1, sensitivity=1)            # n = 10 points: −5, ..., 4
+    >>> mech.n, mech.support(), float(mech.pmf(4)), float(mech.pmf(5))
+    (10, (-5.0, 4.0), 0.1, 0.0)
+    >>> mech.privacy().delta, mech.mean(), mech.var()       # (n² − 1)/12
+    (0.1, -0.5, 8.25)
     """
 
     name = "uniform"
@@ -136,6 +142,18 @@ class Uniform(Mechanism):
     def _support(self) -> np.ndarray:
         return np.arange(self.lo, self.hi + 1, dtype=float)
 
+    def support(self) -> tuple[float, float]:
+        """``(lo, hi)``: the first and last of the n points (of each coordinate in d-D)."""
+        return (float(self.lo), float(self.hi))
+
+    def median(self):
+        """The smallest point with cdf >= 1/2, lo + ⌈n/2⌉ − 1 (per coordinate in d-D)."""
+        m = float(self.lo + (self.n + 1) // 2 - 1)
+        return m if self.dim == 1 else np.full(self.dim, m)
+
+    def _entropy(self):
+        return self.dim * math.log(self.n)  # uniform on n^d points
+
     def _expected_cost(self, cost):
         k = self._support()
         return math.fsum(nx.evaluate(cost, k)) / self.n
@@ -168,7 +186,12 @@ class Uniform(Mechanism):
 
 
 class UniformContinuous(Mechanism):
-    r"""Continuous uniform noise U[−Δ/(2δ), Δ/(2δ)]^d: (0, δ)-DP (diffprivlib's ``Uniform``)."""
+    r"""Continuous uniform noise U[−Δ/(2δ), Δ/(2δ)]^d: (0, δ)-DP (diffprivlib's ``Uniform``).
+
+    >>> mech = UniformContinuous(delta=0.2, sensitivity=1.0)   # U[−2.5, 2.5]
+    >>> mech.support(), float(mech.pdf(0.0)), float(mech.ppf(0.1))
+    ((-2.5, 2.5), 0.2, -2.0)
+    """
 
     name = "uniform_continuous"
     lattice = False
@@ -210,6 +233,16 @@ class UniformContinuous(Mechanism):
     def _sample(self, n, rng):
         shape = (n,) if self.dim == 1 else (n, self.dim)
         return rng.uniform(-self.half, self.half, size=shape)
+
+    def support(self) -> tuple[float, float]:
+        """``(−Δ/(2δ), Δ/(2δ))`` (of each coordinate in d-D)."""
+        return (-self.half, self.half)
+
+    def _ppf(self, q):
+        return -self.half + q * (2.0 * self.half)
+
+    def _entropy(self):
+        return self.dim * math.log(2.0 * self.half)
 
     def var(self):
         v = (2.0 * self.half) ** 2 / 12.0

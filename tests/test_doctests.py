@@ -1,0 +1,130 @@
+"""Every public function and class has a docstring with a runnable example, and the examples pass.
+
+For each module below and each name in its ``__all__``: (1) a function or class must have a
+docstring containing a ``>>>`` example (exception classes are exempt: they document when they are
+raised, and ``optmech.errors`` is not among these modules; constants and type aliases are not
+checked); (2) every doctest found in the module (module docstring, functions, classes, methods)
+runs with ``ELLIPSIS | NORMALIZE_WHITESPACE`` and globals ``optmech`` and ``np`` added, and must pass.
+
+The modules ``optmech.plots``, ``optmech.store``, ``optmech.table`` and ``optmech.sweep`` are
+owned by others who are adding their examples; their "every public name has an example" check is
+marked ``xfail(strict=False)`` until they land (the doctests they already have must pass).
+The whole file runs in a few seconds: examples use tiny problems (ε = 1, Δ = 1, integer lattices).
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+
+import numpy as np
+import pytest
+
+import optmech
+
+OWN = ["optmech", "optmech.spec", "optmech.drive", "optmech.result", "optmech.mechanisms", "optmech.costs"]
+OTHERS = ["optmech.plots", "optmech.store", "optmech.table", "optmech.sweep"]
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+#: Facade names whose target another engineer is writing now (optmech.read_store -> optmech.store.read).
+PENDING = {("optmech", "read_store")}
+
+
+def pending_ready(name: str) -> bool:
+    import optmech.store
+
+    return name != "read_store" or hasattr(optmech.store, "read")
+
+
+def public_callables(module) -> list[tuple[str, object]]:
+    """(name, object) for the functions and classes of ``module.__all__`` (exceptions excluded)."""
+    out = []
+    for name in getattr(module, "__all__", []):
+        if (module.__name__, name) in PENDING and not pending_ready(name):
+            continue
+        obj = getattr(module, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseException):
+            continue
+        if inspect.isclass(obj) or inspect.isroutine(obj):
+            out.append((name, obj))
+    return out
+
+
+def missing_examples(module) -> list[str]:
+    """Names of ``module.__all__`` whose function or class has no ``>>>`` example; on the
+    ``optmech`` facade, names defined in another engineer's module are checked by that module's test."""
+    out = []
+    for name, obj in public_callables(module):
+        home = getattr(obj, "__module__", "") or ""
+        if module.__name__ == "optmech" and home in OTHERS:
+            continue
+        if ">>>" not in (obj.__doc__ or ""):
+            out.append(name)
+    return out
+
+
+def collect_doctests(module) -> list[doctest.DocTest]:
+    """The module's own doctests, those of every object in its ``__all__`` (re-exports included:
+    a package's names are defined in its submodules) and, for a package, its submodules'."""
+    import pkgutil
+
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    extra = {"optmech": optmech, "np": np}
+    tests = list(finder.find(module, module.__name__, extraglobs=extra))
+    for name, obj in public_callables(module):
+        home = inspect.getmodule(obj)
+        if home is None or home.__name__ in OTHERS and module.__name__ not in OTHERS:
+            continue  # a facade name owned by another module: its own module runs it
+        tests += finder.find(obj, f"{home.__name__}.{name}", module=home, extraglobs=extra)
+    if hasattr(module, "__path__") and module.__name__ != "optmech":
+        for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):
+            tests += finder.find(importlib.import_module(info.name), info.name, extraglobs=extra)
+    seen, unique = set(), []
+    for t in tests:
+        key = (t.filename, t.lineno, t.name.rsplit(".", 1)[-1])
+        if t.examples and key not in seen:
+            seen.add(key)
+            unique.append(t)
+    return unique
+
+
+def run_doctests(module) -> tuple[int, int, str]:
+    """(attempted, failed, report) for every doctest of ``module`` (see :func:`collect_doctests`)."""
+    import io
+
+    out = io.StringIO()
+    runner = doctest.DocTestRunner(optionflags=FLAGS, verbose=False)
+    for test in collect_doctests(module):
+        runner.run(test, out=out.write)
+    res = runner.summarize(verbose=False)
+    return res.attempted, res.failed, out.getvalue()
+
+
+def _module(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:  # pragma: no cover - an optional module's dependency is missing
+        pytest.skip(f"{name} cannot be imported here: {exc}")
+
+
+@pytest.mark.parametrize("name", OWN)
+def test_every_public_name_has_an_example(name):
+    module = _module(name)
+    assert hasattr(module, "__all__"), f"{name} has no __all__"
+    assert missing_examples(module) == []
+
+
+@pytest.mark.parametrize("name", OTHERS)
+@pytest.mark.xfail(strict=False, reason="examples are being added by the module's owner")
+def test_every_public_name_has_an_example_others(name):
+    module = _module(name)
+    assert hasattr(module, "__all__"), f"{name} has no __all__"
+    assert missing_examples(module) == []
+
+
+@pytest.mark.parametrize("name", OWN + OTHERS)
+def test_doctests_pass(name):
+    attempted, failed, report = run_doctests(_module(name))
+    assert failed == 0, report
+    if name in OWN:
+        assert attempted > 0
