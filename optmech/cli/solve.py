@@ -298,7 +298,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.plot:
         from optmech.plots import plot_result
 
-        plot_result(result, args.plot)
+        plot_result(result, path=args.plot)
     return EXIT_OK if result.certified else EXIT_UNCERTIFIED
 
 
@@ -363,5 +363,5 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 time_limit=tl)
     sys.stdout.write((json.dumps(to_json(c), indent=2, default=float) if args.json else format_compare(c)) + "\n")
     if args.plot:
-        plot_compare(c, args.plot)
+        plot_compare(c, path=args.plot)
     return EXIT_OK if all(r["certified"] for r in c["rows"]) else EXIT_UNCERTIFIED
