@@ -39,7 +39,19 @@ def _laplace(cost, eps: float, dim: int, norm: str) -> tuple[float, str]:
 def compare(epsilon: float, cost: str, *, dim: int = 1, norm: str = "l1", resolution: int | None = None,
             time_limit: float | None = None) -> dict:
     """The three rows of the module docstring as a JSON-ready dict (``rows``: name, lower_bound,
-    upper_bound, certified, relative_gap, notion, note; plus the DP and Lipschitz results)."""
+    upper_bound, certified, relative_gap, notion, note; plus the DP and Lipschitz results).
+
+    For cost |x| and ε = 1 the staircase optimum is e^{ε/2}/(e^ε − 1) [Geng13, Ch. 2] and the
+    Lipschitz optimum is Laplace's 1/ε [KHP15]:
+
+    >>> import math
+    >>> rows = {r["name"]: r for r in compare(1.0, "abs")["rows"]}
+    >>> dp, lip = rows["dp_optimum"], rows["lipschitz_optimum"]
+    >>> dp["lower_bound"] <= math.exp(0.5) / (math.e - 1) <= dp["upper_bound"] < 1.0
+    True
+    >>> lip["lower_bound"] <= 1.0 <= lip["upper_bound"], rows["laplace"]["upper_bound"]
+    (True, 1.0)
+    """
     import optmech
     from optmech.spec import Problem
 
@@ -91,98 +103,3 @@ def format_compare(c: dict) -> str:
 def to_json(c: dict) -> dict:
     return {k: v for k, v in c.items() if k not in ("dp", "lipschitz")} | {
         "dp_result": c["dp"].to_dict(), "lipschitz_result": c["lipschitz"].to_dict()}
-
-
-_ROW_NAMES = {"dp_optimum": "ε-DP optimum\n(LP, Δ = 1)", "lipschitz_optimum": "ε-Lipschitz optimum\n(LP)",
-              "laplace": "Laplace\n(closed form)"}
-
-
-def plot_compare(c: dict, path=None, *, ax=None, fig=None):
-    """Draw :func:`compare`'s costs as certified brackets (error bars spanning [lower, upper]; a
-    closed form, lower = upper, is a diamond) and, in 1-D, the staircase and Laplace densities
-    over the range holding all but 1e-6 of either's mass.
-
-    Parameters
-    ----------
-    c : dict
-        The output of :func:`compare` (its ``rows``, ``epsilon``, ``cost``, ``dim``, ``norm``).
-    path : str or path-like, optional
-        Also write the figure as a PNG there.
-    ax : Axes or sequence of Axes, optional
-        One Axes: the brackets panel only; two (1-D): the brackets and the densities.  The
-        returned figure is the first Axes' figure.
-    fig : Figure, optional
-        Lay the panels out in this figure (default: a new pyplot-free Figure).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-
-    Examples
-    --------
-    >>> c = compare(1.0, "abs")
-    >>> fig = plot_compare(c)
-    >>> len(fig.axes), fig.axes[1].get_yscale()
-    (2, 'log')
-    """
-    import numpy as np
-
-    from optmech.plots import _floored, _legend_below, _log_limits, _new_figure, _num, mass_region
-
-    one_d = c["dim"] == 1
-    if ax is not None:
-        axes = list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
-        if not 1 <= len(axes) <= (2 if one_d else 1):
-            raise SpecError(f"plot_compare takes {'one or two Axes' if one_d else 'one Axes'} in d = {c['dim']}")
-        fig = axes[0].figure
-    else:
-        fig = fig if fig is not None else _new_figure((12.5, 5.4) if one_d else (7.5, 5.4))
-        axes = list(np.ravel(fig.subplots(1, 2 if one_d else 1, squeeze=False)))
-    a = axes[0]
-    for i, r in enumerate(c["rows"]):
-        lo, up = float(r["lower_bound"]), float(r["upper_bound"])
-        mid = 0.5 * (lo + up)
-        ok = bool(r["certified"])
-        color = "tab:red" if not ok else ("tab:blue", "tab:green", "tab:gray")[i % 3]
-        exact = lo == up
-        a.errorbar([i], [mid], yerr=[[mid - lo], [up - mid]], fmt="D" if exact else "none", ms=6, color=color,
-                   ecolor=color, elinewidth=3, capsize=10, capthick=2,
-                   label=f"{_ROW_NAMES.get(r['name'], r['name']).replace(chr(10), ' ')}: "
-                         + (f"{lo:.8g} (exact)" if exact else f"[{lo:.8g}, {up:.8g}]")
-                         + ("" if ok else " UNCERTIFIED"))
-        a.annotate(f"{lo:.6g}" if exact else f"[{lo:.6g},\n {up:.6g}]", (i, mid), textcoords="offset points",
-                   xytext=(12, 0), fontsize=8, va="center", color="k" if ok else "tab:red")
-    a.set_xticks(range(len(c["rows"])), [_ROW_NAMES.get(r["name"], r["name"]) for r in c["rows"]], fontsize=8)
-    a.set_xlim(-0.5, len(c["rows"]) - 0.2)
-    a.margins(y=0.15)
-    a.set_ylabel(f"expected cost ({c['cost']})")
-    gain = c.get("dp_gain_over_laplace")
-    extra = f"; Laplace / DP optimum = {gain:.4g}×" if gain is not None and gain == gain else ""
-    a.set_title(f"ε = {_num(c['epsilon'], 6)}, cost {c['cost']}, d = {c['dim']}"
-                + (f" ({c['norm']})" if c["dim"] > 1 else "") + f", sensitivity 1{extra}\n"
-                "certified brackets [lower, upper]", fontsize=9)
-    _legend_below(a)
-    if one_d and len(axes) > 1:
-        from optmech.mechanisms.laplace import Laplace
-        from optmech.mechanisms.staircase import Staircase
-
-        eps = float(c["epsilon"])
-        st = Staircase.optimal(c["cost"], epsilon=eps, sensitivity=1.0)
-        lap = Laplace(epsilon=eps, sensitivity=1.0)
-        ends = [mass_region(m) for m in (st, lap)]
-        x = np.linspace(min(e[0] for e in ends), max(e[1] for e in ends), 4001)
-        ys = [st.pdf(x), lap.pdf(x)]
-        top = max(float(np.max(y)) for y in ys)
-        ys = [_floored(y, top) for y in ys]
-        a2 = axes[1]
-        a2.plot(x, ys[0], label=f"staircase, γ = {st.gamma:.4g} (ε-DP optimum [Geng13, Thm 2.4])")
-        a2.plot(x, ys[1], "--", label=f"Laplace, scale = {_num(1 / eps)} (ε-Lipschitz optimum [KHP15])")
-        _log_limits(a2, *ys)
-        a2.set_xlim(x[0], x[-1])
-        a2.set_xlabel("noise x")
-        a2.set_ylabel("density")
-        a2.set_title("densities, drawn over all but 1e-6 of the mass", fontsize=9)
-        _legend_below(a2)
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig

@@ -154,6 +154,10 @@ class Table(list):
 
     :meth:`to_frame` gives a pandas DataFrame with the table's columns; :meth:`render` the text,
     CSV, JSON or markdown that ``optmech table`` prints.
+
+    >>> t = build_table("pure", cost="abs", sensitivities=[1], epsilons=[1.0], domain="integer", workers=1)
+    >>> t, t.columns[:3], t.render("csv").splitlines()[0].split(",")[:3]
+    (<Table pure: 1 rows>, ['sensitivity', 'epsilon', 'v_star_lower'], ['sensitivity', 'epsilon', 'v_star_lower'])
     """
 
     def __init__(self, kind: str, rows=()):

@@ -31,7 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Iterator
 
-__all__ = ["process_pool", "WorkerPool", "init_worker", "watch_parent", "LibraryProcess", "PARENT_POLL_SECONDS"]
+__all__ = ["process_pool", "WorkerPool", "watch_parent", "PARENT_POLL_SECONDS"]
 
 #: How often a worker checks that its parent is alive (seconds).
 PARENT_POLL_SECONDS = 0.5
@@ -101,7 +101,15 @@ class LibraryContext(multiprocessing.context.SpawnContext):
 
 class WorkerPool(ProcessPoolExecutor):
     """A process pool with :meth:`terminate`; leaving its ``with`` block by an exception (Ctrl-C
-    included) ends the workers at once instead of waiting for the tasks they are running."""
+    included) ends the workers at once instead of waiting for the tasks they are running.
+
+    >>> import time
+    >>> with process_pool(1) as pool:
+    ...     slow = pool.submit(time.sleep, 600)
+    ...     pool.terminate()  # the sleeping worker is killed, not waited for
+    >>> type(slow.exception(timeout=30)).__name__
+    'BrokenProcessPool'
+    """
 
     def terminate(self) -> None:
         """Cancel what has not started and kill the workers (SIGKILL): their tasks are abandoned."""

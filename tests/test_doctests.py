@@ -6,9 +6,6 @@ raised, and ``optmech.errors`` is not among these modules; constants and type al
 checked); (2) every doctest found in the module (module docstring, functions, classes, methods)
 runs with ``ELLIPSIS | NORMALIZE_WHITESPACE`` and globals ``optmech`` and ``np`` added, and must pass.
 
-The modules ``optmech.plots``, ``optmech.store``, ``optmech.table`` and ``optmech.sweep`` are
-owned by others who are adding their examples; their "every public name has an example" check is
-marked ``xfail(strict=False)`` until they land (the doctests they already have must pass).
 The whole file runs in a few seconds: examples use tiny problems (ε = 1, Δ = 1, integer lattices).
 """
 
@@ -23,25 +20,16 @@ import pytest
 
 import optmech
 
-OWN = ["optmech", "optmech.spec", "optmech.drive", "optmech.result", "optmech.mechanisms", "optmech.costs"]
-OTHERS = ["optmech.plots", "optmech.store", "optmech.table", "optmech.sweep"]
+#: The modules of the public API, each checked and run separately.
+MODULES = ["optmech", "optmech.spec", "optmech.drive", "optmech.result", "optmech.mechanisms", "optmech.costs",
+           "optmech.plots", "optmech.compare", "optmech.store", "optmech.table", "optmech.sweep", "optmech.workers"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-#: Facade names whose target another engineer is writing now (optmech.read_store -> optmech.store.read).
-PENDING = {("optmech", "read_store")}
-
-
-def pending_ready(name: str) -> bool:
-    import optmech.store
-
-    return name != "read_store" or hasattr(optmech.store, "read")
 
 
 def public_callables(module) -> list[tuple[str, object]]:
     """(name, object) for the functions and classes of ``module.__all__`` (exceptions excluded)."""
     out = []
     for name in getattr(module, "__all__", []):
-        if (module.__name__, name) in PENDING and not pending_ready(name):
-            continue
         obj = getattr(module, name)
         if inspect.isclass(obj) and issubclass(obj, BaseException):
             continue
@@ -51,13 +39,9 @@ def public_callables(module) -> list[tuple[str, object]]:
 
 
 def missing_examples(module) -> list[str]:
-    """Names of ``module.__all__`` whose function or class has no ``>>>`` example; on the
-    ``optmech`` facade, names defined in another engineer's module are checked by that module's test."""
+    """Names of ``module.__all__`` whose function or class has no ``>>>`` example."""
     out = []
     for name, obj in public_callables(module):
-        home = getattr(obj, "__module__", "") or ""
-        if module.__name__ == "optmech" and home in OTHERS:
-            continue
         if ">>>" not in (obj.__doc__ or ""):
             out.append(name)
     return out
@@ -73,8 +57,8 @@ def collect_doctests(module) -> list[doctest.DocTest]:
     tests = list(finder.find(module, module.__name__, extraglobs=extra))
     for name, obj in public_callables(module):
         home = inspect.getmodule(obj)
-        if home is None or home.__name__ in OTHERS and module.__name__ not in OTHERS:
-            continue  # a facade name owned by another module: its own module runs it
+        if home is None or module.__name__ == "optmech" and home.__name__ in MODULES:
+            continue  # a facade name: its own module runs it
         tests += finder.find(obj, f"{home.__name__}.{name}", module=home, extraglobs=extra)
     if hasattr(module, "__path__") and module.__name__ != "optmech":
         for info in pkgutil.walk_packages(module.__path__, module.__name__ + "."):
@@ -107,24 +91,15 @@ def _module(name: str):
         pytest.skip(f"{name} cannot be imported here: {exc}")
 
 
-@pytest.mark.parametrize("name", OWN)
+@pytest.mark.parametrize("name", MODULES)
 def test_every_public_name_has_an_example(name):
     module = _module(name)
     assert hasattr(module, "__all__"), f"{name} has no __all__"
     assert missing_examples(module) == []
 
 
-@pytest.mark.parametrize("name", OTHERS)
-@pytest.mark.xfail(strict=False, reason="examples are being added by the module's owner")
-def test_every_public_name_has_an_example_others(name):
-    module = _module(name)
-    assert hasattr(module, "__all__"), f"{name} has no __all__"
-    assert missing_examples(module) == []
-
-
-@pytest.mark.parametrize("name", OWN + OTHERS)
+@pytest.mark.parametrize("name", MODULES)
 def test_doctests_pass(name):
     attempted, failed, report = run_doctests(_module(name))
     assert failed == 0, report
-    if name in OWN:
-        assert attempted > 0
+    assert attempted > 0

@@ -1,4 +1,4 @@
-"""The plotting API (optmech.plots, optmech.compare.plot_compare): figures without pyplot state,
+"""The plotting API (optmech.plots, including plot_compare): figures without pyplot state,
 drawn ranges that hold the mechanism's mass, closed forms where they compete, readable labels,
 brackets as intervals."""
 
@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 import optmech  # noqa: E402
-from optmech.compare import plot_compare  # noqa: E402
+from optmech.plots import plot_compare  # noqa: E402
 from optmech.errors import SpecError  # noqa: E402
 from optmech.plots import FLOOR, mass_region, plot_nd, plot_result  # noqa: E402
 

@@ -351,7 +351,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from optmech.compare import compare, format_compare, plot_compare, to_json
+    from optmech.compare import compare, format_compare, to_json
+    from optmech.plots import plot_compare
     from optmech.errors import SpecError
 
     eps = _number("epsilon", args.epsilon)
