@@ -141,3 +141,14 @@ def test_build_table_from_a_script_without_a_main_guard(tmp_path):
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["top level", "4 True"], p.stdout
     assert "Traceback" not in p.stderr and "BrokenProcessPool" not in p.stderr
+
+
+def test_cli_plot_draws_1d_lipschitz_and_refuses_dd_before_solving(tmp_path):
+    png = tmp_path / "l.png"
+    p = run_cli("solve", "--privacy", "lipschitz", "--epsilon", "1", "--cost", "abs", "--plot", str(png))
+    assert p.returncode == 0, p.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    p = run_cli("solve", "--privacy", "lipschitz", "--epsilon", "1", "--cost", "l1", "--dim", "2",
+                "--plot", str(tmp_path / "d.png"))
+    assert p.returncode == 2 and p.stdout == "" and "1-D only" in p.stderr
+    assert not (tmp_path / "d.png").exists()

@@ -285,8 +285,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.plot is not None:
         import importlib.util
 
-        if args.privacy == "lipschitz" or args.utility != "cost":
-            raise SpecError("--plot applies to --utility cost with pure or approx privacy")
+        if args.privacy == "lipschitz" and problem.dim > 1:
+            raise SpecError("--plot draws Lipschitz mechanisms in 1-D only (--dim 1)")
         if importlib.util.find_spec("matplotlib") is None:
             raise SpecError("--plot needs matplotlib (pip install matplotlib)")
     # one call for every family; a bad --candidate fails before the solve
