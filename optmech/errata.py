@@ -22,7 +22,9 @@ texts go into markdown table cells, so they never contain a ``|`` character
 (absolute values are written ``abs(·)``).
 
 ``topics`` names the catalogue experiments an erratum bears on; use
-:func:`errata_for` to select the entries for one experiment.
+:func:`errata_for` to select the entries for one experiment. ``value_label`` says
+what the corrected value is; :meth:`Erratum.sentence` is how the report prints an
+entry ("WHERE. Printed: …. Corrected: …. Corrected value: 0.9375 (LABEL).").
 """
 
 from __future__ import annotations
@@ -61,12 +63,33 @@ class Erratum:
     corrected: str  # the corrected statement (no '|')
     value: float | None = None  # corrected numeric value, computed in this module
     topics: tuple[str, ...] = ()  # catalogue experiment names
+    value_label: str = ""  # what ``value`` is ("2/(2 − 4ln1.5 − 2ln²1.5)"); required with a value
 
     def value_text(self) -> str:
         """The corrected value with 6 significant digits, or an em dash."""
         if self.value is None:
             return "—"
         return f"{self.value:.6g}"
+
+    def value_phrase(self) -> str:
+        """The corrected value and what it is: ``"0.9375 (m/(m+Δ) at m = 15, Δ = 1)"``; an em dash without a value."""
+        if self.value is None:
+            return "—"
+        return f"{self.value_text()} ({self.value_label})" if self.value_label else self.value_text()
+
+    def sentence(self) -> str:
+        """The erratum as sentences: where it is, what is printed, the correction and the corrected value.
+
+        ``"(55) [GV13]. Printed: 𝒫_0(1+ε^ε)/2. Corrected: 𝒫_0(1+e^ε)/2, as in the dissertation's (4.20)."``
+        """
+        def stop(text: str) -> str:
+            text = text.strip()
+            return text if text.endswith((".", "?", "!")) else text + "."
+
+        out = f"{stop(self.where)} Printed: {stop(self.printed)} Corrected: {stop(self.corrected)}"
+        if self.value is not None:
+            out += f" Corrected value: {stop(self.value_phrase())}"
+        return out
 
 
 # ---------------------------------------------------------------------------
@@ -157,9 +180,10 @@ ERRATA: tuple[Erratum, ...] = (
         printed="leading term ∛(2Δ)e^{−ε/3} [GKOV15]; ∛2·Δ·ε^{−ε/3} [Geng13]",
         corrected=(
             "2^{1/3}Δe^{−ε/3}: the cost is linear in Δ, and minimising (3.7) as ε → ∞ gives "
-            "γ* ≈ (2e^{−ε})^{1/3}; value = the coefficient 2^{1/3}"
+            "γ* ≈ (2e^{−ε})^{1/3}"
         ),
         value=_cor3_leading_coefficient(),
+        value_label="the coefficient 2^{1/3} of Δe^{−ε/3}",
         topics=("000-fig3.2-gamma-2d",),
     ),
     Erratum(
@@ -199,8 +223,8 @@ ERRATA: tuple[Erratum, ...] = (
         where="App. A.6, Step 1 and Step 4 [Geng13]",
         printed="L(·) is symmetric and monotonically decreasing for i ≥ 0",
         corrected=(
-            "monotonically increasing for i ≥ 0 (Property 2.3); the conclusion "
-            "w_0 ≤ w_1 ≤ … ≤ w_{Δ−1} needs it"
+            "L(·) is monotonically increasing for i ≥ 0 (Property 2.3), which the conclusion "
+            "w_0 ≤ w_1 ≤ … ≤ w_{Δ−1} needs"
         ),
     ),
     # ---- [GV13]: (ε,δ)-DP, 1-D ---------------------------------------------------
@@ -223,12 +247,12 @@ ERRATA: tuple[Erratum, ...] = (
     ),
     Erratum(
         seed="002",
-        where="Cor 4, 5, 12–15 [GV13]; Cor 4.4, 4.5, 4.12–4.15 [Geng13]",
+        where="Cors 4, 5, 12–15 [GV13]; Cors 4.4, 4.5, 4.12–4.15 [Geng13]",
         printed="closed forms stated without Thm 2's condition (28) or Thm 8's condition (61)",
         corrected=(
-            "(28) and (61) fail for Δ in {1, 2} with ℓ1 and ℓ2 costs (the (61) summand is Δ − 2, "
+            "(28) and (61) fail for Δ ∈ {1, 2} with the ℓ1 and ℓ2 costs (the summand of (61) is Δ − 2, "
             "resp. (2i−1)Δ(Δ−2) − 2), and the formulas are then not lower bounds: for Δ = 1, (33) "
-            "gives 1/(4δ) + 1/2 > V* = 1/(4δ) (Thm 1) and the gap (35) is negative. The limit "
+            "gives 1/(4δ) + 1/2 > V* = 1/(4δ) (Thm 1), and the gap (35) is negative. The limit "
             "ratios survive"
         ),
         topics=("002-bound-tables", "002-cor4.12-4.15-limits"),
@@ -239,6 +263,7 @@ ERRATA: tuple[Erratum, ...] = (
         printed="1/(12(2 − 4ln1.5 − 2ln²1.5)) ≈ 5/3",
         corrected="1/(12(2 − 4ln1.5 − 2ln²1.5)), about 1.689, not 5/3",
         value=1.0 / (12.0 * _K2),
+        value_label="the exact constant",
         topics=("002-cor4.12-4.15-limits",),
     ),
     Erratum(
@@ -247,6 +272,7 @@ ERRATA: tuple[Erratum, ...] = (
         printed="2/(2 − 4ln1.5 − 2ln²1.5) ≈ 40",
         corrected="2/(2 − 4ln1.5 − 2ln²1.5), about 40.54",
         value=2.0 / _K2,
+        value_label="the exact constant",
         topics=("002-cor4.12-4.15-limits",),
     ),
     Erratum(
@@ -254,9 +280,10 @@ ERRATA: tuple[Erratum, ...] = (
         where="(219), (236) [GV13]; App. C.6, C.8 [Geng13]",
         printed="V_LB ≈ (Δ²/ε²)(2 − 4ln1.5 − 2ln²1.5) ≈ Δ²/(20ε²)",
         corrected=(
-            "coefficient 2 − 4ln1.5 − 2ln²1.5, about 0.04934 = 1/20.27; use the exact expression"
+            "the coefficient is 2 − 4ln1.5 − 2ln²1.5, about 0.04934 = 1/20.27, not 1/20; use the exact expression"
         ),
         value=_K2,
+        value_label="the coefficient 2 − 4ln1.5 − 2ln²1.5",
         topics=("002-cor4.12-4.15-limits",),
     ),
     Erratum(
@@ -264,7 +291,7 @@ ERRATA: tuple[Erratum, ...] = (
         where="Cor 15 statement [GV13]; Cor 4.15 [Geng13]; also the subscripts of (234), (240)–(241)",
         printed="in the regime ε ≤ δ, lim as δ → 0 (ratio with the Laplace upper bound)",
         corrected=(
-            "regime δ ≤ ε, ε → 0: Cor 15 sits in §IV-C2 (δ ≤ ε) and App. H reuses Cor 14's "
+            "the regime δ ≤ ε, ε → 0: Cor 15 sits in §IV-C2 (δ ≤ ε) and App. H reuses Cor 14's "
             "δ ≤ ε argument; the dissertation's App. C.8 writes ε → 0"
         ),
         topics=("002-cor4.12-4.15-limits",),
@@ -310,6 +337,7 @@ ERRATA: tuple[Erratum, ...] = (
             "with α = 3/2 and γ ≈ 1.7468 from (283); it equals (288)"
         ),
         value=_C289,
+        value_label="the constant (289)",
         topics=("002-thm4.25-cor4.28-multid",),
     ),
     Erratum(
@@ -321,6 +349,7 @@ ERRATA: tuple[Erratum, ...] = (
             "3 digits"
         ),
         value=2.0 / _C289,
+        value_label="2/c with c the exact (289)",
         topics=("002-thm4.25-cor4.28-multid",),
     ),
     # ---- [QHFL22]: discrete noise, Wasserstein utility -----------------------------
@@ -339,10 +368,11 @@ ERRATA: tuple[Erratum, ...] = (
         where="(19), Table V, Laplacian [QHFL22]",
         printed="ε = (m+Δ)/λ",
         corrected=(
-            "tight ε = m/λ (the binned pmf is two-sided geometric, ratio e^{−Δ/λ}); calibrated "
-            "with λ = (m+Δ)/ε the Laplacian runs at ε·m/(m+Δ); value = m/(m+Δ) at m = 15, Δ = 1"
+            "the tight ε is m/λ (the binned pmf is a two-sided geometric with ratio e^{−Δ/λ}); calibrated "
+            "with λ = (m+Δ)/ε, the Laplacian runs at ε·m/(m+Δ)"
         ),
         value=_binned_laplace_eps_ratio(15, 1),
+        value_label="m/(m+Δ), the realised over the nominal ε, at m = 15 and Δ = 1",
         topics=("003-fig8-w-vs-epsilon", "003-fig9-w-vs-m"),
     ),
     Erratum(
@@ -359,7 +389,7 @@ ERRATA: tuple[Erratum, ...] = (
         where="(22), Table V, Uniform [QHFL22]",
         printed="δ = mΔ/(b − a + Δ)",
         corrected=(
-            "δ = m/(b − a + Δ) (capped at 1), for every ε ≥ 0; equal only when Δ = 1"
+            "δ = m/(b − a + Δ) (capped at 1), for every ε ≥ 0; it equals the printed form only when Δ = 1"
         ),
         topics=("003-fig8-w-vs-epsilon", "003-fig9-w-vs-m"),
     ),
@@ -378,9 +408,9 @@ ERRATA: tuple[Erratum, ...] = (
         where="Thm 2, (10), App. B (42) [QHFL22]",
         printed="(ε,δ)-DP if Σ_{θ∈Θ0} p(k) ≤ δ and the ratio bound holds on Θ1",
         corrected=(
-            "the Θ0 mass must be taken under the shifted (numerator) pmf; as printed, Θ0 = the "
+            "the Θ0 mass must be taken under the shifted (numerator) pmf; as printed, taking Θ0 = the "
             "zero-probability points certifies the uniform noise as (0,0)-DP. Use the "
-            "hockey-stick divergence"
+            "hockey-stick divergence instead"
         ),
         topics=("003-fig8-w-vs-epsilon", "003-fig9-w-vs-m"),
     ),
@@ -403,9 +433,10 @@ ERRATA: tuple[Erratum, ...] = (
         ),
         corrected=(
             "P2's objective W2 equals E abs(θ)/Δ for every input, so its optimum is the same "
-            "discrete staircase ([Geng13] Thm 2.13, r = 5) for both; value = that optimum's E abs(θ)"
+            "discrete staircase ([Geng13] Thm 2.13, r = 5) for both"
         ),
         value=_gkov_min_mean_abs(2.0, 15),
+        value_label="E abs(θ) of that staircase at ε = 2, m = 15",
         topics=("003-fig7-optimum",),
     ),
     # ---- [KHP15]: Lipschitz privacy -----------------------------------------------

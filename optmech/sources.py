@@ -9,7 +9,9 @@ the short codes of :data:`TAGS`; :func:`cite` turns a code into its tag for anyt
 
 from __future__ import annotations
 
-__all__ = ["TAGS", "REFERENCES", "cite", "references_markdown"]
+import re
+
+__all__ = ["TAGS", "REFERENCES", "cite", "references_markdown", "tags_in", "section_tags", "citation"]
 
 #: catalogue key -> tag
 TAGS: dict[str, str] = {
@@ -45,3 +47,30 @@ def cite(key: str) -> str:
 def references_markdown() -> list[str]:
     """A markdown bullet list of the full citations, one line per paper, in catalogue order."""
     return [f"- **[{tag}]** {REFERENCES[tag]}" for tag in TAGS.values()]
+
+
+_TAG_RE = re.compile(r"\[(" + "|".join(sorted(REFERENCES, key=len, reverse=True)) + r")[\],;]")
+
+
+def tags_in(text: str) -> list[str]:
+    """The tags cited in ``text`` (``[GKOV15] Thm 2`` -> ``["GKOV15"]``), in order of first appearance."""
+    out: list[str] = []
+    for m in _TAG_RE.finditer(text or ""):
+        if m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def section_tags(key: str, item: str = "") -> list[str]:
+    """The tags a report section cites: its paper first (by catalogue key, or else the first tag named
+    in ``item``, as for the conjecture checks), then every other tag ``item`` names."""
+    tags = tags_in(item)
+    primary = TAGS.get(str(key))
+    if primary:
+        tags = [primary] + [t for t in tags if t != primary]
+    return tags
+
+
+def citation(tag: str) -> str:
+    """``"Geng13"`` -> ``"[Geng13] Q. Geng, \"The Optimal Mechanism ...\", ..., 2013."`` (markdown)."""
+    return f"[{tag}] {REFERENCES[tag]}"

@@ -290,7 +290,7 @@ def test_002_side_conditions_example() -> None:
             l2 = 2 * (i * big_delta) ** 2 - (1 + (i - 1) * big_delta) ** 2 - (1 + i * big_delta) ** 2
             assert l1 == big_delta - 2 and l1 <= 0
             assert l2 == (2 * i - 1) * big_delta * (big_delta - 2) - 2 and l2 < 0
-    assert _entry("Cor 4, 5").value is None
+    assert _entry("Cors 4, 5").value is None
 
 
 def test_thm8_n_not_integer() -> None:
@@ -314,3 +314,43 @@ def test_values_only_where_expected() -> None:
         _entry("(19)").where,
         _entry("§V-B, Fig. 7").where,
     }
+
+
+# ---------------------------------------------------------------------------
+# The sentences the report prints (issue 18: they must read correctly)
+# ---------------------------------------------------------------------------
+
+import re  # noqa: E402
+
+
+@pytest.mark.parametrize("e", ERRATA, ids=lambda e: f"{e.seed}:{e.where[:30]}")
+def test_sentence_reads_correctly(e: Erratum) -> None:
+    s = e.sentence()
+    assert s.startswith(e.where.rstrip(".")) and s.endswith(".")
+    assert ". Printed: " in s and ". Corrected: " in s
+    assert ".." not in s.replace("…", "") and " ." not in s and "  " not in s
+    doubled = re.findall(r"\b([A-Za-z]{2,})\s+\1\b", s, flags=re.I)   # "the the", "is is"
+    assert not doubled, doubled
+    # a correction no longer carries a "value = …" tail that the renderer then extended with " = 0.9375"
+    assert "value =" not in e.corrected
+    if e.value is None:
+        assert "Corrected value" not in s and not e.value_label
+    else:
+        assert e.value_label and "|" not in e.value_label
+        assert s.endswith(f" Corrected value: {e.value_text()} ({e.value_label}).")
+        assert s.count(e.value_text()) == 1
+        assert e.value_phrase() == f"{e.value_text()} ({e.value_label})"
+
+
+def test_the_sentence_bugs_that_were_fixed() -> None:
+    """The old bullets appended "= value" to the correction: "… at m = 15, Δ = 1 = 0.9375", "not 5/3 = 1.68911"."""
+    text = "\n".join(e.sentence() for e in ERRATA)
+    for bad in ("Δ = 1 = 0.9375", "not 5/3 = 1.68911", "about 40.54 = 40.5386", "expression = 0.0493357",
+                "3 digits = 112.938", "(288) = 0.0177088", "value = the coefficient"):
+        assert bad not in text, bad
+    assert "Corrected value: 0.9375 (m/(m+Δ), the realised over the nominal ε, at m = 15 and Δ = 1)." in text
+    # several corollaries are "Cors", as in the rest of the report
+    for e in ERRATA:
+        for field in (e.where, e.printed, e.corrected):
+            assert not re.search(r"\bCor \d+(\.\d+)?, \d", field), field
+    assert _entry("Cors 4, 5").where.startswith("Cors 4, 5, 12–15 [GV13]; Cors 4.4,")

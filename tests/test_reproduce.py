@@ -182,7 +182,15 @@ def test_bound_tables_flag_the_missing_side_conditions(tmp_path):
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro") / "report"
     p = _cli("reproduce", "--quick", "--out", str(out), "--workers", "2", "--json")
+    if (out / "README.md").exists():   # kept: a later test reruns part of the catalogue into the same folder
+        (out.parent / "README.quick.md").write_text((out / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
     return out, p
+
+
+def _quick_text(quick_run) -> str:
+    """The whole quick report as first written (before any test reran part of the catalogue into its folder)."""
+    out, _ = quick_run
+    return (out.parent / "README.quick.md").read_text(encoding="utf-8")
 
 
 def test_reproduce_quick_writes_its_report(quick_run):
@@ -239,3 +247,130 @@ def test_reproduce_list_and_run_quick_on_a_catalogue_spec(tmp_path):
     p = _cli("run", str(spec), "--quick", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["computed"] == len(load_catalogue(quick=True, only=["fig2.7"])[0].problems)
+
+
+# -- the report a reviewer can check: citations, paper values, what --quick leaves out (issue 18) ----------
+
+def _sections(text: str) -> dict[str, str]:
+    """The report's sections by spec name: from its '## NAME:' heading to the next '## ' heading."""
+    out = {}
+    for chunk in text.split("\n## ")[1:]:
+        head = chunk.split("\n", 1)[0]
+        if ":" in head:
+            out[head.split(":", 1)[0]] = chunk
+    return out
+
+
+def _header_rows(section: str) -> list[list[str]]:
+    """The header rows of the markdown tables in a section, as lists of cells."""
+    lines = section.splitlines()
+    return [[c.strip() for c in lines[i].strip().strip("|").split(" | ")] for i in range(len(lines) - 1)
+            if lines[i].startswith("| ") and lines[i + 1].startswith("|---")]
+
+
+#: sections whose paper prints numbers (closed forms, constants, bounds); [QHFL22] Figs. 8-10 print curves only
+NUMERIC = {"000-fig2.5-gamma-square", "000-fig2.7-staircase-gain", "000-fig3.2-gamma-2d", "002-bound-tables",
+           "002-cor4.12-4.15-limits", "002-thm4.25-cor4.28-multid", "003-fig7-optimum", "004-mse",
+           "conjecture-staircase-d3-5"}
+
+
+def test_every_section_cites_its_paper_in_full(quick_run):
+    from optmech.sources import REFERENCES
+
+    secs = _sections(_quick_text(quick_run))
+    specs = load_catalogue(quick=True)
+    assert set(secs) >= {s.name for s in specs}
+    for spec in specs:
+        seed = spec.reproduce["seed"]
+        tag = TAGS.get(seed, "GKOV15")          # the conjecture checks come from [GKOV15] Thm 2
+        assert f"**Paper:** [{tag}] {REFERENCES[tag]}" in secs[spec.name], spec.name
+    assert "[GKOV15] (conjecture)" in _quick_text(quick_run)   # the summary table's paper
+    # a section that also cites another paper names it in full too
+    assert f"**Also cited:** [Geng13] {REFERENCES['Geng13']}" in secs["002-cor4.12-4.15-limits"]
+
+
+def test_paper_states_stands_beside_the_certified_bracket(quick_run):
+    secs = _sections(_quick_text(quick_run))
+    for spec in load_catalogue(quick=True):
+        heads = _header_rows(secs[spec.name])
+        assert any("paper states" in cells for cells in heads), spec.name           # the table of statements
+        if spec.name in NUMERIC:
+            beside = [(a, b) for cells in heads for a, b in zip(cells, cells[1:])
+                      if a.startswith("paper states") and b.startswith("certified bracket")]
+            assert beside, (spec.name, heads)
+    # a qualitative claim is quoted
+    assert '"the Wasserstein distance and the adjacency are positively correlated"' in secs["003-fig9-w-vs-m"]
+    assert "| stated |" not in _quick_text(quick_run)
+
+
+def _fmt_value(v) -> str:
+    return f"{float(v):g}" if isinstance(v, (int, float)) else str(v)
+
+
+def test_each_section_says_what_quick_leaves_out(quick_run):
+    from optmech.sweep import load_spec
+
+    _, p = quick_run
+    secs = _sections(_quick_text(quick_run))
+    scopes = {s["name"]: s["scope"] for s in json.loads(p.stdout)["sections"]}
+    for path in catalogue_paths():
+        full = load_spec(str(path)).problems
+        quick = load_spec(str(path), quick=True).problems
+        text = secs[path.stem]
+        if len(quick) == len(full):
+            assert f"*Quick mode runs the full grid: {len(full)} problems.*" in text, path.stem
+            continue
+        line = next(ln for ln in text.splitlines() if ln.startswith("*Quick mode:"))
+        assert line.startswith(f"*Quick mode: {len(quick)} of {len(full)} problems (") and "the full run " in line
+        assert line.strip("*") == scopes[path.stem]
+        adds = line.split("the full run ", 1)[1]
+        for key in ("epsilon", "delta", "sensitivity", "dim"):
+            missing = {p[key] for p in full if key in p} - {p[key] for p in quick if key in p}
+            for v in missing:
+                assert _fmt_value(v) in adds, (path.stem, key, v, line)
+    assert "the full run adds ε ∈ {0.1, 0.25, 1, 3, 5, 7.5, 15}" in secs["000-fig2.5-gamma-square"]
+    assert "ε = δ ∈ {0.25, 0.05, 0.01}" in secs["002-cor4.12-4.15-limits"]       # zipped axes named together
+    assert "uses resolution 4 instead of 2" in secs["000-fig3.2-gamma-2d"]       # [quick] replaces an axis
+
+
+def test_errata_in_the_report_read_as_sentences(quick_run):
+    from optmech.errata import ERRATA, errata_for
+
+    text = _quick_text(quick_run)
+    secs = _sections(text)
+    for name, body in secs.items():
+        for e in errata_for(name):
+            assert f"- {e.sentence()}" in body, (name, e.where)
+    for e in ERRATA:
+        if e.value is not None:
+            # the old template appended " = value" to the correction: "… at m = 15, Δ = 1 = 0.9375"
+            assert f"= {e.value_text()}\n" not in text and f"Corrected value: {e.value_text()} (" in text
+    assert "Δ = 1 = 0.9375" not in text and "not 5/3 = " not in text and "(printed → corrected)" not in text
+
+
+def test_quick_mode_sentence_on_synthetic_specs():
+    from optmech.reproduce.scope import scope_sentence
+
+    def both(data):
+        return parse_spec(data).problems, parse_spec(data, quick=True).problems
+
+    f, q = both(_spec(grid={"epsilon": [1.0, 2.0, 3.0], "cost": ["abs", "square"]}, quick={"epsilon": [2.0]}))
+    assert scope_sentence(f, q) == "Quick mode: 2 of 6 problems (ε = 2); the full run adds ε ∈ {1, 3}."
+    assert scope_sentence(f, q, quick_run=False) == ("Full run: 6 problems; `--quick` runs 2 of them (ε = 2), "
+                                                      "leaving out ε ∈ {1, 3}.")
+    f, q = both(_spec(problem={"privacy": "approx"}, zip={"epsilon": [0.1, 0.05, 0.01], "delta": [0.1, 0.05, 0.01]},
+                      quick={"epsilon": [0.1], "delta": [0.1]}))
+    assert scope_sentence(f, q) == "Quick mode: 1 of 3 problems (ε = δ = 0.1); the full run adds ε = δ ∈ {0.05, 0.01}."
+    f, q = both(_spec(grid={"epsilon": [1.0], "resolution": [4]}, quick={"resolution": [2]}))
+    assert scope_sentence(f, q) == "Quick mode: 1 of 1 problem (resolution = 2); the full run uses resolution 4 instead of 2."
+    f, q = both(_spec(grid={"epsilon": [1.0, 2.0]}))
+    assert scope_sentence(f, q) == "Quick mode runs the full grid: 2 problems."
+
+
+def test_md_table_escapes_pipes_inside_cells():
+    from optmech.reproduce.report import md_table
+
+    t = md_table(["a", "b"], [["E|X|", "E\\|θ\\|"]])
+    row = t.splitlines()[2]
+    assert row == "| E\\|X\\| | E\\|θ\\| |"
+    assert len([c for c in row.replace("\\|", "").split("|")]) == 4   # two cells, not four

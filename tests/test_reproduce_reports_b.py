@@ -149,7 +149,7 @@ def test_conjecture_report(tmp_path):
                [dict(base, dim=3), dict(base, dim=4)])
     s = REPORTS["staircase_conjecture"](ctx)
     assert _by_claim(s, "Thm 2 (conjectured").ok is True
-    assert _by_claim(s, "The staircase improves on Laplace").ok is True
+    assert _by_claim(s, "The staircase improves on the i.i.d. discrete Laplace").ok is True
     assert _by_claim(s, "Thm 2 on ℝ^d").ok is None
     _figures_exist(s, tmp_path)
 
@@ -173,3 +173,133 @@ def test_failed_problem_is_reported(tmp_path, report, solved, failed):
     assert any("failed" in b for b in s.body)
     assert s.checks  # the statements are still listed (not compared where nothing was solved)
     assert all(c.ok is not True for c in s.checks if not solved and "density (14)" not in c.claim)
+
+
+# -- the report's figures (issue 18): panels, legends, ticks, brackets as intervals -----------------------------
+
+def _figure(w=10.0, h=4.2):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=110)
+    FigureCanvasAgg(fig)                                     # a real renderer for fig.canvas.draw()
+    return fig
+
+
+def _curves_of(ax) -> set:
+    """The (x, y) data of every line an axes draws, rounded, as hashable tuples."""
+    return {(tuple(np.round(np.asarray(l.get_xdata(), float), 9)), tuple(np.round(np.asarray(l.get_ydata(), float), 9)))
+            for l in ax.lines}
+
+
+def _has_errorbars(ax) -> bool:
+    from matplotlib.container import ErrorbarContainer
+
+    return any(isinstance(c, ErrorbarContainer) and c.has_yerr for c in ax.containers)
+
+
+def _integer_ticks(ax, axis="x") -> bool:
+    from matplotlib.ticker import MaxNLocator
+
+    loc = getattr(ax, f"{axis}axis").get_major_locator()
+    return isinstance(loc, MaxNLocator) and loc._integer
+
+
+def test_fig7_panels_differ_and_show_the_input_dependence():
+    found = {}
+    for inp in (GAUSS, POISSON):
+        p = _w(input=inp, epsilon=2.0, sensitivity=15)
+        found[inp] = seed003.fig7_optimum(inp, normalised(p), _solve(p))
+    fig = _figure()
+    seed003.draw_fig7(fig, found)
+    ax1, ax2 = fig.axes
+    c1, c2 = _curves_of(ax1), _curves_of(ax2)
+    assert c1 and c2 and not (c1 & c2)                       # no curve is in both panels
+    assert ax1.get_xlabel() != ax2.get_xlabel()
+    # (a): one optimal noise per input; (b): W1 over the staircase family, one curve per input, and they differ
+    assert len(ax1.lines) == 2
+    w1_curves = [l for l in ax2.lines if len(l.get_xdata()) == 15]
+    assert len(w1_curves) == 2 and not np.allclose(w1_curves[0].get_ydata(), w1_curves[1].get_ydata())
+    assert _has_errorbars(ax2) and _integer_ticks(ax2, "x")   # brackets as intervals; r is an integer
+    assert fig.legends and all(ax.get_legend() is None for ax in fig.axes)   # one legend, outside the panels
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("Gaussian" in t for t in labels) and any("Poisson" in t for t in labels)
+    assert not any("{'" in t or "': " in t for t in labels)  # formatted, no raw dicts
+
+
+def test_fig8_fig9_draw_certified_brackets_as_intervals_with_the_legend_outside():
+    pts = [(float(m), None, _solve(_w(input=POISSON, epsilon=2.0, sensitivity=m))) for m in (2, 5)]
+    for axis in ("ε", "m"):
+        fig = _figure()
+        seed003.draw_curves(fig, {POISSON: pts}, axis, "t")
+        ax = fig.axes[0]
+        assert _has_errorbars(ax)
+        assert fig.legends and ax.get_legend() is None
+        assert _integer_ticks(ax, "x") == (axis == "m")
+
+
+def test_mse_figure_is_meaningful_with_one_epsilon():
+    base = dict(privacy="lipschitz", cost="l2sq", resolution=20, epsilon=1.0)
+    pts = []
+    for dim, norm, thm in ((1, "l1", "Thm 6"), (2, "l1", "Thm 7"), (2, "l2", "Thm 8")):
+        p = dict(base, dim=dim, norm=norm)
+        pts.append((thm, 1.0, dim, norm, seed004.mse_formula(1.0, dim, norm)[1], _solve(p)))
+    fig = _figure()
+    seed004.draw_mse(fig, pts)
+    ax1, ax2 = fig.axes
+    # the closed forms are curves over an ε range, not one point each, and the brackets sit on them as intervals
+    curves = [l for l in ax1.lines if len(l.get_xdata()) >= 50]
+    assert len(curves) == 3 and min(l.get_xdata().min() for l in curves) < 1.0 < max(l.get_xdata().max() for l in curves)
+    assert _has_errorbars(ax1) and _has_errorbars(ax2)
+    assert _integer_ticks(ax2, "x")
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in ax1.get_xticklabels() if t.get_text()]
+    assert ticks == ["1"]                                    # plain numbers, not 10⁰ and 3×10⁻¹ crowding
+    assert fig.legends and all(ax.get_legend() is None for ax in fig.axes)
+
+
+def _conjecture_cases(n_eps: int):
+    cases = []
+    for d in (3, 4, 5):
+        for delta in (2, 3):
+            for eps in (2.5, 3.0, 4.0)[:n_eps]:
+                v = conjecture.lattice_staircase_costs(eps, delta, d)
+                r = min(v, key=v.get)
+                lap = conjecture.lattice_laplace_cost(eps, delta, d)
+                cases.append((d, delta, eps, True, 1e-8, lap / v[r], True, r, r, v[r] * (1 - 1e-8), v[r] * (1 + 1e-9), v[r]))
+    return cases
+
+
+def test_conjecture_figure_has_one_legend_entry_per_mechanism_and_readable_ticks():
+    for n_eps in (1, 3):                                      # the quick grid (6 cases) and the full one (18)
+        cases = _conjecture_cases(n_eps)
+        fig = _figure(10.0, 4.4)
+        conjecture.draw_conjecture(fig, cases)
+        assert fig.legends and all(ax.get_legend() is None for ax in fig.axes)
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        names = (conjecture.STAIRCASE, conjecture.DLAPLACE, conjecture.OPTIMUM)
+        assert len(labels) == 3 and all(sum(n in t for t in labels) == 1 for n in names), labels
+        ax1 = fig.axes[0]
+        assert _has_errorbars(ax1)                            # the certified optimum is an interval
+        fig.canvas.draw()
+        ticks = ax1.get_xticklabels()
+        texts = [t.get_text() for t in ticks]
+        assert len(texts) == len(cases) and texts[0] == "d=3, Δ=2, ε=2.5"
+        assert not any(".0," in t or t.endswith(".0") for t in texts)
+        # rotated, parallel labels do not overlap when the distance between neighbours, measured across the
+        # text, exceeds the text height
+        rot = math.radians(ticks[0].get_rotation())
+        xs = [ax1.transData.transform((i, 0))[0] for i in range(len(cases))]
+        spacing = min(b - a for a, b in zip(xs, xs[1:]))
+        height = ticks[0].get_fontsize() * fig.dpi / 72
+        assert spacing * math.sin(rot) > height, (spacing, rot, height)
+
+
+def test_conjecture_report_calls_each_mechanism_by_one_name(tmp_path):
+    base = dict(privacy="pure", domain="integer", cost="l1", norm="l1", epsilon=3.0, sensitivity=2)
+    ctx = _ctx(tmp_path, "conj", "conjecture", "[GKOV15] Thm 2", "staircase_conjecture", [dict(base, dim=3)])
+    s = REPORTS["staircase_conjecture"](ctx)
+    text = " ".join(s.body + [c.claim + " " + c.optmech + " " + c.note for c in s.checks])
+    assert conjecture.DLAPLACE in text and conjecture.STAIRCASE in text
+    for other in ("geometric", "V_Laplace", "V_Lap/"):
+        assert other not in text, other

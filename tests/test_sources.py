@@ -115,3 +115,15 @@ def test_reproduce_report_names_the_papers_and_lists_the_references(tmp_path):
     assert "| [Geng13] | Fig. 2.5" in text and "*[Geng13], Fig. 2.5" in text
     assert "../shared" not in text and not POINTER.search(text) and "reference/" not in text
     assert "*Seed " not in text and "| seed |" not in text
+
+
+def test_a_section_cites_its_paper_first_then_the_others_it_names():
+    from optmech.sources import citation, section_tags, tags_in
+
+    assert tags_in("Cors 12–15 ([Geng13] Cors 4.12–4.15); [GV13, Thm 2]; [Geng13]") == ["Geng13", "GV13"]
+    assert tags_in("no tags, [x] or [Geng13x]") == []
+    assert section_tags("002", "Cors 12–15 ([Geng13] Cors 4.12–4.15)") == ["GV13", "Geng13"]
+    assert section_tags("conjecture", "[GKOV15] Thm 2 (d > 2), lattice analogue") == ["GKOV15"]
+    assert section_tags("000", "Fig. 2.5") == ["Geng13"]
+    for tag, ref in REFERENCES.items():
+        assert citation(tag) == f"[{tag}] {ref}"

@@ -12,7 +12,7 @@ whose cost is recomputed here from the lattice sphere sizes |S_k| = Σ_j 2^j C(d
 knows nothing of staircases; its certified bracket [lower, upper] covers *all* ε-DP noise on ℤ^d.
 The staircase inside the bracket means the conjecture's lattice analogue is not refuted at the
 bracket's precision: no ε-DP noise beats the staircase by more than (V_stair − lower)/V_stair.  That
-is numerical evidence for finitely many cases, not a proof.  (Δ = 1, i.i.d. geometric noise, is
+is numerical evidence for finitely many cases, not a proof.  (Δ = 1, i.i.d. discrete Laplace noise, is
 proven optimal for every d and is not tested.)
 """
 
@@ -43,9 +43,45 @@ def lattice_staircase_costs(epsilon: float, delta: int, d: int) -> dict[int, flo
 
 
 def lattice_laplace_cost(epsilon: float, delta: int, d: int) -> float:
-    """E‖X‖₁ of i.i.d. two-sided geometric noise p ∝ λ^{‖x‖₁}, λ = e^{−ε/Δ}: d·2λ/(1 − λ²)."""
+    """E‖X‖₁ of i.i.d. discrete Laplace (two-sided geometric) noise p ∝ λ^{‖x‖₁}, λ = e^{−ε/Δ}: d·2λ/(1 − λ²)."""
     lam = math.exp(-epsilon / delta)
     return d * 2 * lam / (1 - lam * lam)
+
+
+#: the one name of each mechanism, in the table, the text, the statements and the figure's legend
+STAIRCASE = "lattice staircase"
+DLAPLACE = "i.i.d. discrete Laplace"
+OPTIMUM = "certified optimum"
+
+
+def draw_conjecture(fig, cases: list[tuple]) -> None:
+    """The conjecture figure from ``(d, Δ, ε, inside, room, V_dlap/V_stair, dlap_above_bracket, r, r_opt, lower,
+    upper, V_stair)`` rows: (a) the expected cost of each mechanism relative to the lattice staircase, the certified
+    optimum as its bracket (an interval); (b) the room below the staircase, (V_stair − lower)/V_stair, on a log
+    scale.  One legend entry per mechanism; one tick per (d, Δ, ε), labelled in one line, rotated."""
+    from optmech.reproduce.report import bracket_errorbar, legend_below
+
+    ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    x = list(range(len(cases)))
+    labels = [f"d={c[0]}, Δ={c[1]}, ε={fmt(c[2])}" for c in cases]
+    ax1.plot(x, [1.0] * len(cases), "s", color="C0", ms=6, label=f"{STAIRCASE} (best r)")
+    ax1.plot(x, [c[5] for c in cases], "^", color="C1", ms=6, label=DLAPLACE)
+    bracket_errorbar(ax1, x, [c[9] / c[11] for c in cases], [c[10] / c[11] for c in cases], color="C3", fmt="_",
+                     ms=10, capsize=5, label=f"{OPTIMUM} [lower, upper]")
+    ax1.set_ylabel(f"E‖X‖₁ / E‖X‖₁ of the {STAIRCASE}")
+    ax1.set_title("(a) cost of each mechanism relative to the staircase", fontsize=9)
+    rooms = [max(c[4], 1e-16) if c[4] is not None else float("nan") for c in cases]
+    ax2.bar(x, rooms, color="C3", alpha=0.7, width=0.6)  # a property of the bracket, not a mechanism: no legend entry
+    ax2.set_yscale("log")
+    ax2.set_ylabel("(V_stair − certified lower) / V_stair")
+    ax2.set_title(f"(b) room below the {STAIRCASE}", fontsize=9)
+    for ax in (ax1, ax2):
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=40, ha="right", rotation_mode="anchor", fontsize=8)
+        ax.set_xlim(-0.6, len(cases) - 0.4)
+        ax.grid(alpha=0.3, axis="y")
+    legend_below(fig, ax1, ncol=3, fontsize=8)
+    fig.suptitle("[GKOV15] Thm 2, lattice analogue: the staircase inside the certified bracket", fontsize=10)
 
 
 @register("staircase_conjecture")
@@ -67,56 +103,41 @@ def staircase_conjecture_report(ctx: Context) -> Section:
         inside = cert and lo - tol <= v <= hi + tol
         room = (v - lo) / v if cert else None
         r_opt = ref_param(r, "discrete_staircase", "r")
-        cases.append((d, delta, eps, inside, room, lap / v, cert and lap > hi, r_best, r_opt))
-        rows.append([str(d), str(delta), fmt(eps), fmt_bracket(r, 9), f"{r_best} ({fmt(r_opt)})", fmt(v, 10),
-                     "—" if room is None else f"{room:.1e}", fmt(lap, 8), fmt(lap / v, 5), "✅" if inside else "❌"])
-    s.add("Each row: the certified optimum over all ε-DP noise on ℤ^d (ℓ1 sensitivity Δ, cost E‖X‖₁), the best "
-          "lattice staircase (its r and cost recomputed here), *room* = (V_stair − lower)/V_stair (how much better "
-          "than the staircase any ε-DP noise could be), and i.i.d. geometric (discrete Laplace) noise.",
-          md_table(["d", "Δ", "ε", "certified optimum V*", "staircase r", "V_stair", "room", "V_Laplace",
-                    "V_Laplace / V_stair", "staircase in bracket"], rows))
+        cases.append((d, delta, eps, inside, room, lap / v, cert and lap > hi, r_best, r_opt, lo, hi, v))
+        rows.append([str(d), str(delta), fmt(eps), f"V* = V_stair = {fmt(v, 10)} (r = {r_best}; optmech: {fmt(r_opt)})",
+                     fmt_bracket(r, 9), "—" if room is None else f"{room:.1e}", fmt(lap, 8), fmt(lap / v, 5),
+                     "✅" if inside else "❌"])
+    s.add(f"Each row: the {STAIRCASE} (its best r and its cost V_stair recomputed here from the lattice sphere sizes), "
+          f"which the conjecture says is optimal; the {OPTIMUM} over all ε-DP noise on ℤ^d (ℓ1 sensitivity Δ, "
+          "cost E‖X‖₁); *room* = (V_stair − lower)/V_stair, how much better than the staircase any ε-DP noise could "
+          f"be; and the {DLAPLACE} noise (p ∝ e^{{−ε‖x‖₁/Δ}}) for comparison.",
+          md_table(["d", "Δ", "ε", f"paper states (conjecture): the {STAIRCASE} is optimal", f"certified bracket V* ({OPTIMUM})",
+                    "room", f"{DLAPLACE}: cost", f"{DLAPLACE} / {STAIRCASE}", "staircase in bracket"], rows))
     if cases:
         rooms = [c[4] for c in cases if c[4] is not None]
         ds = sorted({c[0] for c in cases})
         s.check("Thm 2 (conjectured for d > 2): a staircase is optimal for E‖X‖₁, ℓ1 sensitivity",
-                "conjecture (proven for d = 2)",
-                f"lattice analogue, d = {', '.join(map(str, ds))}: the best staircase lies inside the certified bracket "
-                f"in {sum(c[3] for c in cases)} of {len(cases)} cases; no ε-DP noise beats it by more than "
+                "\"under the conjecture that Lemma 4 and Lemma 8 hold for arbitrary d, the staircase mechanism has "
+                "the least cost\" (proven for d = 2)",
+                f"lattice analogue, d = {', '.join(map(str, ds))}: the best {STAIRCASE} lies inside the certified "
+                f"bracket in {sum(c[3] for c in cases)} of {len(cases)} cases; no ε-DP noise beats it by more than "
                 f"{max(rooms):.1e} relative" if rooms else "no certified rows",
                 all(c[3] for c in cases),
                 "evidence, not proof: finitely many (d, Δ, ε), on ℤ^d rather than ℝ^d")
         big = [c for c in cases if c[1] >= 2]
         if big:
-            s.check("The staircase improves on Laplace noise (abstract)", "stated for every instance",
-                    f"certified optimum below the i.i.d. geometric cost in {sum(c[6] for c in big)} of {len(big)} "
-                    f"cases with Δ ≥ 2; gain V_Lap/V_stair from {fmt(min(c[5] for c in big), 4)} to "
-                    f"{fmt(max(c[5] for c in big), 4)}", all(c[6] for c in big),
-                    "on the lattice with Δ = 1 the geometric noise is itself the staircase")
+            s.check(f"The staircase improves on the {DLAPLACE} noise", "\"for the same level of differential privacy, "
+                    "the performance in each instance improves\" (abstract, against Laplace noise)",
+                    f"{OPTIMUM} below the {DLAPLACE} cost in {sum(c[6] for c in big)} of {len(big)} "
+                    f"cases with Δ ≥ 2; gain (cost of the {DLAPLACE}) / V_stair from {fmt(min(c[5] for c in big), 4)} "
+                    f"to {fmt(max(c[5] for c in big), 4)}", all(c[6] for c in big),
+                    f"on the lattice with Δ = 1 the {DLAPLACE} noise is itself the staircase")
     else:
         s.check("Thm 2 (conjectured for d > 2): a staircase is optimal", "conjecture", "no certified lattice rows", None)
     s.check("Thm 2 on ℝ^d itself", "conjecture", "not compared", None,
-            "the continuous cell LP's bracket at affordable resolutions (tens of % wide for d = 3, 4) cannot separate the "
-            "staircase from Laplace; the lattice analogue above is the sharp test")
-
-    def draw(fig):
-        ax1 = fig.add_subplot(1, 2, 1)
-        ax2 = fig.add_subplot(1, 2, 2)
-        labels = [f"d={c[0]}\nΔ={c[1]}\nε={fmt(c[2])}" for c in cases]
-        x = list(range(len(cases)))
-        colors = [f"C{c[0] - 3}" for c in cases]
-        ax1.bar(x, [max(c[4], 1e-16) if c[4] is not None else 0 for c in cases], color=colors)
-        ax1.set_yscale("log")
-        ax1.set_ylabel("(V_stair − certified lower) / V_stair")
-        ax1.set_title("room below the staircase", fontsize=9)
-        ax2.bar(x, [c[5] for c in cases], color=colors)
-        ax2.axhline(1.0, color="gray", lw=0.8)
-        ax2.set_ylabel("V_Laplace / V_stair")
-        ax2.set_title("gain of the staircase over i.i.d. geometric", fontsize=9)
-        for ax in (ax1, ax2):
-            ax.set_xticks(x)
-            ax.set_xticklabels(labels, fontsize=6)
-            ax.grid(alpha=0.3, axis="y")
-        fig.suptitle("[GKOV15] Thm 2, lattice analogue: the staircase inside the certified bracket", fontsize=10)
+            "the continuous cell LP's bracket at affordable resolutions (tens of % wide for d = 3, 4) cannot separate "
+            "the staircase from Laplace noise; the lattice analogue above is the sharp test")
     if cases:
-        figure(ctx, s, "conjecture-staircase", draw, size=(10.0, 4.2))
+        figure(ctx, s, "conjecture-staircase", lambda fig: draw_conjecture(fig, cases),
+               size=(max(10.0, 0.65 * len(cases)), 4.4))   # room for one rotated label per case
     return s

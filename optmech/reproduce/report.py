@@ -5,6 +5,11 @@ its catalogue spec (``ctx.rows``), recomputes the paper's closed forms independe
 a :class:`Section`: markdown paragraphs and tables, the PNG figures it wrote into ``ctx.outdir``,
 and one :class:`Check` per statement of the paper it compares with (agreement marked).  Papers are
 cited by the tags of :mod:`optmech.sources` (``[Geng13, Thm 2.5]``), never by file or catalogue code.
+
+Tables put a column headed "paper states …" beside one headed "certified bracket …" wherever the paper
+states a number (a quoted phrase where it states a qualitative claim).  Figures draw certified brackets as
+intervals (:func:`bracket_errorbar`), give counts integer ticks (:func:`integer_ticks`), label log axes with
+plain numbers (:func:`plain_ticks`) and keep legends off the data (:func:`legend_below`).
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-__all__ = ["Check", "Section", "Context", "md_table", "fmt", "fmt_bracket", "ref", "ref_param", "figure",
-           "register", "REPORTS", "missing"]
+__all__ = ["Check", "Section", "Context", "md_table", "md_cell", "fmt", "fmt_bracket", "ref", "ref_param", "figure",
+           "register", "REPORTS", "missing", "bracket_errorbar", "integer_ticks", "legend_below", "plain_ticks",
+           "plural"]
 
 
 @dataclass
@@ -50,6 +56,10 @@ class Section:
     checks: list[Check] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     failed: int = 0
+    #: what ``--quick`` leaves out (or, in a full run, what it would), one sentence (:mod:`optmech.reproduce.scope`)
+    scope: str = ""
+    #: the tags of the papers the section cites, its own paper first (:func:`optmech.sources.section_tags`)
+    cites: list[str] = field(default_factory=list)
 
     def add(self, *paragraphs: str) -> None:
         self.body.extend(paragraphs)
@@ -119,7 +129,9 @@ def missing(section: Section, ctx: Context) -> None:
     if failed:
         lines = [f"- {', '.join(f'{k}={v}' for k, v in sorted(p.items()))}: {ctx.errors.get(_key(p), 'failed')}"
                  for p in failed[:10]]
-        section.add(f"**{len(failed)} problem(s) failed and are missing from this section:**\n" + "\n".join(lines))
+        n = len(failed)
+        section.add(f"**{plural(n, 'problem')} failed and {'is' if n == 1 else 'are'} missing from this section:**\n"
+                    + "\n".join(lines))
 
 
 def _key(p: dict) -> str:
@@ -167,11 +179,26 @@ def fmt_bracket(result: dict | None, digits: int = 7) -> str:
     return s if result.get("certified") else s + " (uncertified)"
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``plural(1, "problem")`` -> "1 problem", ``plural(3, "problem")`` -> "3 problems"."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def md_cell(c: Any) -> str:
+    """One markdown table cell: numbers through :func:`fmt`, a ``|`` escaped (``E|X|`` would split the cell)."""
+    text = c if isinstance(c, str) else fmt(c)
+    out, prev = [], ""
+    for ch in text.replace("\n", " "):
+        out.append("\\|" if ch == "|" and prev != "\\" else ch)
+        prev = ch
+    return "".join(out)
+
+
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-markdown table; cells formatted with :func:`fmt`."""
-    head = "| " + " | ".join(header) + " |"
+    """A GitHub-markdown table; cells formatted with :func:`fmt`, pipes inside cells escaped."""
+    head = "| " + " | ".join(md_cell(h) for h in header) + " |"
     sep = "|" + "|".join("---" for _ in header) + "|"
-    body = ["| " + " | ".join(c if isinstance(c, str) else fmt(c) for c in row) + " |" for row in rows]
+    body = ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join([head, sep, *body])
 
 
@@ -189,10 +216,59 @@ def figure(ctx: Context, section: Section, name: str, draw: Callable[[Any], None
         fig.tight_layout()
         path = ctx.outdir / "figures" / f"{name}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
+        # "tight" keeps a legend placed outside the axes (legend_below) inside the picture
+        fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.1)
     finally:
         plt.close(fig)
     section.figures.append(f"figures/{name}.png")
+
+
+def bracket_errorbar(ax, xs: Sequence[float], lows: Sequence[float], highs: Sequence[float], **kw):
+    """Certified brackets [lower, upper] drawn as intervals at ``xs`` (an errorbar from lower to upper).
+
+    The marker sits at the midpoint; ``kw`` goes to ``ax.errorbar`` (``fmt``, ``color``, ``label`` ...).
+    """
+    mids = [(lo + hi) / 2 for lo, hi in zip(lows, highs)]
+    yerr = [[m - lo for m, lo in zip(mids, lows)], [hi - m for m, hi in zip(mids, highs)]]
+    kw.setdefault("fmt", "o")
+    kw.setdefault("capsize", 3)
+    kw.setdefault("ms", 4)
+    return ax.errorbar(list(xs), mids, yerr=yerr, **kw)
+
+
+def integer_ticks(ax, axis: str = "x") -> None:
+    """Integer-valued ticks on ``axis`` (a dimension, a sensitivity, r): no 2.5 on a count."""
+    from matplotlib.ticker import MaxNLocator
+
+    getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(integer=True))
+
+
+def plain_ticks(ax, axis: str, values: Sequence[float], digits: int = 3) -> None:
+    """Major ticks exactly at ``values``, labelled as plain numbers (``0.5``, not ``5×10⁻¹``); no minor labels.
+
+    For log axes whose default labels (``3×10⁻¹ 4×10⁻¹ …``) crowd and overlap.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(FixedLocator(sorted(set(float(v) for v in values))))
+    a.set_major_formatter(FuncFormatter(lambda v, _: fmt(float(v), digits)))
+    a.set_minor_formatter(NullFormatter())
+
+
+def legend_below(fig, ax, *, ncol: int = 3, fontsize: float = 8):
+    """One legend for the whole figure, under the axes (it never covers data); entries from ``ax`` (one axes or a
+    list of them; a label repeated across panels is listed once)."""
+    handles, labels = [], []
+    for a in (ax if isinstance(ax, (list, tuple)) else [ax]):
+        for h, lab in zip(*a.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        return None
+    return fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, fontsize=fontsize,
+                      frameon=False)
 
 
 #: report name -> report function (filled by :func:`register`)

@@ -20,8 +20,8 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from optmech.reproduce.report import (Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref_param,
-                                       register, within)
+from optmech.reproduce.report import (Context, Section, bracket_errorbar, figure, fmt, fmt_bracket, md_table,
+                                       new_section, plain_ticks, ref_param, register, within)
 
 # -- the paper's formulas, evaluated independently of the solver ---------------------------------
 
@@ -104,6 +104,7 @@ def _gamma_rows(ctx: Context, closed, cost, *, resolution: bool = False) -> tupl
         agree.append(abs(g_closed - g_num) <= 1e-6)
         rows.append([eps, b, *([p.get("resolution")] if resolution else []), g_closed, g_num,
                      ref_param(r, "staircase", "gamma"), v, fmt_bracket(r), "✅" if inside[-1] else "❌"])
+    # the columns "paper states: V* = V(γ*)" and "certified bracket V*" stand side by side
     return rows, inside, agree
 
 
@@ -118,8 +119,8 @@ def gamma_square_report(ctx: Context) -> Section:
     """[Geng13] Fig. 2.5: γ* against b for L(x) = x² (Thm 2.7)."""
     s = new_section(ctx, "Optimal γ* for the cost x²")
     rows, inside, agree = _gamma_rows(ctx, gamma_square, cost_square)
-    s.add(md_table(["ε", "b", "γ* (A.28)", "argmin of (A.25)", "γ* (optmech)", "V(γ*)", "certified V*",
-                    "V(γ*) in bracket"], rows))
+    s.add(md_table(["ε", "b", "γ* (A.28)", "argmin of (A.25)", "γ* (optmech)", "paper states: V* = V(γ*) (Thm 2.7)",
+                    "certified bracket V*", "V(γ*) in bracket"], rows))
     if rows:
         s.check("Thm 2.7: γ* in closed form (A.28)", "closed form", f"equals the numerical argmin of (A.25) "
                 f"to 1e-6 in {_count(agree)} cases", all(agree))
@@ -131,8 +132,9 @@ def gamma_square_report(ctx: Context) -> Section:
     gs = np.array([gamma_square(b) for b in grid])
     s.check("γ* → ½ as ε → 0", "½", f"γ*(ε = 1e-3) = {fmt(small, 8)}", abs(small - 0.5) < 1e-3)
     s.check("γ* → 0 as ε → ∞", "0", f"γ*(ε = 40) = {fmt(large, 4)}", large < 1e-4)
-    s.check("γ* ∈ [0, ½], increasing in b (§2.7.1)", "stated", f"range [{fmt(gs.min(), 4)}, {fmt(gs.max(), 6)}] on "
-            f"400 values of b; monotone: {bool(np.all(np.diff(gs) > 0))}",
+    s.check("γ* ∈ [0, ½], increasing in b (§2.7.1)", "\"lies in the interval [0, ½] for all ε and is a monotonically "
+            "decreasing function of ε\"", f"range [{fmt(gs.min(), 4)}, {fmt(gs.max(), 6)}] on "
+            f"400 values of b; increasing: {fmt(bool(np.all(np.diff(gs) > 0)))}",
             bool(gs.min() >= 0 and gs.max() <= 0.5 and np.all(np.diff(gs) > 0)))
 
     def draw(fig):
@@ -145,7 +147,7 @@ def gamma_square_report(ctx: Context) -> Section:
         ax.set_xlabel("b = exp(−ε)")
         ax.set_ylabel("γ*")
         ax.set_title("[Geng13] Fig. 2.5: optimal γ* for L(x) = x²")
-        ax.legend()
+        ax.legend(loc="best")
     figure(ctx, s, "000-fig2.5-gamma-square", draw)
     return s
 
@@ -169,12 +171,14 @@ def staircase_gain_report(ctx: Context) -> Section:
             inside.append(_inside(v, r))
             lo = lap / r["upper_bound"] if r.get("certified") else None
             hi = lap / r["lower_bound"] if r.get("certified") and r["lower_bound"] > 0 else None
-            rows.append([eps, v, fmt_bracket(r), lap, lap / v, f"[{fmt(lo, 5)}, {fmt(hi, 5)}]"])
+            said = f"{fmt(lap / v, 6)} (curve)" + (f"; text: about {stated:g}-fold" if abs(eps - 10.0) <= 0.5 else "")
+            rows.append([eps, lap, v, fmt_bracket(r), said, f"[{fmt(lo, 5)}, {fmt(hi, 5)}]"])
             curves.setdefault(cost, []).append((eps, lo, hi))
         if not rows:
             continue
-        s.add(f"**{what}** (cost `{cost}`)", md_table(["ε", "V* closed form", "certified V*", "V_Lap", "gain V_Lap/V*",
-                                                       "certified gain"], rows))
+        s.add(f"**{what}** (cost `{cost}`)", md_table(["ε", "V_Lap", "paper states: V* (Thm 2.5, 2.7)",
+                                                       "certified bracket V*", "paper states: gain V_Lap/V*",
+                                                       "certified bracket: gain"], rows))
         s.check(f"Staircase optimal for {what}", "V* closed form (Thms 2.5, 2.7)",
                 f"inside the certified bracket in {_count(inside)} cases", all(inside))
         at10 = [c for c in curves[cost] if abs(c[0] - 10.0) <= 0.5]
@@ -187,7 +191,8 @@ def staircase_gain_report(ctx: Context) -> Section:
             s.check(f"Gain in {what} at ε ≈ 10", f"about {stated:g}-fold", "ε = 10 not in this grid", None)
     eps_small = 0.01
     g1, g2 = (1 / eps_small) / v_star_abs(eps_small), (2 / eps_small**2) / v_star_square(eps_small)
-    s.check("Laplace is nearly optimal as ε → 0 (Cor 2.6, 2.8)", "gain → 1", f"gains at ε = 0.01: "
+    s.check("Laplace is nearly optimal as ε → 0 (Cors 2.6, 2.8)", "\"the Laplacian mechanism is asymptotically "
+            "optimal\" (high privacy regime): gain → 1", f"gains at ε = 0.01: "
             f"{fmt(g1, 8)} (|x|), {fmt(g2, 8)} (x²)", abs(g1 - 1) < 1e-3 and abs(g2 - 1) < 1e-3)
 
     def draw(fig):
@@ -196,16 +201,18 @@ def staircase_gain_report(ctx: Context) -> Section:
         for cost, (what, stated, vstar, vlap) in _GAIN.items():
             color = "C0" if cost == "abs" else "C1"
             ax.plot(e, [vlap(x, 1.0) / vstar(x, 1.0) for x in e], color=color, label=f"{what}: closed form")
-            pts = [c for c in curves.get(cost, []) if c[1] is not None]
+            pts = [c for c in curves.get(cost, []) if c[1] is not None and c[2] is not None]
             if pts:
-                ax.plot([c[0] for c in pts], [c[1] for c in pts], "o", color=color, label=f"{what}: certified (LP)")
-            ax.axhline(stated, color=color, ls=":", lw=0.8)
+                bracket_errorbar(ax, [c[0] for c in pts], [c[1] for c in pts], [c[2] for c in pts], color=color,
+                                 label=f"{what}: certified bracket (LP)")
+            ax.axhline(stated, color=color, ls=":", lw=0.8, label=f"{what}: \"about {stated:g}-fold\" at ε ≈ 10")
         ax.axvline(10, color="gray", ls=":", lw=0.8)
         ax.set_yscale("log")
+        plain_ticks(ax, "y", [1, 2, 5, 10, 15, 23, 50])
         ax.set_xlabel("ε")
         ax.set_ylabel("V_Lap / V_Optimal")
-        ax.set_title("[Geng13] Fig. 2.7: gain of the staircase over Laplace (dotted: 15 and 23)")
-        ax.legend(fontsize=8)
+        ax.set_title("[Geng13] Fig. 2.7: gain of the staircase over Laplace", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
     figure(ctx, s, "000-fig2.7-staircase-gain", draw)
     return s
 
@@ -222,14 +229,15 @@ def gamma_2d_report(ctx: Context) -> Section:
     """[Geng13] Fig. 3.2: the optimal γ* of the 2-D ℓ1 staircase against b."""
     s = new_section(ctx, "Optimal γ* of the 2-D staircase")
     rows, inside, agree = _gamma_rows(ctx, gamma_2d, cost_2d, resolution=True)
-    s.add(md_table(["ε", "b", "cells per Δ", "γ* (quartic)", "argmin of (3.7)", "γ* (optmech)", "V(γ*)",
-                    "certified V* (continuous LP)", "V(γ*) in bracket"], rows))
+    s.add(md_table(["ε", "b", "cells per Δ", "γ* (quartic)", "argmin of (3.7)", "γ* (optmech)",
+                    "paper states: V* = V(γ*) ((3.7), [GKOV15] Thm 1)", "certified bracket V* (continuous LP)",
+                    "V(γ*) in bracket"], rows))
     s.add("The paper gives no closed form (\"too complicated to show\"); γ* here is the larger root of the quartic "
           "(1−b)²γ⁴ + 4b(1−b)γ³ + 6b²γ² − 2b(2b+1)γ + b² = 0 obtained from d(3.7)/dγ = 0, checked against a direct "
           "minimisation of (3.7). The continuous 2-D LP's bracket is wide at a few cells per Δ (its lower bound "
           "prices each cell at its minimum cost), so the bracket test is a weak test of optimality here.")
     if rows:
-        s.check("γ* of (3.7): quartic root", "plotted, no closed form", f"equals the argmin of (3.7) to 1e-6 in "
+        s.check("γ* of (3.7): quartic root", "plotted; closed form \"too complicated to show\"", f"equals the argmin of (3.7) to 1e-6 in "
                 f"{_count(agree)} cases", all(agree))
         s.check("[GKOV15] Thm 1: the 2-D staircase at γ* is optimal", "V* = V(γ*)",
                 f"V(γ*) inside the certified bracket in {_count(inside)} cases", all(inside))
@@ -253,6 +261,6 @@ def gamma_2d_report(ctx: Context) -> Section:
         ax.set_xlabel("b = exp(−ε)")
         ax.set_ylabel("γ*")
         ax.set_title("[Geng13] Fig. 3.2: optimal γ* of the 2-D staircase")
-        ax.legend()
+        ax.legend(loc="best")
     figure(ctx, s, "000-fig3.2-gamma-2d", draw)
     return s

@@ -17,7 +17,65 @@ from __future__ import annotations
 
 import math
 
-from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, ref, register
+from optmech.reproduce.report import (Context, Section, bracket_errorbar, figure, fmt, fmt_bracket, integer_ticks,
+                                       legend_below, md_table, new_section, plain_ticks, ref, register)
+
+_NORM = {"l1": "ℓ1", "l2": "ℓ2"}
+
+
+def draw_mse(fig, pts: list[tuple]) -> None:
+    """The [KHP15] figure from ``(theorem, ε, n, norm, formula, result)`` rows: (a) the optimal MSE against ε, the
+    theorems' closed forms as curves over the whole ε range and the certified brackets as intervals on them; (b)
+    ε² × MSE against the dimension n (integer ticks), the closed forms 2n and n(n+1) and the brackets."""
+    import numpy as np
+
+    ax1 = fig.add_subplot(1, 2, 1)
+    ax2 = fig.add_subplot(1, 2, 2)
+    series: dict[tuple, list] = {}
+    for thm, eps, n, norm, v, r in pts:
+        if r and r.get("certified"):
+            series.setdefault((n, "l1" if n == 1 else norm, thm), []).append((eps, r["lower_bound"], r["upper_bound"]))
+    if not series:
+        return
+    es_all = sorted({t[0] for sv in series.values() for t in sv})
+    grid = np.geomspace(es_all[0] / 1.6, es_all[-1] * 1.6, 100)
+    formula = {"Thm 6": ("2/ε²", lambda n: 2.0), "Thm 7": ("2n/ε²", lambda n: 2.0 * n),
+               "Thm 8": ("n(n+1)/ε²", lambda n: n * (n + 1.0))}
+    for i, ((n, norm, thm), sv) in enumerate(sorted(series.items())):
+        sv.sort()
+        c = f"C{i % 10}"
+        text, coef = formula[thm]
+        what = "|·|" if n == 1 else _NORM.get(norm, norm)
+        # ℓ2 curves dashed and on top: n(n+1) at n = 2 equals 2n at n = 3, and both must stay visible
+        ax1.plot(grid, coef(n) / grid**2, ls="-" if norm == "l1" else (0, (4, 3)), color=c, lw=1.2,
+                 zorder=3 if norm == "l2" else 2, label=f"(a) {thm}: {text}, n = {n} ({what})")
+        bracket_errorbar(ax1, [t[0] for t in sv], [t[1] for t in sv], [t[2] for t in sv], color=c, ms=3,
+                         label="(a) certified brackets, coloured as their formula" if i == 0 else None)
+    offsets = {e: (k - (len(es_all) - 1) / 2) * 0.06 for k, e in enumerate(es_all)}
+    for norm, c in (("l1", "black"), ("l2", "0.5")):
+        cases = [(n, t) for (n, nm, _), sv in series.items() if nm == norm for t in sv]
+        if cases:
+            bracket_errorbar(ax2, [n + offsets[t[0]] for n, t in cases], [t[1] * t[0] ** 2 for _, t in cases],
+                             [t[2] * t[0] ** 2 for _, t in cases], color=c, ms=4,
+                             label=f"(b) certified brackets, {_NORM[norm]} (one per ε = {', '.join(fmt(e) for e in es_all)})")
+    nmax = max(n for n, _, _ in series)
+    nn = np.linspace(1, max(nmax, 2), 50)
+    ax2.plot(nn, 2 * nn, "-", color="black", lw=1, label="(b) Thms 6, 7: ε²·MSE = 2n (ℓ1; n = 1: |·|)")
+    ax2.plot(nn, nn * (nn + 1), "--", color="0.5", lw=1, label="(b) Thm 8: ε²·MSE = n(n+1) (ℓ2)")
+    ax1.set_xscale("log")
+    ax1.set_yscale("log")
+    plain_ticks(ax1, "x", es_all)
+    ax1.set_xlabel("ε")
+    ax1.set_ylabel("optimal MSE E‖V‖₂²")
+    ax1.set_title("(a) closed forms (lines), certified brackets (intervals)", fontsize=9)
+    ax1.grid(alpha=0.3)
+    ax2.set_xlabel("dimension n")
+    ax2.set_ylabel("ε² × optimal MSE")
+    ax2.set_title("(b) ε² × MSE against the dimension", fontsize=9)
+    integer_ticks(ax2, "x")
+    ax2.grid(alpha=0.3)
+    legend_below(fig, [ax1, ax2], ncol=3, fontsize=7)
+    fig.suptitle("[KHP15] Thms 6–8: optimal MSE under ε-Lipschitz privacy", fontsize=10)
 
 
 def mse_formula(epsilon: float, n: int, norm: str) -> tuple[str, float, str]:
@@ -75,7 +133,7 @@ def lipschitz_mse_report(ctx: Context) -> Section:
         pts.append((thm, eps, n, norm, v, r))
     s.add("The LP optimises over all input-independent noise on a grid (no Laplace assumption), with ε-Lipschitz "
           "privacy w.r.t. the stated norm and cost E‖V‖₂²; *width* is (upper − lower)/formula.",
-          md_table(["theorem", "n", "norm", "ε", "the paper's optimal MSE", "certified optimum", "width",
+          md_table(["theorem", "n", "norm", "ε", "paper states: optimal MSE", "certified bracket MSE", "width",
                     "Laplace-type noise (optmech)", "formula in bracket"], rows))
     for thm, what, text in (("Thm 6", "on ℝ, Laplace (ε/2)e^{−ε\\|v\\|} is MSE-optimal", "2/ε²"),
                             ("Thm 7", "on ℝⁿ with ℓ1, i.i.d. Laplace is MSE-optimal", "2n/ε²"),
@@ -113,41 +171,6 @@ def lipschitz_mse_report(ctx: Context) -> Section:
             "optmech's Lipschitz solver supports the ℓ1 and ℓ2 norms, not the mixed ℓ1-of-ℓ2 norm; for n = 1 user "
             "Thm 9 is Thm 8 in dimension m (checked above)")
 
-    def draw(fig):
-        ax1 = fig.add_subplot(1, 2, 1)
-        ax2 = fig.add_subplot(1, 2, 2)
-        series: dict[tuple, list] = {}
-        for thm, eps, n, norm, v, r in pts:
-            if r.get("certified"):
-                series.setdefault((n, "l1" if n == 1 else norm), []).append((eps, v, r["lower_bound"], r["upper_bound"]))
-        for i, ((n, norm), sv) in enumerate(sorted(series.items())):
-            sv.sort()
-            c = f"C{i % 10}"
-            es = [t[0] for t in sv]
-            ax1.plot(es, [t[1] for t in sv], "-", color=c, lw=1, label=f"n = {n}, {norm if n > 1 else '|·|'}")
-            ax1.errorbar(es, [(t[2] + t[3]) / 2 for t in sv], yerr=[[(t[3] - t[2]) / 2 for t in sv]] * 2,
-                         fmt="o", color=c, ms=3, capsize=2)
-            for t in sv:
-                ax2.errorbar([n], [t[2] * t[0] ** 2], yerr=[[0], [(t[3] - t[2]) * t[0] ** 2]], fmt="o",
-                             color="C0" if norm == "l1" else "C3", ms=4, capsize=2)
-        if series:
-            nmax = max(n for n, _ in series)
-            import numpy as np
-
-            nn = np.linspace(1, max(nmax, 2), 50)
-            ax2.plot(nn, 2 * nn, "-", color="C0", lw=1, label="Thm 7: 2n (ℓ1)")
-            ax2.plot(nn, nn * (nn + 1), "-", color="C3", lw=1, label="Thm 8: n(n+1) (ℓ2)")
-        ax1.set_xscale("log")
-        ax1.set_yscale("log")
-        ax1.set_xlabel("ε")
-        ax1.set_ylabel("optimal MSE: formula (line), certified bracket (bar)")
-        ax1.legend(fontsize=7)
-        ax1.grid(alpha=0.3)
-        ax2.set_xlabel("dimension n")
-        ax2.set_ylabel("ε² × certified optimal MSE")
-        ax2.legend(fontsize=7)
-        ax2.grid(alpha=0.3)
-        fig.suptitle("[KHP15] Thms 6–8: optimal MSE under ε-Lipschitz privacy", fontsize=10)
     if pts:
-        figure(ctx, s, "004-mse", draw, size=(10.0, 4.2))
+        figure(ctx, s, "004-mse", lambda fig: draw_mse(fig, pts), size=(10.0, 4.2))
     return s
