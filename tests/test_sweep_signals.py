@@ -182,3 +182,18 @@ def test_grace_period_ends_a_heavy_run(tmp_path):
     assert took < 5, f"one Ctrl-C with --grace 1 took {took:.1f} s"
     assert p.returncode == 130 and summary["abandoned"] == 2 and "grace period" in err
     assert _rows(store) == {}
+
+
+def test_reproduce_interrupted_keeps_its_store_and_writes_no_half_report(tmp_path):
+    out = tmp_path / "report"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, "-m", "optmech", "reproduce", "--quick", "--out", str(out), "--workers", "2",
+                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    _wait_rows(out / "results.sqlite", 3, p)
+    p.send_signal(signal.SIGINT)
+    summary, err, _ = _finish(p, 30)
+    assert p.returncode == 130, err
+    rows = _rows(out / "results.sqlite")
+    assert summary["interrupted"] == "SIGINT" and summary["stored"] == len(rows) >= 3
+    assert f"{len(rows)} of {summary['problems']} stored" in err and "no report written" in err
+    assert not (out / "README.md").exists()

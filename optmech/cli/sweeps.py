@@ -167,6 +167,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise SpecError(f"--out {args.out} exists and is not a folder")
     progress = sys.stderr.isatty() and not os.environ.get("CI")
     out = reproduce(args.out, quick=args.quick, workers=workers, only=only, progress=progress)
+    if out.interrupted is not None:
+        import signal
+
+        stopped = out.interrupted
+        if args.json:
+            sys.stdout.write(json.dumps(out.to_dict() | {"interrupted": stopped.interrupted, "stored": stopped.stored,
+                                                         "problems": stopped.problems,
+                                                         "abandoned": stopped.abandoned}) + "\n")
+        sys.stderr.write(f"optmech: {stopped.stop_line().replace('--resume', 'the same command')}; no report written\n")
+        return 128 + int(getattr(signal, stopped.interrupted))
     if args.json:
         sys.stdout.write(json.dumps(out.to_dict()) + "\n")
     else:

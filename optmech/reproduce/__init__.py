@@ -59,6 +59,8 @@ class ReproduceOutcome:
     skipped: int = 0
     failed: int = 0
     seconds: float = 0.0
+    #: the sweep's outcome when a signal stopped it (no report is written then), else None
+    interrupted: object = None
 
     def to_dict(self) -> dict:
         return {
@@ -73,7 +75,12 @@ class ReproduceOutcome:
 
 def reproduce(out: str | os.PathLike, *, quick: bool = False, workers: int | None = None,
               only: list[str] | None = None, progress: bool = False) -> ReproduceOutcome:
-    """Run the catalogue into ``out/results.sqlite`` (resuming) and write ``out/README.md`` and figures."""
+    """Run the catalogue into ``out/results.sqlite`` (resuming) and write ``out/README.md`` and figures.
+
+    When a signal stops the sweep (see :func:`optmech.sweep.run_sweep`), the finished problems stay
+    in the store, no report is written, and :attr:`ReproduceOutcome.interrupted` holds the sweep's
+    outcome; running again resumes.
+    """
     from optmech.reproduce.scope import spec_scope
     from optmech.store import ResultStore, problem_key
     from optmech.sweep import SweepSpec, normalised, run_sweep
@@ -95,6 +102,10 @@ def reproduce(out: str | os.PathLike, *, quick: bool = False, workers: int | Non
                       progress=progress)
     errors = {e["key"]: e["error"] for e in sweep.errors}
     outcome = ReproduceOutcome(str(outdir), computed=sweep.computed, skipped=sweep.skipped, failed=sweep.failed)
+    if sweep.interrupted is not None:  # Ctrl-C or SIGTERM: what finished is stored; no half report
+        outcome.interrupted = sweep
+        outcome.seconds = time.perf_counter() - t0
+        return outcome
     with ResultStore(store_path) as store:
         for s in specs:
             rows = []

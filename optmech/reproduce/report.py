@@ -204,22 +204,20 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 def figure(ctx: Context, section: Section, name: str, draw: Callable[[Any], None], *,
            size: tuple[float, float] = (6.4, 4.2)) -> None:
-    """Draw one PNG (``draw(fig)``) into the output folder and list it in ``section``."""
-    import matplotlib
+    """Draw one PNG (``draw(fig)``) into the output folder and list it in ``section``.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    The figure is a pyplot-free :class:`matplotlib.figure.Figure`: no backend is switched, so
+    calling :func:`optmech.reproduce.reproduce` from a notebook leaves its inline backend alone.
+    """
+    from matplotlib.figure import Figure
 
-    fig = plt.figure(figsize=size)
-    try:
-        draw(fig)
-        fig.tight_layout()
-        path = ctx.outdir / "figures" / f"{name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # "tight" keeps a legend placed outside the axes (legend_below) inside the picture
-        fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.1)
-    finally:
-        plt.close(fig)
+    fig = Figure(figsize=size)
+    draw(fig)
+    fig.tight_layout()
+    path = ctx.outdir / "figures" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # "tight" keeps a legend placed outside the axes (legend_below) inside the picture
+    fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.1)
     section.figures.append(f"figures/{name}.png")
 
 
