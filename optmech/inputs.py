@@ -47,6 +47,10 @@ class InputPMF:
     """A pmf on the integers: sorted distinct support ``k`` (int64) and masses ``p`` (sum 1).
 
     ``label`` records where it came from (the spec string or the file name).
+
+    >>> x = input_from_arrays([0, 2], [0.25, 0.75])
+    >>> x.lo, x.hi, x.dense().tolist(), x.cdf().tolist(), x.mean()
+    (0, 2, [0.25, 0.0, 0.75], [0.25, 0.25, 1.0], 1.5)
     """
 
     k: np.ndarray
@@ -86,7 +90,20 @@ def _fail(msg: str) -> None:
 
 
 def input_from_arrays(k, p, label: str = "arrays") -> InputPMF:
-    """Validate (k, p) and return the renormalised :class:`InputPMF` (SpecError on bad data)."""
+    """Validate (k, p) and return the renormalised :class:`InputPMF` (SpecError on bad data).
+
+    >>> x = input_from_arrays([3, 1], [0.25, 0.75])  # sorted by k
+    >>> x.k.tolist(), x.p.tolist()
+    ([1, 3], [0.75, 0.25])
+    >>> input_from_arrays([0, 1], [1, 3])
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: input pmf arrays: masses sum to 4.0, not 1 (tolerance 1e-09)
+    >>> input_from_arrays([0.5], [1.0])
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: input pmf arrays: support points must be integers
+    """
     k_arr = np.asarray(k)
     try:
         p_arr = np.asarray(p, dtype=float)
@@ -156,7 +173,17 @@ _FIELDS = {"poisson": 3, "gaussian": 4, "uniform": 2}
 
 
 def parse_input_spec(spec: str) -> InputPMF:
-    """``poisson:RATE:LO:HI`` | ``gaussian:MU:SIGMA:LO:HI`` | ``uniform:LO:HI`` → :class:`InputPMF`."""
+    """``poisson:RATE:LO:HI`` | ``gaussian:MU:SIGMA:LO:HI`` | ``uniform:LO:HI`` → :class:`InputPMF`.
+
+    The Poisson law is truncated to LO..HI and renormalised; the Gaussian puts on k the mass of
+    [k, k + 1).
+
+    >>> x = parse_input_spec("uniform:0:3")
+    >>> x.k.tolist(), x.p.tolist()
+    ([0, 1, 2, 3], [0.25, 0.25, 0.25, 0.25])
+    >>> round(parse_input_spec("poisson:5:0:60").mean(), 12)
+    5.0
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise SpecError(f"input spec must be a non-empty string, got {spec!r}")
     parts = [s.strip() for s in spec.strip().split(":")]
@@ -200,7 +227,14 @@ def parse_input_spec(spec: str) -> InputPMF:
 
 
 def read_input_pmf(path: str | Path) -> InputPMF:
-    """Read a CSV with header ``k,p`` (one support point per line) → :class:`InputPMF`."""
+    """Read a CSV with header ``k,p`` (one support point per line) → :class:`InputPMF`.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.csv")
+    >>> _ = open(path, "w").write("k,p\\n-1,0.5\\n1,0.5\\n")
+    >>> read_input_pmf(path).mean()
+    0.0
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
