@@ -153,8 +153,8 @@ def test_signal_before_anything_finishes(tmp_path, uninterrupted):
     assert all(rows[k] == uninterrupted[k] for k in rows)
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_second_signal_abandons_heavy_problems_at_once(tmp_path, workers):
+def test_second_signal_abandons_heavy_problems_at_once(tmp_path, workers="1"):
+    """(test_grace_period_ends_a_heavy_run abandons a pool of two workers)"""
     store = tmp_path / "heavy.sqlite"
     p = _start(tmp_path, HEAVY, store, "--workers", workers)
     time.sleep(3)  # the workers are inside their solves
