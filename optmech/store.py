@@ -139,6 +139,18 @@ def _real(x: Any) -> float | None:
         return None
 
 
+def _writable_folder(folder: str) -> bool:
+    """Whether a file can be created in ``folder`` (tried, not inferred from mode bits: root and
+    immutable flags make ``os.access`` unreliable)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
 def _json_cell(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
@@ -149,8 +161,12 @@ def _json_cell(x: Any) -> Any:
 class ResultStore:
     """A SQLite file of results; use as a context manager.
 
-    ``ResultStore(path)`` creates the file when it does not exist (its directory must), and opens
-    it when it is an optmech store of this schema and this optmech major.minor version.  With
+    ``ResultStore(path)`` creates the file when it does not exist (its directory must; creation is
+    atomic: a complete empty store is linked into place, so concurrent creators all open one
+    store), and opens it when it is an optmech store of this schema and this optmech major.minor
+    version that passes SQLite's integrity check and can be written.  ``readonly=True`` never
+    creates or writes (not even the WAL setting) and also reads stores in read-only files and
+    folders.  With
     ``force=True`` a store from another optmech version is accepted (its rows keep their old keys,
     so they are never reused) and its recorded version is updated.  Every rejection is a one-line
     :class:`SpecError` and leaves the file untouched.
@@ -164,53 +180,154 @@ class ResultStore:
     [(1.0, 1.0, 'optimal')]
     """
 
-    def __init__(self, path: str | os.PathLike, *, force: bool = False, timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike, *, force: bool = False, timeout: float = 30.0,
+                 readonly: bool = False):
         self.path = os.fspath(path)
         self.force = force
+        self.readonly = readonly
         self._conn: sqlite3.Connection | None = None
         self._open(timeout)
 
     # -- opening -----------------------------------------------------------------------------------
     def _open(self, timeout: float) -> None:
+        """Create (atomically) or open the store; every check that can refuse it runs before any write."""
         path = self.path
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise SpecError(f"{path}: directory {parent} does not exist")
-        exists = os.path.exists(path)
-        if exists and not os.path.isfile(path):
+        if not os.path.lexists(path):
+            if self.readonly:
+                raise SpecError(f"no such store: {path}")
+            self._create(parent, timeout)
+        if not os.path.isfile(path):
             raise SpecError(f"{path} is not an optmech store (not a regular file)")
-        fresh = not exists or os.path.getsize(path) == 0
-        if not fresh:
-            try:
-                with open(path, "rb") as f:
-                    head = f.read(len(_SQLITE_MAGIC))
-            except OSError as e:
-                raise SpecError(f"{path}: cannot read store ({e.strerror or e})") from None
-            if head != _SQLITE_MAGIC:
-                raise SpecError(f"{path} is not an optmech store (not a SQLite database); store untouched")
         try:
-            conn = sqlite3.connect(path, timeout=timeout)
-        except sqlite3.Error as e:
-            raise SpecError(f"{path}: cannot open store ({e})") from None
+            with open(path, "rb") as f:
+                head = f.read(len(_SQLITE_MAGIC))
+        except OSError as e:
+            raise SpecError(f"{path}: cannot read store ({e.strerror or e})") from None
+        if not head:
+            raise SpecError(f"{path} is an empty file (0 bytes), not an optmech store; store untouched: delete it "
+                            "or choose another store")
+        if head != _SQLITE_MAGIC:
+            raise SpecError(f"{path} is not an optmech store (not a SQLite database); store untouched")
+        if not self.readonly:
+            self._check_writable(parent)
+        had = {sfx: os.path.lexists(path + sfx) for sfx in ("-wal", "-shm")}
+        conn = self._connect(parent, timeout)
         try:
-            if not fresh:
-                self._check(conn)  # reads only: a rejected file is not modified
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            if fresh:
-                self._init(conn)
-                self._check(conn)
-            elif self.force:
-                with conn:
-                    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('optmech_version', ?)",
-                                 (optmech_version(),))
+            self._check(conn)  # reads only: a rejected file is not modified
+            self._check_integrity(conn)
+            if not self.readonly:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                if self.force:
+                    with conn:
+                        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('optmech_version', ?)",
+                                     (optmech_version(),))
         except SpecError:
             conn.close()
+            self._remove_our_sidecars(had)
             raise
         except sqlite3.DatabaseError as e:
             conn.close()
-            raise SpecError(f"{path} is not a usable optmech store ({e}); store untouched") from None
+            self._remove_our_sidecars(had)
+            raise SpecError(f"{path} is damaged or not a usable optmech store ({e}); store untouched") from None
         self._conn = conn
+
+    def _remove_our_sidecars(self, had: dict) -> None:
+        """After refusing a store: remove the -wal/-shm files that this read alone created (an empty
+        WAL), so a refused file is left exactly as found."""
+        wal = self.path + "-wal"
+        if had["-wal"] or (os.path.exists(wal) and os.path.getsize(wal) > 0):
+            return
+        for sfx in ("-wal", "-shm"):
+            if not had[sfx]:
+                try:
+                    os.unlink(self.path + sfx)
+                except OSError:
+                    pass
+
+    def _connect(self, parent: str, timeout: float) -> sqlite3.Connection:
+        """A read-write connection, or a read-only one (``mode=ro``; ``immutable=1`` when the folder is
+        read-only, where SQLite cannot create the shared-memory file a WAL store needs)."""
+        from urllib.parse import quote
+
+        try:
+            if not self.readonly:
+                return sqlite3.connect(self.path, timeout=timeout)
+            uri = "file:" + quote(os.path.abspath(self.path))
+            conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout)
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.OperationalError:
+                conn.close()
+                if _writable_folder(parent):
+                    raise
+                return sqlite3.connect(uri + "?immutable=1", uri=True, timeout=timeout)
+        except sqlite3.Error as e:
+            raise SpecError(f"{self.path}: cannot open store ({e})") from None
+
+    def _create(self, parent: str, timeout: float) -> None:
+        """Build a complete empty store beside ``path``, then link it into place: a store is never seen
+        half made, and when several processes create one store at once, the first link wins and the
+        others open that one."""
+        import tempfile
+
+        path = self.path
+        try:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".new", dir=parent)
+        except OSError as e:
+            raise SpecError(f"{path}: cannot create a store in {parent} ({e.strerror or e}): choose a writable folder") \
+                from None
+        os.close(fd)
+        try:
+            conn = sqlite3.connect(tmp, timeout=timeout)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                self._init(conn)
+            finally:
+                conn.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process created it first: open theirs
+            except OSError:  # no hard links on this file system: rename unless someone won meanwhile
+                if not os.path.lexists(path):
+                    os.replace(tmp, path)
+        except sqlite3.Error as e:
+            raise SpecError(f"{path}: cannot create store ({e})") from None
+        finally:
+            for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
+
+    def _check_writable(self, parent: str) -> None:
+        """Refuse a store that cannot be written before any work starts (file mode, immutable flag,
+        read-only folder or file system)."""
+        path = self.path
+        try:
+            os.close(os.open(path, os.O_RDWR))
+        except OSError as e:
+            raise SpecError(f"{path} is read-only ({e.strerror or e}): choose a writable --store (optmech store ls "
+                            "and export read it as it is)") from None
+        if not _writable_folder(parent):
+            raise SpecError(f"{path}: its folder {parent} is not writable (SQLite keeps its -wal and -shm files there): "
+                            "choose a writable --store")
+
+    def _check_integrity(self, conn: sqlite3.Connection) -> None:
+        """``PRAGMA integrity_check`` (pages, indexes, UNIQUE keys): a damaged store is refused untouched,
+        before anything is written to it or any stored row is trusted."""
+        try:
+            found = [r[0] for r in conn.execute("PRAGMA integrity_check(5)")]
+        except sqlite3.DatabaseError as e:
+            found = [str(e)]
+        if found != ["ok"]:
+            raise SpecError(f"{self.path} is damaged (SQLite integrity check: {'; '.join(found)[:200]}); store untouched: "
+                            "restore it from a copy or use a new store")
 
     @staticmethod
     def _init(conn: sqlite3.Connection) -> None:
@@ -226,7 +343,7 @@ class ResultStore:
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as e:
-            raise SpecError(f"{path} is not an optmech store (not a SQLite database: {e}); store untouched") from None
+            raise SpecError(f"{path} is damaged or not a SQLite database ({e}); store untouched") from None
         if not {"meta", "results"} <= tables:
             raise SpecError(f"{path} is a SQLite database but not an optmech store (no meta/results tables); "
                             "store untouched")
@@ -300,7 +417,7 @@ class ResultStore:
         r = self.conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
         if r is None:
             raise KeyError(key)
-        return json.loads(r[0])
+        return self._loads(r[0], key)
 
     def record(self, key: str) -> dict:
         """The whole row: key, spec, problem and result (parsed), the bracket columns, created."""
@@ -309,20 +426,34 @@ class ResultStore:
         if r is None:
             raise KeyError(key)
         d = dict(zip([c[0] for c in cur.description], r))
-        d["problem"] = json.loads(d["problem"])
-        d["result"] = json.loads(d["result"])
+        d["problem"] = self._loads(d["problem"], key)
+        d["result"] = self._loads(d["result"], key)
         return d
 
-    def _raw_rows(self) -> Iterable[tuple]:
+    def _loads(self, text: Any, key: Any) -> Any:
+        """A stored JSON cell, or a one-line error naming the damaged row."""
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError):
+            raise SpecError(f"{self.path} is damaged: the row {key!r} does not hold valid JSON; restore the store "
+                            "from a copy or use a new one") from None
+
+    def _raw_rows(self) -> list[tuple]:
+        try:
+            return self._select_rows()
+        except sqlite3.OperationalError as e:  # json_extract of a damaged row
+            raise SpecError(f"{self.path} is damaged ({e}); restore the store from a copy or use a new one") from None
+
+    def _select_rows(self) -> list[tuple]:
         return self.conn.execute(
             "SELECT key, lower_bound, upper_bound, relative_gap, problem, seconds, certified, status, "
             "json_extract(result, '$.lp.rows'), json_extract(result, '$.lp.cols'), "
-            "json_extract(result, '$.lp.nonzeros') FROM results ORDER BY rowid")
+            "json_extract(result, '$.lp.nonzeros') FROM results ORDER BY rowid").fetchall()
 
     def columns(self) -> list[str]:
         """``key, lower_bound, upper_bound, relative_gap, certified, status``, the problem parameters
         (sorted), ``lp_rows, lp_cols, lp_nonzeros, seconds``."""
-        return self._columns([_flatten(json.loads(r[4])) for r in self._raw_rows()])
+        return self._columns([_flatten(self._loads(r[4], r[0])) for r in self._raw_rows()])
 
     @staticmethod
     def _param_name(name: str) -> str:
@@ -336,7 +467,7 @@ class ResultStore:
         """One dict per stored problem, in the order written, with exactly the :meth:`columns`
         (absent parameters as None; ``certified`` a bool)."""
         raw = list(self._raw_rows())
-        flats = [{self._param_name(k): v for k, v in _flatten(json.loads(r[4])).items()} for r in raw]
+        flats = [{self._param_name(k): v for k, v in _flatten(self._loads(r[4], r[0])).items()} for r in raw]
         cols = self._columns(flats)
         out = []
         for r, flat in zip(raw, flats):
@@ -507,7 +638,7 @@ def read(path: str | os.PathLike, *, where: Iterable[str] = (), sort: Iterable[s
         raise SpecError("reading a store as a DataFrame needs pandas: pip install 'optmech[pandas]'") from None
     if not os.path.isfile(path):
         raise SpecError(f"no such store: {os.fspath(path)}")
-    with ResultStore(path) as st:
+    with ResultStore(path, readonly=True) as st:
         rows = st.query(where, sort)
         cols = list(rows[0]) if rows else st.columns()
     frame = pd.DataFrame.from_records(rows, columns=cols)

@@ -179,13 +179,14 @@ def test_missing_directory_and_directory_path(tmp_path):
         ResultStore(tmp_path)
 
 
-def test_empty_file_becomes_store(tmp_path):
+def test_empty_file_is_refused_untouched(tmp_path):
+    """A zero-byte file is not silently turned into a store (issue 19): neither by a writer nor by ls."""
     p = tmp_path / "s.sqlite"
     p.write_bytes(b"")
-    with ResultStore(p) as st:
-        st.put("k", P1, fake_result(P1))
-    with ResultStore(p) as st:
-        assert st.keys() == ["k"]
+    for readonly in (False, True):
+        with pytest.raises(SpecError, match="empty file"):
+            ResultStore(p, readonly=readonly)
+        assert p.read_bytes() == b"" and sorted(os.listdir(tmp_path)) == ["s.sqlite"]
 
 
 WRITER = r"""

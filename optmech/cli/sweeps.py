@@ -208,7 +208,7 @@ def cmd_store(args: argparse.Namespace) -> int:
     if args.action == "show" and (args.where or args.sort is not None):
         raise SpecError("--where and --sort apply to store ls and store export")
     sort = None if args.sort is None else list_items("--sort", args.sort, what="column")
-    with ResultStore(args.store) as st:
+    with ResultStore(args.store, readonly=True) as st:  # browsing never writes, and works on read-only stores
         if args.action == "export":
             text = st.export(args.format, where=args.where, sort=sort)
             if args.out is None:
