@@ -202,6 +202,8 @@ def load_spec(path: str, *, force: bool = False, quick: bool = False) -> SweepSp
         raise SpecError(f"no such spec file: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"{path}: tables or arrays nested too deeply to be a spec") from None
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path} is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
@@ -237,6 +239,10 @@ def run_job(params: dict) -> dict:
     return d
 
 
+#: Seconds without any Dask worker before a sweep says so.
+NO_WORKERS_NOTICE = 5.0
+#: Seconds a sweep waits for a Dask scheduler to have a worker before it gives up (``--worker-timeout``).
+WORKER_TIMEOUT = 60.0
 #: Seconds a sweep waits, after the first SIGINT or SIGTERM, for the problems in flight (a second signal abandons them).
 GRACE_SECONDS = 10.0
 
@@ -264,17 +270,20 @@ class SweepOutcome:
     stored: int = 0
     interrupted: str | None = None
     abandoned: int = 0
+    #: why the sweep stopped early without a signal (the Dask scheduler lost, no workers), or None
+    lost: str | None = None
 
     def to_dict(self) -> dict:
         return {"computed": self.computed, "skipped": self.skipped, "failed": self.failed, "problems": self.problems,
-                "stored": self.stored, "interrupted": self.interrupted, "abandoned": self.abandoned,
+                "stored": self.stored, "interrupted": self.interrupted, "abandoned": self.abandoned, "lost": self.lost,
                 "store": self.store, "errors": self.errors[:20]}
 
     def stop_line(self) -> str:
-        """The line printed when a signal stopped the sweep: N of M stored; rerun with --resume."""
+        """The line printed when a signal (or a lost cluster) stopped the sweep: N of M stored; rerun
+        with --resume."""
         extra = f", {self.abandoned} in flight abandoned" if self.abandoned else ""
-        return (f"interrupted ({self.interrupted}): {self.stored} of {self.problems} stored{extra}; "
-                "rerun with --resume to compute the rest")
+        why = self.lost if self.interrupted is None else f"interrupted ({self.interrupted})"
+        return f"{why}: {self.stored} of {self.problems} stored{extra}; rerun with --resume to compute the rest"
 
 
 class _Stop:
@@ -340,6 +349,10 @@ class _Executor:
     def submit(self, fn, arg):
         raise NotImplementedError
 
+    def health(self) -> str | None:
+        """Why the sweep cannot go on (e.g. its cluster is lost), or None."""
+        return None
+
     def wait(self, futures: list, timeout: float) -> set:
         import concurrent.futures as cf
 
@@ -379,18 +392,73 @@ class _PoolExecutor(_Executor):
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _quiet_cluster_logs(record) -> bool:
+    """Logging filter: drop the Dask client's records (and its event loop's) while a sweep reports them."""
+    return not record.name.startswith(("distributed", "tornado", "asyncio"))
+
+
 class _DaskExecutor(_Executor):
-    def __init__(self, scheduler: str):
+    """A Dask cluster.  The scheduler's loss ends the sweep with what is stored (the problems in
+    flight are not failures); a scheduler without workers is reported after
+    :data:`NO_WORKERS_NOTICE` seconds and given up after ``worker_timeout`` seconds."""
+
+    def __init__(self, scheduler: str, worker_timeout: float, notify):
+        import logging
+
         try:
             from dask.distributed import Client
         except ImportError:
             raise SpecError("--scheduler needs dask.distributed: pip install 'optmech[dask]'") from None
+        # the client logs connection failures as tracebacks: the sweep reports them in one line instead
+        # (a filter on the handlers that print them: distributed's own and the root logger's)
+        self._handlers = [*logging.getLogger("distributed").handlers, *logging.getLogger().handlers]
+        for h in self._handlers:
+            h.addFilter(_quiet_cluster_logs)
         try:
             self.client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
+            self._restore_logging()
             raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within 10 s: {type(exc).__name__}") from None
-        threads = sum(self.client.nthreads().values())
+        self.address = scheduler
+        self.worker_timeout = worker_timeout
+        self.notify = notify
+        self.lost: str | None = None
+        self._checked = -math.inf
+        self._idle_since: float | None = None
+        self._told = False
+        self.window = 4
+        self.health()
+
+    def _restore_logging(self) -> None:
+        for h in self._handlers:
+            h.removeFilter(_quiet_cluster_logs)
+
+    def health(self) -> str | None:
+        """Why the sweep cannot go on (scheduler lost, no workers for too long), or None; checks the
+        workers at most once a second."""
+        now = time.monotonic()
+        if self.lost is not None or now - self._checked < 1.0:
+            return self.lost
+        self._checked = now
+        try:
+            threads = sum(self.client.nthreads().values())
+        except Exception:  # noqa: BLE001 - any failure to ask the scheduler is its loss
+            self.lost = f"the Dask scheduler at {self.address} was lost"
+            return self.lost
         self.window = max(4, 2 * threads)
+        if threads:
+            self._idle_since = None
+            return None
+        if self._idle_since is None:
+            self._idle_since = now
+        idle = now - self._idle_since
+        if idle >= NO_WORKERS_NOTICE and not self._told:
+            self._told = True
+            self.notify(f"no Dask workers have joined the scheduler at {self.address}; waiting up to "
+                        f"{self.worker_timeout:g} s (--worker-timeout) for one")
+        if idle >= self.worker_timeout:
+            self.lost = f"no Dask worker joined the scheduler at {self.address} within {self.worker_timeout:g} s"
+        return self.lost
 
     def submit(self, fn, arg):
         return self.client.submit(fn, arg, pure=False)
@@ -402,16 +470,31 @@ class _DaskExecutor(_Executor):
             wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
         except TimeoutError:
             pass
+        except Exception as exc:  # noqa: BLE001 - futures cancelled under us: the connection is gone
+            if "cancel" in type(exc).__name__.lower():
+                self.lost = f"the Dask scheduler at {self.address} was lost"
+            else:
+                raise
+        if any(f.status == "cancelled" for f in futures):
+            self.lost = f"the Dask scheduler at {self.address} was lost"
         return {f for f in futures if f.done()}
 
     def abandon(self, futures: list) -> None:
         try:
-            self.client.cancel(futures)
+            if self.lost is None:
+                self.client.cancel(futures)
         finally:
-            self.client.close()
+            self.close()
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            self.client.close(timeout=5 if self.lost is None else 1)
+        except Exception:  # noqa: BLE001 - a lost scheduler cannot be said goodbye to
+            pass
+        if self.lost is None:
+            self._restore_logging()
+        # else the dead client's reconnection task goes on logging tracebacks for seconds after close():
+        # its loggers stay quiet (the sweep has reported the loss in one line)
 
 
 def _stderr(line: str) -> None:
@@ -423,7 +506,7 @@ def _stderr(line: str) -> None:
 
 def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, scheduler: str | None = None,
               resume: bool = False, progress: bool = False, grace: float = GRACE_SECONDS,
-              handle_signals: bool = True, notify=_stderr) -> SweepOutcome:
+              handle_signals: bool = True, notify=_stderr, worker_timeout: float = WORKER_TIMEOUT) -> SweepOutcome:
     """Run every problem of ``spec`` into the store; with ``resume`` skip those already stored.
 
     Results are written by this process only, one transaction per problem, as they finish, so an
@@ -485,7 +568,8 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
         with _Handlers(stop, handle_signals):
             try:
                 if todo:
-                    executor = _DaskExecutor(scheduler) if scheduler is not None else _PoolExecutor(workers)
+                    executor = (_DaskExecutor(scheduler, worker_timeout, notify) if scheduler is not None
+                                else _PoolExecutor(workers))
                 while todo or in_flight:
                     while todo and len(in_flight) < executor.window and stop.signal is None:
                         key, p, raw = todo.popleft()
@@ -493,14 +577,16 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
                     stop.in_flight = len(in_flight)
                     if not in_flight:
                         break
-                    if stop.expired():
+                    if stop.expired() or executor.health() is not None:
                         break
                     for fut in executor.wait(list(in_flight), timeout=0.2):
                         key, p = in_flight.pop(fut)
-                        if stop.signal is not None and _broken(fut):
-                            outcome.abandoned += 1  # a worker ended by the same signal: not a failure
-                            continue
+                        if (stop.signal is not None and _broken(fut)) or executor.health() is not None:
+                            outcome.abandoned += 1  # a worker ended by the signal, or the cluster lost:
+                            continue                # not a failure of the problem
                         record(key, p, fut)
+                    if executor.health() is not None:
+                        break
             finally:
                 if in_flight:  # a signal's grace period ended, or an exception: give the rest up
                     if stop.signal is not None and not stop.abandon:
@@ -512,6 +598,8 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
                 if bar is not None:
                     bar.close()
         outcome.interrupted = stop.signal
+        if executor is not None and stop.signal is None:
+            outcome.lost = executor.health()
         outcome.stored = sum(store.has(k) for k, _, _ in jobs)
     return outcome
 

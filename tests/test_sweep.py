@@ -36,7 +36,7 @@ def test_resume_computes_nothing_the_second_time(tmp_path):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) | {"errors": []} == {"computed": 6, "skipped": 0, "failed": 0, "problems": 6,
                                                    "store": str(store), "errors": [], "stored": 6,
-                                                   "interrupted": None, "abandoned": 0}
+                                                   "interrupted": None, "abandoned": 0, "lost": None}
     p = run_cli("run", str(spec), "--store", str(store), "--resume", "--json")
     s = json.loads(p.stdout)
     assert (s["computed"], s["skipped"], s["failed"]) == (0, 6, 0)

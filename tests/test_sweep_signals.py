@@ -144,7 +144,10 @@ def test_signal_before_anything_finishes(tmp_path, uninterrupted):
     """A signal while the workers are still starting: nothing half-done, "0 of 8 stored" or what finished."""
     store = tmp_path / "early.sqlite"
     p = _start(tmp_path, MEDIUM, store, "--workers", "2")
-    time.sleep(0.8)
+    deadline = time.monotonic() + 60
+    while not store.exists() and time.monotonic() < deadline:  # the sweep has begun: its workers are starting
+        time.sleep(0.02)
+    time.sleep(0.2)
     p.send_signal(signal.SIGINT)
     summary, err, _ = _finish(p, 30)
     assert p.returncode == 130, err

@@ -41,7 +41,8 @@ def add_parsers(sub) -> None:
         notes="Exit status 3 means at least one problem failed (listed in the output). Ctrl-C (or SIGTERM) stops "
               "handing out problems and stores those in flight that finish within --grace seconds; a second Ctrl-C "
               "abandons them. The run then says how many problems are stored and exits 130 (143 for SIGTERM); "
-              "--resume continues it.")
+              "--resume continues it. A lost Dask scheduler, or one without workers for --worker-timeout seconds, "
+              "ends the run the same way with exit status 3.")
     rn.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
     add_workers(rn, one="even 1 solves in a worker process, so that Ctrl-C is answered at once")
     rn.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -49,6 +50,8 @@ def add_parsers(sub) -> None:
     rn.add_argument("--store", default=None, metavar="FILE.sqlite",
                     help="the result store (default: the spec's name, as NAME.sqlite in the current folder)")
     rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
+    rn.add_argument("--worker-timeout", default="60", metavar="SECONDS",
+                    help="with --scheduler: give up when the scheduler has had no worker for this long (default: 60)")
     rn.add_argument("--grace", default="10", metavar="SECONDS",
                     help="after Ctrl-C or SIGTERM, how long to wait for the problems in flight (default: 10)")
     rn.add_argument("--force", action="store_true", help="allow sweeps above the size limit (500 problems)")
@@ -119,8 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SpecError(f"--grace must be a number of seconds >= 0, got {args.grace!r}")
     store = args.store or default_store(spec.name)
     progress = sys.stderr.isatty() and not os.environ.get("CI")
+    worker_timeout = parse_number("worker-timeout", args.worker_timeout)
+    if worker_timeout is None or not worker_timeout > 0:
+        raise SpecError(f"--worker-timeout must be a number of seconds > 0, got {args.worker_timeout!r}")
     out = run_sweep(spec, store, workers=workers, scheduler=args.scheduler, resume=args.resume, progress=progress,
-                    grace=grace)
+                    grace=grace, worker_timeout=worker_timeout)
     if args.json:
         sys.stdout.write(json.dumps(out.to_dict()) + "\n")
     else:
@@ -133,6 +139,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         sys.stderr.write(f"optmech: {out.stop_line()}\n")
         return 128 + int(getattr(signal, out.interrupted))
+    if out.lost is not None:
+        sys.stderr.write(f"optmech: {out.stop_line()}\n")
+        return EXIT_UNCERTIFIED
     return EXIT_OK if out.failed == 0 else EXIT_UNCERTIFIED
 
 
