@@ -89,6 +89,8 @@ def test_sigkill_then_resume_gives_the_uninterrupted_rows(tmp_path):
     'name = "x"\n[grid]\nepsilon = [1.0]\nsensitivity = 1\n',
     '[grid]\nepsilon = [1.0]\n',
     'name = "x"\n[grid\nepsilon = [1.0]\n',
+    'name = "x"\n[problem]\nepsilon = ' + "[" * 1000 + "]" * 1000 + "\n",  # RecursionError in the TOML parser
+    'name = "x"\na = ' + "{b = " * 1000 + "1" + "}" * 1000 + "\n",
     'name = "x"\n[grid]\n' + "epsilon = [" + ", ".join(f"{0.01 * i:.2f}" for i in range(1, 30)) + "]\n"
     + "sensitivity = [" + ", ".join(str(i) for i in range(1, 30)) + "]\n",
 ])
