@@ -14,7 +14,7 @@ The scenarios are the subprocess tests that abuse stores, signals, clusters, bud
 
 Usage::
 
-    python benchmarks/fault_injection.py [--trials 25] [--markdown]
+    python benchmarks/fault_injection.py [--trials 25] [--markdown] [--verbose]
 
 ``--trials`` sets how many times concurrent store creation is raced (the issue's 25).  The exit
 status is 0 when every scenario passed or was skipped for a missing optional dependency.
@@ -40,6 +40,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=25, help="concurrent-creation races (default: 25)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--verbose", action="store_true", help="list every scenario, not only those not passed")
     args = ap.parse_args()
     files = [f for f in FILES if (ROOT / f).exists()]
     env = dict(os.environ, OPTMECH_FAULT_TRIALS=str(args.trials))
@@ -49,20 +50,28 @@ def main() -> int:
     seconds = time.perf_counter() - t0
     outcomes = []
     for line in p.stdout.splitlines():
-        m = re.match(r"^(PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?", line)
-        if m:
-            outcomes.append((m.group(2), m.group(1), m.group(3) or ""))
         m = re.match(r"^SKIPPED \[\d+\] (\S+?):\d+: (.*)", line)
         if m:
             outcomes.append((m.group(1), "SKIPPED", m.group(2)))
+            continue
+        m = re.match(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (.+?)(?: - (.*))?$", line)
+        if m:
+            outcomes.append((m.group(2), m.group(1), m.group(3) or ""))
     counts = {k: sum(1 for _, o, _ in outcomes if o == k) for k in ("PASSED", "FAILED", "ERROR", "SKIPPED")}
+    per_file: dict[str, dict[str, int]] = {}
+    for name, outcome, _ in outcomes:
+        f = per_file.setdefault(name.split("::")[0], {"PASSED": 0, "FAILED": 0, "ERROR": 0, "SKIPPED": 0})
+        f[outcome] = f.get(outcome, 0) + 1
     if args.markdown:
-        print("| scenario | outcome |\n|---|---|")
-        for name, outcome, why in outcomes:
-            print(f"| `{name}` | {outcome.lower()}{': ' + why if why and outcome != 'PASSED' else ''} |")
+        print("| scenarios | passed | failed | skipped |\n|---|---|---|---|")
+        for f, c in per_file.items():
+            print(f"| `{f}` | {c['PASSED']} | {c['FAILED'] + c['ERROR']} | {c['SKIPPED']} |")
     else:
-        for name, outcome, why in outcomes:
-            print(f"{outcome:8s} {name}" + (f"  ({why})" if why and outcome != "PASSED" else ""))
+        for f, c in per_file.items():
+            print(f"{f:40s} {c['PASSED']:4d} passed {c['FAILED'] + c['ERROR']:3d} failed {c['SKIPPED']:3d} skipped")
+    for name, outcome, why in outcomes:
+        if outcome != "PASSED" or args.verbose:
+            print(f"  {outcome:8s} {name}" + (f"  ({why})" if why else ""))
     print(f"\n{counts['PASSED']} passed, {counts['FAILED'] + counts['ERROR']} failed, {counts['SKIPPED']} skipped "
           f"in {seconds:.0f} s (concurrent-creation races: {args.trials}; python {sys.version.split()[0]})")
     if counts["FAILED"] or counts["ERROR"] or p.returncode not in (0, 5):
