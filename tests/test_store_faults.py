@@ -121,7 +121,7 @@ def test_concurrent_creation_is_atomic(tmp_path):
     """Two processes creating one new store at the same instant both open one complete store."""
     script = tmp_path / "create.py"
     script.write_text(CREATE)
-    for trial in range(int(os.environ.get("OPTMECH_FAULT_TRIALS", "10"))):
+    for trial in range(int(os.environ.get("OPTMECH_FAULT_TRIALS", "5"))):
         store = tmp_path / f"new{trial}.sqlite"
         t0 = time.time() + 0.8
         procs = [subprocess.Popen([sys.executable, str(script), str(store), repr(t0)], stdout=subprocess.PIPE,
