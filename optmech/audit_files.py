@@ -6,7 +6,6 @@ The audit itself is :mod:`optmech.audit`.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
@@ -14,8 +13,9 @@ from typing import Iterable
 
 import numpy as np
 
-from optmech.audit import PMF_SUM_TOL, audit, check_pmf, check_sensitivity, finite_pmf
+from optmech.audit import MAX_EXTENDED_POINTS, PMF_SUM_TOL, audit, check_pmf, check_sensitivity, finite_pmf
 from optmech.errors import SpecError
+from optmech.inputs import MAX_ABS_K, check_json_numbers, csv_rows, parse_support_point
 from optmech.problems.lattice import LatticeMechanism
 
 __all__ = ["read_pmf_csv", "load_pmf", "audit_file"]
@@ -25,20 +25,14 @@ def _short(text: str, n: int = 40) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
 
 
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
 def _parse_k(text: str, where: str) -> int:
-    """An integer k; integral decimals such as '3.0' or '3e2' are accepted, '1.5' is not."""
-    t = text.strip()
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        x = float(t)
-    except ValueError:
-        raise SpecError(f"{where}: k must be an integer, got {_short(text)}") from None
-    if not (math.isfinite(x) and x == math.floor(x) and abs(x) <= 2.0**53):
-        raise SpecError(f"{where}: k must be an integer, got {_short(text)}")
-    return int(x)
+    """An integer k, read exactly; integral decimals such as '3.0' or '3e2' are accepted, '1.5' is
+    not, nor |k| > MAX_ABS_K (2**53)."""
+    return parse_support_point(text, where)
 
 
 def _parse_p(text: str, where: str) -> float:
@@ -56,40 +50,29 @@ def _parse_p(text: str, where: str) -> float:
 def read_pmf_csv(path: str | Path) -> LatticeMechanism:
     """Read a pmf from a CSV file with header ``k,p`` (one row per support point).
 
-    Rules: k are distinct integers (integral spellings like ``3.0`` are accepted, ``1.5`` is
-    not; missing k are zero mass); p finite and >= 0; the p sum to 1 within
+    Rules: k are distinct integers with ``|k| <= MAX_ABS_K`` (2**53; integral spellings like
+    ``3.0`` are accepted, ``1.5`` is not; missing k are zero mass); p finite and >= 0; the p sum to 1 within
     ``PMF_SUM_TOL`` (1e-9); blank lines are ignored.  The masses are used as given, not
-    renormalised.  Every violation raises a one-line :class:`SpecError` naming the line.
+    renormalised.  Lines are at most :data:`~optmech.inputs.MAX_LINE_CHARS` characters, and there
+    are at most ``MAX_EXTENDED_POINTS`` rows.  Every violation raises a one-line
+    :class:`SpecError` naming the line.
     """
     name = str(path)
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except OSError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: {e.strerror or e}") from None
     ks: list[int] = []
     ps: list[float] = []
     header = None
-    try:
-        with fh:
-            reader = csv.reader(fh)
-            for row in reader:
-                if not row or all(not f.strip() for f in row):
-                    continue
-                where = f"{name} line {reader.line_num}"
-                if header is None:
-                    header = [f.strip().lower() for f in row]
-                    if header != ["k", "p"]:
-                        raise SpecError(f"{name}: the first line must be the header 'k,p', got {_short(','.join(row))}")
-                    continue
-                if len(row) != 2:
-                    raise SpecError(f"{where}: expected 2 fields 'k,p', got {len(row)}: {_short(','.join(row))}")
-                ks.append(_parse_k(row[0], where))
-                ps.append(_parse_p(row[1], where))
-    except (UnicodeDecodeError, csv.Error) as e:
-        first = str(e).splitlines()[0] if str(e) else ""
-        raise SpecError(f"cannot read pmf file {name!r}: {type(e).__name__}: {first}") from None
-    except OSError as e:
-        raise SpecError(f"cannot read pmf file {name!r}: {e.strerror or e}") from None
+    rows = csv_rows(path, lambda n: f"{name} line {n}", f"cannot read pmf file {name!r}", MAX_EXTENDED_POINTS)
+    for line, row in rows:
+        where = f"{name} line {line}"
+        if header is None:
+            header = [f.strip().lower() for f in row]
+            if header != ["k", "p"]:
+                raise SpecError(f"{name}: the first line must be the header 'k,p', got {_short(','.join(row))}")
+            continue
+        if len(row) != 2:
+            raise SpecError(f"{where}: expected 2 fields 'k,p', got {len(row)}: {_short(','.join(row))}")
+        ks.append(_parse_k(row[0], where))
+        ps.append(_parse_p(row[1], where))
     if header is None:
         raise SpecError(f"{name}: empty file (expected a header 'k,p' and rows)")
     if not ks:
@@ -120,6 +103,8 @@ def _load(path: str | Path) -> tuple[LatticeMechanism, int | None, str]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise SpecError(f"{name}: malformed JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except (ValueError, RecursionError) as e:  # a number of more than 4300 digits; nesting too deep
+        raise SpecError(f"{name}: unreadable JSON ({type(e).__name__}: {_clip(str(e), 80)})") from None
     if not isinstance(data, dict):
         raise SpecError(f"{name}: expected a JSON object written by 'optmech solve --save'")
     mech = data.get("mechanism") if "mechanism" in data else (data if "kind" in data else None)
@@ -135,11 +120,15 @@ def _load(path: str | Path) -> tuple[LatticeMechanism, int | None, str]:
         raise SpecError(f"{name}: unknown mechanism kind {kind!r} (expected 'lattice_pmf')")
     from optmech.problems.lattice import lattice_mechanism_from_dict
 
+    check_json_numbers(mech, name)
     try:
         pmf = lattice_mechanism_from_dict(mech)
-    except (KeyError, TypeError, ValueError) as e:
-        raise SpecError(f"{name}: malformed mechanism ({type(e).__name__}: {e})") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        raise SpecError(f"{name}: malformed mechanism ({type(e).__name__}: {_clip(str(e), 120)})") from None
     check_pmf(pmf)
+    if not (-MAX_ABS_K <= pmf.k_lo and pmf.k_lo + len(pmf.weights) - 1 <= MAX_ABS_K):
+        raise SpecError(f"{name}: the pmf window starts at k_lo = {_clip(str(pmf.k_lo), 40)}; "
+                        f"support points need |k| <= 2**53 = {MAX_ABS_K}")
     saved = None
     try:
         x = float(mech.get("sensitivity"))

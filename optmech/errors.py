@@ -33,3 +33,15 @@ class SolveFailed(OptmechError):
 
 class CertificationError(OptmechError):
     """A certificate could not be established."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGINT, SIGTERM, SIGHUP) stopped a command that cleans up after itself.
+
+    It derives from :class:`KeyboardInterrupt`, so ``except Exception`` does not swallow it and
+    cleanup written for Ctrl-C runs unchanged; the CLI exits with 128 + ``signum``.
+    """
+
+    def __init__(self, signum: int, message: str = ""):
+        super().__init__(message)
+        self.signum = int(signum)

@@ -19,27 +19,165 @@ Specs (lattice step Δ = 1, as in the paper's simulations):
 CSV files have the header ``k,p``: integer support points (no duplicates) and nonnegative
 masses summing to 1 within :data:`SUM_TOL`; the masses are then renormalised to sum to 1.
 
+Limits, shared with the audit's pmf files (:mod:`optmech.audit_files`): every support point and
+every LO, HI satisfies ``|k| <= MAX_ABS_K`` (2**53, the largest range in which every integer is
+exact in a float64); a CSV line is at most :data:`MAX_LINE_CHARS` characters.
+
 Every malformed input raises :class:`~optmech.errors.SpecError` with a one-line message.
 """
 
 from __future__ import annotations
 
 import csv
+import decimal
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 import numpy as np
-from scipy import special, stats
 
 from optmech.errors import SpecError
 
-__all__ = ["InputPMF", "SUM_TOL", "MAX_SUPPORT", "parse_input_spec", "read_input_pmf", "input_from_arrays"]
+__all__ = ["InputPMF", "SUM_TOL", "MAX_SUPPORT", "MAX_ABS_K", "MAX_LINE_CHARS", "parse_input_spec", "read_input_pmf",
+           "input_from_arrays", "parse_support_point", "csv_rows", "check_json_numbers"]
 
 #: A given pmf must sum to 1 within this absolute tolerance.
 SUM_TOL = 1e-9
 #: Largest support range LO..HI accepted (the W1 LP has one row per output point).
 MAX_SUPPORT = 1_000_000
+#: Largest |k| of a support point (and of LO, HI): 2**53, beyond which float64 skips integers.
+MAX_ABS_K = 2**53
+#: Longest line a ``k,p`` CSV file may have (a float written in full takes under 30).
+MAX_LINE_CHARS = 65_536
+
+_K_RANGE = f"|k| <= 2**53 = {MAX_ABS_K}"
+
+
+def _show(text: str, n: int = 40) -> str:
+    """``repr`` of text, cut to n characters (any other value: its repr, cut)."""
+    if not isinstance(text, str):
+        text = repr(text)
+        return text if len(text) <= n else text[:n] + "…"
+    return repr(text if len(text) <= n else text[:n] + "…")
+
+
+def parse_support_point(text: str, where: str, what: str = "k") -> int:
+    """An integer support point from text, exactly: ``7``, ``-3``, ``3.0`` and ``3e2`` are accepted
+    (integral values, read as decimals, never rounded through a float); ``1.5``, ``nan``, ``inf`` and
+    anything beyond ``|k| <= MAX_ABS_K`` raise a one-line SpecError starting with ``where``.
+
+    >>> parse_support_point(" 3e2 ", "f line 2"), parse_support_point("-0", "f line 2")
+    (300, 0)
+    >>> parse_support_point("1e21", "f line 2")
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: f line 2: k = '1e21' is out of range; support points need |k| <= 2**53 = 9007199254740992
+    """
+    t = text.strip()
+    digits = t[1:] if t[:1] in ("+", "-") else t
+    if 0 < len(digits) <= 15 and digits.isascii() and digits.isdigit():  # the usual case: |k| < 10**15 < 2**53
+        return int(t)
+    try:
+        with decimal.localcontext() as ctx:
+            ctx.Emax, ctx.Emin = decimal.MAX_EMAX, decimal.MIN_EMIN
+            d = decimal.Decimal(t)
+    except (decimal.DecimalException, ValueError):
+        raise SpecError(f"{where}: {what} must be an integer, got {_show(text)}") from None
+    if d.is_nan():
+        raise SpecError(f"{where}: {what} must be an integer, got {_show(text)}")
+    if d.is_infinite() or abs(d) > MAX_ABS_K:
+        raise SpecError(f"{where}: {what} = {_show(t)} is out of range; support points need {_K_RANGE}")
+    if d != d.to_integral_value():
+        raise SpecError(f"{where}: {what} must be an integer, got {_show(text)}")
+    return int(d)
+
+
+def check_json_numbers(obj, where: str, label: str = "") -> None:
+    """Refuse a JSON document (as parsed) holding a number that is not finite (``NaN``,
+    ``Infinity``) or beyond ``|x| <= MAX_ABS_K`` (2**53): no saved mechanism needs one, and such
+    numbers overflow the integer arithmetic (k_lo, steps, sensitivities) downstream.
+
+    >>> check_json_numbers({"k_lo": -3, "weights": [0.5, 0.5]}, "m.json")
+    >>> check_json_numbers({"k_lo": 1e21, "weights": [0.5, 0.5]}, "m.json")
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: m.json: k_lo = 1e+21 is out of range; numbers in a mechanism need |x| <= 2**53 = 9007199254740992
+    """
+    stack = [(label, obj)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise SpecError(f"{where}: {_clip(path)} = {v!r} is not finite")
+            if abs(v) > MAX_ABS_K:
+                raise SpecError(f"{where}: {_clip(path)} = {_clip(repr(v))} is out of range; numbers in a mechanism "
+                                f"need |x| <= 2**53 = {MAX_ABS_K}")
+
+
+def _clip(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def csv_rows(path: str | Path, where: Callable[[int], str], cannot: str, max_rows: int) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every non-blank row of a CSV file, read in bounded memory.
+
+    UTF-8 (a leading BOM is dropped), any line ending.  A line longer than
+    :data:`MAX_LINE_CHARS`, more than ``max_rows`` rows after the header, a file that is not
+    UTF-8 or cannot be read, and a malformed CSV (an unclosed quote) each raise a one-line
+    SpecError: ``cannot`` is the prefix for a file that cannot be read, ``where(n)`` names line n.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.csv")
+    >>> _ = open(path, "w").write("k,p\\r\\n\\r\\n-1,0.5\\r\\n")
+    >>> list(csv_rows(path, lambda n: f"x.csv line {n}", "cannot read x.csv", 10))
+    [(1, ['k', 'p']), (3, ['-1', '0.5'])]
+    >>> _ = open(path, "a").write("0,0.25\\n1,0.25\\n")
+    >>> list(csv_rows(path, lambda n: f"x.csv line {n}", "cannot read x.csv", 2))
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: x.csv line 5: more than 2 rows after the header (the most a pmf here may have)
+    """
+    line_no = 0
+
+    def lines(fh) -> Iterator[str]:
+        nonlocal line_no
+        while True:
+            line = fh.readline(MAX_LINE_CHARS + 2)  # room for the line ending, \r\n
+            if not line:
+                return
+            line_no += 1
+            if len(line.rstrip("\r\n")) > MAX_LINE_CHARS:
+                raise SpecError(f"{where(line_no)}: line longer than {MAX_LINE_CHARS} characters")
+            yield line
+
+    try:
+        fh = open(path, newline="", encoding="utf-8-sig")
+    except OSError as e:
+        raise SpecError(f"{cannot}: {e.strerror or e}") from None
+    rows = 0
+    try:
+        with fh:
+            reader = csv.reader(lines(fh), strict=True)
+            for row in reader:
+                if not "".join(row).strip():
+                    continue
+                rows += 1
+                if rows > max_rows + 1:
+                    raise SpecError(f"{where(reader.line_num)}: more than {max_rows} rows after the header "
+                                    "(the most a pmf here may have)")
+                yield reader.line_num, row
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{cannot}: not UTF-8 text ({e.reason})") from None
+    except csv.Error as e:
+        first = str(e).splitlines()[0] if str(e) else "malformed CSV"
+        raise SpecError(f"{where(line_no)}: malformed CSV ({first})") from None
+    except OSError as e:
+        raise SpecError(f"{cannot}: {e.strerror or e}") from None
 
 
 @dataclass(frozen=True)
@@ -112,14 +250,18 @@ def input_from_arrays(k, p, label: str = "arrays") -> InputPMF:
     if k_arr.ndim != 1 or p_arr.ndim != 1 or len(k_arr) != len(p_arr) or len(k_arr) == 0:
         _fail(f"input pmf {label}: k and p must be 1-D arrays of the same nonzero length")
     if k_arr.dtype.kind in "iu":
+        if len(k_arr) and (k_arr.max() > MAX_ABS_K or (k_arr.dtype.kind == "i" and k_arr.min() < -MAX_ABS_K)):
+            _fail(f"input pmf {label}: a support point is out of range; support points need {_K_RANGE}")
         k_int = k_arr.astype(np.int64)
     else:
         try:
             k_f = k_arr.astype(float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise SpecError(f"input pmf {label}: support points must be integers") from None
-        if not (np.all(np.isfinite(k_f)) and np.all(k_f == np.round(k_f))) or np.any(np.abs(k_f) > 2**52):
+        if not (np.all(np.isfinite(k_f)) and np.all(k_f == np.round(k_f))):
             _fail(f"input pmf {label}: support points must be integers")
+        if np.any(np.abs(k_f) > MAX_ABS_K):
+            _fail(f"input pmf {label}: a support point is out of range; support points need {_K_RANGE}")
         k_int = k_f.astype(np.int64)
     if len(np.unique(k_int)) != len(k_int):
         srt = np.sort(k_int)
@@ -147,25 +289,22 @@ def _num(text: str, what: str, spec: str) -> float:
     try:
         x = float(text)
     except ValueError:
-        raise SpecError(f"input spec {spec!r}: {what} must be a number, got {text!r}") from None
+        raise SpecError(f"input spec {_show(spec, 80)}: {what} must be a number, got {_show(text)}") from None
     if not math.isfinite(x):
-        raise SpecError(f"input spec {spec!r}: {what} must be finite, got {text!r}")
+        raise SpecError(f"input spec {_show(spec, 80)}: {what} must be finite, got {_show(text)}")
     return x
 
 
 def _int(text: str, what: str, spec: str) -> int:
-    x = _num(text, what, spec)
-    if x != int(x) or abs(x) > 2**52:
-        raise SpecError(f"input spec {spec!r}: {what} must be an integer, got {text!r}")
-    return int(x)
+    return parse_support_point(text, f"input spec {_show(spec, 80)}", what)
 
 
 def _range(fields: list[str], spec: str) -> tuple[int, int]:
     lo, hi = _int(fields[0], "LO", spec), _int(fields[1], "HI", spec)
     if lo > hi:
-        raise SpecError(f"input spec {spec!r}: LO = {lo} > HI = {hi}")
+        raise SpecError(f"input spec {_show(spec, 80)}: LO = {lo} > HI = {hi}")
     if hi - lo + 1 > MAX_SUPPORT:
-        raise SpecError(f"input spec {spec!r}: range LO..HI has more than {MAX_SUPPORT} points")
+        raise SpecError(f"input spec {_show(spec, 80)}: range LO..HI has more than {MAX_SUPPORT} points")
     return lo, hi
 
 
@@ -185,15 +324,17 @@ def parse_input_spec(spec: str) -> InputPMF:
     5.0
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise SpecError(f"input spec must be a non-empty string, got {spec!r}")
+        raise SpecError(f"input spec must be a non-empty string, got {_show(spec, 80)}")
     parts = [s.strip() for s in spec.strip().split(":")]
     family = parts[0].lower()
     if family not in _FIELDS:
-        raise SpecError(f"input spec {spec!r}: unknown family {parts[0]!r} (poisson, gaussian, uniform)")
+        raise SpecError(f"input spec {_show(spec, 80)}: unknown family {parts[0]!r} (poisson, gaussian, uniform)")
     fields = parts[1:]
     if len(fields) != _FIELDS[family]:
         usage = {"poisson": "poisson:RATE:LO:HI", "gaussian": "gaussian:MU:SIGMA:LO:HI", "uniform": "uniform:LO:HI"}
-        raise SpecError(f"input spec {spec!r}: expected {usage[family]} ({_FIELDS[family]} fields, got {len(fields)})")
+        raise SpecError(f"input spec {_show(spec, 80)}: expected {usage[family]} ({_FIELDS[family]} fields, got {len(fields)})")
+    from scipy import special, stats
+
     if family == "uniform":
         lo, hi = _range(fields, spec)
         k = np.arange(lo, hi + 1)
@@ -201,17 +342,17 @@ def parse_input_spec(spec: str) -> InputPMF:
     if family == "poisson":
         rate = _num(fields[0], "RATE", spec)
         if not rate > 0:
-            raise SpecError(f"input spec {spec!r}: RATE must be > 0, got {fields[0]!r}")
+            raise SpecError(f"input spec {_show(spec, 80)}: RATE must be > 0, got {fields[0]!r}")
         lo, hi = _range(fields[1:], spec)
         if hi < 0:
-            raise SpecError(f"input spec {spec!r}: the Poisson law has no mass on {lo}..{hi}")
+            raise SpecError(f"input spec {_show(spec, 80)}: the Poisson law has no mass on {lo}..{hi}")
         k = np.arange(max(lo, 0), hi + 1)
         logp = stats.poisson.logpmf(k, rate)
         p = np.exp(logp - np.max(logp))
     else:
         mu, sigma = _num(fields[0], "MU", spec), _num(fields[1], "SIGMA", spec)
         if not sigma > 0:
-            raise SpecError(f"input spec {spec!r}: SIGMA must be > 0, got {fields[1]!r}")
+            raise SpecError(f"input spec {_show(spec, 80)}: SIGMA must be > 0, got {fields[1]!r}")
         lo, hi = _range(fields[2:], spec)
         k = np.arange(lo, hi + 1)
         a, b = (k - mu) / sigma, (k + 1 - mu) / sigma
@@ -220,7 +361,7 @@ def parse_input_spec(spec: str) -> InputPMF:
         p = np.maximum(p, 0.0)
     total = math.fsum(p)
     if not total > 0 or not math.isfinite(total):
-        raise SpecError(f"input spec {spec!r}: no representable mass on {lo}..{hi}")
+        raise SpecError(f"input spec {_show(spec, 80)}: no representable mass on {lo}..{hi}")
     p = p / total
     keep = p > 0
     return InputPMF(k[keep].astype(np.int64), p[keep], spec)
@@ -236,31 +377,24 @@ def read_input_pmf(path: str | Path) -> InputPMF:
     0.0
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SpecError(f"cannot read input pmf {str(path)!r}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"cannot read input pmf {str(path)!r}: not UTF-8 text ({exc.reason})") from None
-    rows = list(csv.reader(line for line in text.splitlines() if line.strip()))
-    if not rows or [c.strip().lower() for c in rows[0]] != ["k", "p"]:
-        raise SpecError(f"input pmf {path.name}: the first line must be the header 'k,p'")
+    name = path.name
+    rows = csv_rows(path, lambda n: f"input pmf {name}, line {n}", f"cannot read input pmf {str(path)!r}",
+                    MAX_SUPPORT)
+    header = next(rows, None)
+    if header is None or [c.strip().lower() for c in header[1]] != ["k", "p"]:
+        rows.close()
+        raise SpecError(f"input pmf {name}: the first line must be the header 'k,p'")
     ks, ps = [], []
-    for i, row in enumerate(rows[1:], start=2):
+    for i, row in rows:
         if len(row) != 2:
-            raise SpecError(f"input pmf {path.name}, line {i}: expected two fields k,p")
-        try:
-            kf = float(row[0])
-        except ValueError:
-            raise SpecError(f"input pmf {path.name}, line {i}: k must be an integer, got {row[0].strip()!r}") from None
-        if not (math.isfinite(kf) and kf == int(kf)):
-            raise SpecError(f"input pmf {path.name}, line {i}: k must be an integer, got {row[0].strip()!r}")
+            raise SpecError(f"input pmf {name}, line {i}: expected two fields k,p")
+        k = parse_support_point(row[0], f"input pmf {name}, line {i}")
         try:
             pf = float(row[1])
         except ValueError:
-            raise SpecError(f"input pmf {path.name}, line {i}: p must be a number, got {row[1].strip()!r}") from None
-        ks.append(int(kf))
+            raise SpecError(f"input pmf {name}, line {i}: p must be a number, got {_show(row[1].strip())}") from None
+        ks.append(k)
         ps.append(pf)
     if not ks:
-        raise SpecError(f"input pmf {path.name}: no data rows")
-    return input_from_arrays(np.array(ks, dtype=np.int64), np.array(ps), path.name)
+        raise SpecError(f"input pmf {name}: no data rows")
+    return input_from_arrays(np.array(ks, dtype=np.int64), np.array(ps), name)

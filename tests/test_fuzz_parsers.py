@@ -144,14 +144,18 @@ def test_input_spec_parser_only_raises_clean_errors(text):
 
 
 csv_line = st.builds(lambda a, b: f"{a},{b}",
-                     st.sampled_from(["0", "1", "-1", "2", "1.5", "x", "", "1e400", "nan", "3"]),
-                     st.sampled_from(["0.5", "0.25", "1", "0", "-0.1", "nan", "inf", "x", "", "0.5e0"]))
+                     st.sampled_from(["0", "1", "-1", "2", "1.5", "x", "", "1e400", "nan", "3", "-0", "1e309", "1e21",
+                                      "9223372036854775807", "9007199254740993", "0x10", "1_0", "\u0661", "\x00",
+                                      "\ufeff1", "1" * 5000, '"1"', '"1']),
+                     st.sampled_from(["0.5", "0.25", "1", "0", "-0.1", "nan", "inf", "x", "", "0.5e0", "-0", "1e309",
+                                      "-0.0", "1" * 5000, "\x00"]))
 
 
 @FUZZ
 @given(st.one_of(
-    st.builds(lambda head, rows: "\n".join([head, *rows]), st.sampled_from(["k,p", "k,P", "p,k", "k;p", "", "k,p,q"]),
-              st.lists(csv_line, max_size=6)),
+    st.builds(lambda head, rows, nl: nl.join([head, *rows]),
+              st.sampled_from(["k,p", "k,P", "p,k", "k;p", "", "k,p,q", "\ufeffk,p", "k,p\x00"]),
+              st.lists(csv_line, max_size=6), st.sampled_from(["\n", "\r\n", "\r"])),
     st.text(max_size=80),
     st.binary(max_size=60),
 ))
@@ -163,6 +167,96 @@ def test_pmf_readers_only_raise_clean_errors(tmp_path_factory, text):
     path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
     for reader in (read_pmf_csv, read_input_pmf, load_pmf):
         _clean(reader, str(path))
+
+
+#: Hostile pmf files: (bytes, the support every reader that accepts it must find, or None if all refuse).
+HOSTILE_PMF_FILES = {
+    "nul_in_k": (b"k,p\n0\x00,1\n", None),
+    "nul_in_header": (b"k,p\x00\n0,1\n", None),
+    "nul_only": (b"\x00" * 1000, None),
+    "million_digit_k": (b"k,p\n" + b"1" * 10**6 + b",1\n", None),
+    "million_digit_p": (b"k,p\n0," + b"1" * 10**6 + b"\n", None),
+    "5000_digit_k": (b"k,p\n" + b"9" * 5000 + b",1\n", None),
+    "nan_k": (b"k,p\nnan,1\n", None),
+    "inf_k": (b"k,p\n-inf,1\n", None),
+    "1e309_k": (b"k,p\n1e309,1\n", None),
+    "2_63_k": (b"k,p\n9223372036854775807,1\n", None),
+    "nan_p": (b"k,p\n0,nan\n", None),
+    "inf_p": (b"k,p\n0,inf\n", None),
+    "1e309_p": (b"k,p\n0,1e309\n", None),
+    "negative_zero": (b"k,p\n-0,-0.0\n1,1\n", [1]),
+    "bom_crlf": (b"\xef\xbb\xbfk,p\r\n-1,0.5\r\n1,0.5\r\n", [-1, 1]),
+    "cr_only": (b"k,p\r0,0.5\r2,0.5\r", [0, 2]),
+    "bom_inside": (b"k,p\n\xef\xbb\xbf0,1\n", None),
+    "utf16": ("k,p\n0,1\n".encode("utf-16"), None),
+    "blank_lines": (b"k,p\n" + b" ,\n\n" * 100_000 + b"3,1\n", [3]),
+    "many_duplicates": (b"k,p\n" + b"0,0\n" * 100_000 + b"0,1\n", None),
+    "unclosed_quote": (b'k,p\n"0,1\n' + b"2,3\n" * 10, None),
+    "long_quoted_field": (b'k,p\n"' + b"1\n" * 70_000 + b'",1\n', None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_PMF_FILES))
+def test_hostile_pmf_files_get_an_answer_or_one_line(tmp_path, capsys, name):
+    """Each reader returns the right support or raises a one-line OptmechError; through the CLI, the
+    audit and --input-pmf exit 0 or 2 with one line on stderr (and no traceback)."""
+    from optmech.audit_files import read_pmf_csv
+    from optmech.cli import main
+    from optmech.inputs import read_input_pmf
+
+    data, support = HOSTILE_PMF_FILES[name]
+    path = tmp_path / "p.csv"
+    path.write_bytes(data)
+    got = _clean(read_input_pmf, str(path))
+    assert (got is None) == (support is None), name
+    if got is not None:
+        assert got.k.tolist() == support and math.isclose(math.fsum(got.p), 1.0)
+    pmf = _clean(read_pmf_csv, str(path))
+    assert (pmf is None) == (support is None), name
+    for argv in (["audit", str(path), "--sensitivity", "1", "--epsilon", "1"],
+                 ["solve", "--utility", "wasserstein", "--input-pmf", str(path), "--epsilon", "1", "--domain",
+                  "integer"]):
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code == (2 if support is None else 0), (name, argv[0], err)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1 and err.startswith("optmech: error: "), err
+            assert len(err) < 400 and not any(ord(c) < 32 for c in err[:-1]), err
+
+
+MECH_NUMBERS = st.sampled_from([1, 2, 0, -1, 0.5, 1e-100, 2**53, 2**53 + 1, 1e21, 1e-300, 5e-324, 1e308, 700, 701,
+                                float("nan"), float("inf"), "x", None, True, [1], {}])
+
+
+@settings(max_examples=int(os.environ.get("OPTMECH_FUZZ_EXAMPLES", "80")), deadline=None,
+          derandomize=not os.environ.get("OPTMECH_FUZZ_EXAMPLES"), database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["laplace", "staircase", "discrete_staircase", "geometric", "discrete_laplace", "uniform",
+                        "l2_laplace", "lattice_pmf", "bogus"]),
+       st.dictionaries(st.sampled_from(["epsilon", "sensitivity", "delta", "gamma", "r", "dim", "lattice", "k_lo",
+                                        "beta", "steps_per_period", "weights", "total"]), MECH_NUMBERS, max_size=5))
+def test_mechanism_files_through_the_cli_only_fail_cleanly(tmp_path_factory, capsys, name, fields):
+    """``optmech mechanism --from`` and ``sample --from`` on random (mostly hostile) definitions: exit 0,
+    or 2 with one line; never an internal error, never a file left behind on failure."""
+    from optmech.cli import main
+
+    folder = tmp_path_factory.mktemp("mech")
+    path = folder / "m.json"
+    doc = {"name": name, "epsilon": 1, "sensitivity": 1, **fields}
+    if name == "lattice_pmf":
+        doc = {"mechanism": {"kind": "lattice_pmf", "sensitivity": 1, "steps_per_period": 1, "k_lo": 0, "beta": 0,
+                             "weights": [0.5, 0.5], "left_tail": [0], "right_tail": [0], **fields}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for argv in (["mechanism", "--from", str(path)],
+                 ["sample", "--from", str(path), "-n", "5", "--seed", "1", "--out", str(folder / "o.csv")]):
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code in (0, 2), (argv[0], doc, err)
+        if code == 2:
+            assert out == "" and err.count("\n") == 1, err
+    if code == 2:
+        assert not (folder / "o.csv").exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
 
 
 json_values = st.recursive(

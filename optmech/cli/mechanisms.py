@@ -4,7 +4,9 @@ library and the solver backends from the command line.
 Parsers are added by :func:`add_parsers` (each with its handler as ``args.handler``);
 :mod:`optmech.cli.main` dispatches and maps errors to exit statuses (2 for bad input, with one
 line on stderr).  Output files are written to a temporary name and renamed when complete, so a
-failed or interrupted run never leaves a partial file.
+failed or interrupted run (Ctrl-C, SIGTERM, SIGHUP: exit 128 + signal) never leaves a partial file.
+Parameters the noise formulas cannot represent in a float (epsilon < MIN_EPSILON, a noise scale
+outside [1/MAX_NOISE_SCALE, MAX_NOISE_SCALE], a sensitivity beyond 2**53) are refused up front.
 """
 
 from __future__ import annotations
@@ -30,13 +32,17 @@ from optmech.cli.args import (
     list_items,
 )
 from optmech.cli.args import parse_number as _num
-from optmech.errors import SpecError
+from optmech.errors import Interrupted, OptmechError, SpecError
 from optmech.mechanisms.files import load_mechanism_file  # noqa: F401  (used below and re-exported)
 
 #: Samples drawn per block when writing a file (bounded memory for any n).
 SAMPLE_BLOCK = 1 << 20
 #: Largest n that ``optmech sample`` accepts (the file would be > 8 GB per dimension beyond it).
 MAX_SAMPLES = 10**9
+
+#: Smallest epsilon, and the widest noise scale sensitivity/epsilon (1/MAX_NOISE_SCALE to
+#: MAX_NOISE_SCALE), that ``sample`` and ``mechanism`` accept.
+MIN_EPSILON, MAX_NOISE_SCALE = 1e-100, 1e100
 
 _EXITS = (EXIT_OK, EXIT_INPUT, EXIT_INTERNAL)
 
@@ -72,7 +78,9 @@ def add_parsers(sub) -> None:
                   "optmech sample --mechanism uniform --delta 0.25 --dim 2 -n 1000 --secure --out u.csv",
                   "optmech mechanism --mechanism staircase --epsilon 1 --json > m.json && "
                   "optmech sample --from m.json -n 10 --out x.csv"],
-        exits=_EXITS)
+        exits=_EXITS,
+        notes="Ctrl-C, SIGTERM or SIGHUP stop the draw: the hidden temporary file is removed, --out is left as "
+              "it was (absent, or the previous file), and the exit status is 130, 143 or 129.")
     shape_args(s)
     s.add_argument("-n", required=True, help="number of samples (required)")
     r = s.add_mutually_exclusive_group()
@@ -137,6 +145,64 @@ def _sensitivity(text, lattice_hint: bool):
     return v
 
 
+def _check_mechanism_file(path: str) -> None:
+    """Refuse, in one line, a --from file whose JSON the loader would choke on: nesting too deep, a
+    number of more than 4300 digits, or a number in the mechanism that is not finite or beyond
+    ``|x| <= 2**53`` (see :func:`optmech.inputs.check_json_numbers`).  Files that cannot be read,
+    or are not JSON at all, are left to :func:`load_mechanism_file` and its messages."""
+    from optmech.inputs import check_json_numbers
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    except (ValueError, RecursionError) as exc:  # a number of more than 4300 digits; nesting too deep
+        msg = str(exc).split(";")[0]
+        raise SpecError(f"cannot read {path} as JSON: {type(exc).__name__}: {msg[:100]}") from None
+    if not isinstance(d, dict):
+        return
+    if isinstance(d.get("definition"), dict) and isinstance(d.get("mechanism"), str):
+        check_json_numbers(d["definition"], path, "definition")
+        _check_scale(*(d["definition"].get(k) for k in ("epsilon", "sensitivity", "delta")))
+    elif isinstance(d.get("mechanism"), dict):
+        check_json_numbers(d["mechanism"], path, "mechanism")
+        if isinstance(d.get("problem"), dict):
+            check_json_numbers(d["problem"].get("epsilon"), path, "problem.epsilon")
+    else:
+        check_json_numbers(d, path)
+        _check_scale(*(d.get(k) for k in ("epsilon", "sensitivity", "delta")))
+
+
+def _positive(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
+
+
+def _check_scale(eps, sens, delta=None) -> None:
+    """Refuse parameters the families' formulas cannot represent: epsilon below MIN_EPSILON, a
+    sensitivity beyond 2**53, or a noise scale sensitivity/epsilon (sensitivity/delta for uniform
+    noise) outside [1/MAX_NOISE_SCALE, MAX_NOISE_SCALE] -- the moments and samplers overflow, or
+    divide by zero, long before (Laplace's variance 2(Δ/ε)² overflows at Δ/ε ≈ 1e154).  Values that
+    are not positive finite numbers are left to the families' own checks."""
+    from optmech.inputs import MAX_ABS_K
+
+    if _positive(eps) and eps < MIN_EPSILON:
+        raise SpecError(f"epsilon = {eps:g} is below {MIN_EPSILON:g}, where the noise formulas break down; raise epsilon")
+    if not _positive(sens):
+        return
+    if sens > MAX_ABS_K:
+        raise SpecError(f"sensitivity {sens:g} is beyond 2**53 = {MAX_ABS_K}, the largest supported")
+    for name, v in (("epsilon", eps), ("delta", None if _positive(eps) else delta)):
+        if _positive(v) and not 1 / MAX_NOISE_SCALE <= sens / v <= MAX_NOISE_SCALE:
+            raise SpecError(f"{name} = {v:g} with sensitivity {sens:g} makes the noise scale sensitivity/{name} = "
+                            f"{sens / v:.3g}, outside [{1 / MAX_NOISE_SCALE:g}, {MAX_NOISE_SCALE:g}] (the noise's "
+                            "moments overflow or vanish in a float)")
+
+
 def _build(args: argparse.Namespace):
     from optmech.mechanisms.factory import MechanismChoice, make_mechanism, parse_cost_for
 
@@ -145,26 +211,41 @@ def _build(args: argparse.Namespace):
                             ("--domain", args.domain)):
             if value is not None:
                 raise SpecError(f"{flag} does not apply with --from (the file defines the mechanism)")
-        mech = load_mechanism_file(args.from_file)
+        _check_mechanism_file(args.from_file)
+        try:
+            mech = load_mechanism_file(args.from_file)
+        except OptmechError:
+            raise
+        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # a field of the wrong type or value
+            msg = " ".join(str(exc).split())
+            raise SpecError(f"{args.from_file}: not a valid mechanism ({type(exc).__name__}: "
+                            f"{msg if len(msg) <= 120 else msg[:120] + '…'})") from None
         if not hasattr(mech, "sample"):
             raise SpecError(f"{args.from_file} holds a saved d-dimensional solver mechanism: it serves as "
                             "optmech solve --candidate FILE.json, and has no sampler or description here")
         if args.dim not in ("1", str(mech.dim)):
             raise SpecError(f"--dim {args.dim} does not match the mechanism in the file (dim {mech.dim})")
+        _check_scale(getattr(mech, "epsilon", None), getattr(mech, "sensitivity", None),
+                     getattr(mech, "delta", None))
         return mech, MechanismChoice("given", str(parse_cost_for(args.cost, mech.dim)))
     fam = args.mechanism
     lattice = fam in ("discrete_staircase", "geometric", "discrete_laplace") or (fam == "uniform" and args.domain != "continuous")
-    return make_mechanism(
+    epsilon, delta = _num("epsilon", args.epsilon), _num("delta", args.delta)
+    sensitivity = _sensitivity(args.sensitivity, lattice)
+    _check_scale(epsilon, sensitivity, delta)
+    mech, choice = make_mechanism(
         fam,
-        epsilon=_num("epsilon", args.epsilon),
-        sensitivity=_sensitivity(args.sensitivity, lattice),
+        epsilon=epsilon,
+        sensitivity=sensitivity,
         dim=_num("dim", args.dim, integer=True),
-        delta=_num("delta", args.delta),
+        delta=delta,
         gamma=_num("gamma", args.gamma),
         r=_num("r", args.r, integer=True),
         cost=args.cost,
         domain=args.domain,
     )
+    _check_scale(getattr(mech, "epsilon", None), getattr(mech, "sensitivity", None), getattr(mech, "delta", None))
+    return mech, choice
 
 
 def _jsonable(v):
@@ -191,6 +272,8 @@ def describe(mech, choice) -> dict:
     cost = parse_cost_for(choice.cost, mech.dim)
     try:
         ec = mech.expected_cost(cost)
+    except OverflowError:  # the expected cost is beyond the largest float (a huge scale, a fast cost)
+        ec = math.inf
     except Exception as exc:  # noqa: BLE001 - a cost a family cannot price is reported, not fatal
         if not isinstance(exc, (SpecError, NotImplementedError, TypeError)):
             raise
@@ -213,6 +296,11 @@ def describe(mech, choice) -> dict:
     })
 
 
+def _g(v, digits: int) -> str:
+    """A number in %g with ``digits`` significant digits; "inf", "-inf" and None (JSON-safe forms) as they are."""
+    return f"{v:.{digits}g}" if isinstance(v, (int, float)) else str(v)
+
+
 def cmd_mechanism(args: argparse.Namespace) -> int:
     mech, choice = _build(args)
     payload = describe(mech, choice)
@@ -221,7 +309,8 @@ def cmd_mechanism(args: argparse.Namespace) -> int:
         return EXIT_OK
     pv = payload["privacy"]
     lines = [
-        f"{payload['mechanism']} (dim {payload['dim']}): {pv['notion']} DP, epsilon={pv['epsilon']:.12g}, delta={pv['delta']:.6g}, "
+        f"{payload['mechanism']} (dim {payload['dim']}): {pv['notion']} DP, epsilon={_g(pv['epsilon'], 12)}, "
+        f"delta={_g(pv['delta'], 6)}, "
         f"sensitivity={payload['sensitivity']} ({pv['norm']})",
         f"  parameters     {', '.join(f'{k}={v}' for k, v in payload['parameters'].items()) or '-'} ({payload['shape_parameter']})",
         f"  expected cost  {payload['expected_cost']} for cost {payload['cost']}",
@@ -244,42 +333,112 @@ def _atomic_target(path: str) -> tuple[str, str]:
     return ext, folder
 
 
+class _StopOnSignal:
+    """While writing ``tmp``: SIGINT, SIGTERM and SIGHUP raise :class:`~optmech.errors.Interrupted`
+    (so the write stops and the temporary file is removed, whichever signal it was); a second signal
+    during that cleanup is ignored.  While ``hold`` is set (creating the temporary file, renaming
+    it) a signal is only recorded, so no file is ever created or renamed unseen: :meth:`check`
+    raises it afterwards.  A signal that arrives once the file is complete and renamed does not undo
+    it: it is raised, saying so, when the block ends.  Signals that were ignored (``nohup``, a
+    background job) stay ignored; outside the main thread nothing is installed.
+    """
+
+    SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def __init__(self, path: str):
+        self.path = path
+        self.tmp: str | None = None
+        self.done = False       # the temporary file has been renamed to path
+        self.hold = False       # inside a step that must not be cut in two
+        self.signum: int | None = None
+        self.saved: dict = {}
+
+    def __call__(self, signum, frame=None) -> None:
+        if self.signum is not None:
+            return
+        self.signum = signum
+        if not (self.hold or self.done):
+            self.check()
+
+    def check(self) -> None:
+        """Raise the signal recorded while ``hold`` was set (if any, and the file is not yet complete)."""
+        if self.signum is not None and not self.done:
+            raise Interrupted(self.signum, f"{self.path} not written (no partial file left)")
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for name in self.SIGNALS:
+                s = getattr(signal, name, None)
+                if s is not None and signal.getsignal(s) is not signal.SIG_IGN:
+                    self.saved[s] = signal.signal(s, self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        import signal
+
+        for s, h in self.saved.items():
+            signal.signal(s, h)
+        if exc_type is None and self.signum is not None:
+            raise Interrupted(self.signum, f"{self.path} was complete before the signal and is kept")
+        return False
+
+
 def write_samples(mech, n: int, rng, path: str) -> None:
-    """Draw n samples in blocks of SAMPLE_BLOCK and write them atomically to ``path``."""
+    """Draw n samples in blocks of SAMPLE_BLOCK and write them atomically to ``path``.
+
+    The samples go to a hidden temporary file in the same folder (``.optmech-*``), renamed to
+    ``path`` once complete.  An error, Ctrl-C, SIGTERM or SIGHUP removes the temporary file and
+    leaves ``path`` as it was (absent, or the previous file); the signals raise
+    :class:`~optmech.errors.Interrupted` (exit 128 + signal in the CLI).
+    """
     import numpy as np
 
     ext, folder = _atomic_target(path)
     dim = mech.dim
     lattice = mech.lattice
     dtype = np.int64 if lattice else np.float64
-    fd, tmp = tempfile.mkstemp(prefix=".optmech-", suffix=ext, dir=folder)
-    os.close(fd)
-    try:
-        shape = (n,) if dim == 1 else (n, dim)
-        if ext == ".npy":
-            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
-            for start in range(0, n, SAMPLE_BLOCK):
-                m = min(SAMPLE_BLOCK, n - start)
-                out[start:start + m] = mech.sample(m, rng)
-            out.flush()
-            del out
-        else:
-            header = "x" if dim == 1 else ",".join(f"x{i + 1}" for i in range(dim))
-            fmt = "%d" if lattice else "%.17g"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(header + "\n")
+    with _StopOnSignal(path) as guard:
+        try:
+            guard.hold = True
+            fd, guard.tmp = tempfile.mkstemp(prefix=".optmech-", suffix=ext, dir=folder)
+            os.close(fd)
+            guard.hold = False
+            guard.check()
+            tmp = guard.tmp
+            shape = (n,) if dim == 1 else (n, dim)
+            if ext == ".npy":
+                out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
                 for start in range(0, n, SAMPLE_BLOCK):
                     m = min(SAMPLE_BLOCK, n - start)
-                    x = np.asarray(mech.sample(m, rng)).reshape(m, dim)
-                    np.savetxt(fh, x, fmt=fmt, delimiter=",")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+                    out[start:start + m] = mech.sample(m, rng)
+                out.flush()
+                del out
+            else:
+                header = "x" if dim == 1 else ",".join(f"x{i + 1}" for i in range(dim))
+                fmt = "%d" if lattice else "%.17g"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(header + "\n")
+                    for start in range(0, n, SAMPLE_BLOCK):
+                        m = min(SAMPLE_BLOCK, n - start)
+                        x = np.asarray(mech.sample(m, rng)).reshape(m, dim)
+                        np.savetxt(fh, x, fmt=fmt, delimiter=",")
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
+            guard.hold = True
+            os.replace(tmp, path)
+            guard.done = True
+            guard.hold = False
+        except BaseException:
+            if guard.tmp is not None and not guard.done:
+                try:
+                    os.unlink(guard.tmp)
+                except FileNotFoundError:
+                    pass
+            raise
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
