@@ -110,6 +110,8 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
         lp = {"rows": 0, "cols": 0, "nonzeros": 0, "solver": None, "builder": rep.get("builder", "none")}
         solver = {"backend": None, "method": None, "version": None, "status": "not run", "objective": None,
                   "profile": ctx.profile.name, "options": {}, "failed_attempts": []}
+    if r.budget:  # the loop's promise: the estimated peak (process RSS) and the builder it named
+        lp["budget"] = dict(r.budget)
     return Result(
         problem=problem.to_dict() | rep.get("problem", {}),
         lower_bound=lo,

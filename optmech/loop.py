@@ -13,13 +13,26 @@ The rules, written once here:
   own, so the bracket is the largest certified lower bound and the smallest certified upper bound
   of any step, kept independently (:class:`optmech.certify.BestBracket`); the mechanism returned is
   the one whose audited cost is the upper end.
-* **Time.**  One default budget, :data:`optmech.budget.DEFAULT_TIME_LIMIT` (300 s), for every family.
-  A new step starts only while less than half of it is spent and the last step, taken ``STEP_FACTOR``
-  times over, still fits; each LP gets what remains.
-* **Memory.**  Each LP's estimated peak (the family's :meth:`estimate_bytes`) must fit
-  :func:`optmech.budget.memory_budget`: the first LP is refused with one line, later steps stop.
-* **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI); on a later
-  step the loop stops and keeps the bracket it has.
+* **Time.**  One default budget, :data:`optmech.budget.DEFAULT_TIME_LIMIT` (300 s), for every family,
+  and it bounds the whole solve, building and certifying included.  Before each step the loop
+  predicts its build, the solver's start-up (HiGHS reads its clock only once it iterates) and its
+  certification (from the family's :class:`~optmech.budget.LPPlan` for the first step, from the
+  measured previous step afterwards: :class:`~optmech.budget.Pace`) and starts it only if that and
+  ``FINAL_SECONDS`` for the report fit in the time left; the solver gets what remains after the
+  certification's share.  Beyond that, a new step starts only while less than half of the budget is
+  spent and the last step, taken ``STEP_FACTOR`` times over, still fits.  A step that does not fit,
+  or a solve stopped by its time limit, ends the loop with the best bracket so far
+  (``gap_not_reached``, "time limit reached ..."); when the first LP does not fit, the family's
+  bounds found without an LP are returned if they make a certified bracket
+  (:meth:`fallback_lower` with a certified first upper bound), else the solve fails with one line
+  (:class:`~optmech.budget.TimeLimitReached`, exit status 4 at the CLI).
+* **Memory.**  Each LP's estimated peak (the family's :meth:`estimate_bytes`: the whole process's
+  resident set, imports included) must fit :func:`optmech.budget.memory_budget`: the first LP is
+  refused with one line, later steps stop.  The estimate and the builder it names are reported
+  in ``Result.lp["budget"]``.
+* **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI), unless it
+  is the time limit and a certified bracket exists without an LP (as above); on a later step the
+  loop stops and keeps the bracket it has.
 * **Stalls.**  ``STALL_LIMIT`` steps in a row without a better lower bound, or a lower bound whose
   certified rounding allowance is most of the remaining gap, stop the loop with the reason.
 * **References** are compared with the bracket with one tolerance
@@ -33,7 +46,7 @@ import math
 import time
 from typing import Any
 
-from optmech.budget import DEFAULT_TIME_LIMIT, memory_budget
+from optmech.budget import DEFAULT_TIME_LIMIT, FINAL_SECONDS, Pace, TimeLimitReached, memory_budget, out_of_time
 from optmech.certify import BestBracket, relative_gap
 from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
 from optmech.families.base import Context, Step, Stop
@@ -55,6 +68,47 @@ class Run:
     status: str
     message: str
     seconds: float
+    budget: dict = dataclasses.field(default_factory=dict)
+
+
+def _plan(family: Any, size: Any):
+    """The family's :class:`~optmech.budget.LPPlan` for ``size`` (None for a family without ``plan``)."""
+    plan = getattr(family, "plan", None)
+    return plan(size) if plan is not None else None
+
+
+def _describe(plan: Any) -> str:
+    if plan is None:
+        return "the LP"
+    return f"the {plan.builder} LP ({plan.rows} rows, {plan.cols} columns, {plan.nonzeros} nonzeros)"
+
+
+def _is_time_limit(exc: BaseException) -> bool:
+    attempts = getattr(exc, "attempts", None)
+    if isinstance(exc, TimeLimitReached):
+        return True
+    return bool(attempts) and all(a[2] == "time_limit" for a in attempts)
+
+
+def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: BaseException | None,
+                record: dict) -> Run:
+    """The first LP does not fit in the time limit (``reason`` says why): the bracket the family has
+    without an LP if it is certified (its :meth:`fallback_lower` and a certified first upper bound),
+    else the one-line :class:`~optmech.budget.TimeLimitReached`."""
+    fallback = getattr(family, "fallback_lower", None)
+    if fallback is not None and best.upper is not None and best.upper.certified:
+        value, what = fallback()
+        if value is not None and math.isfinite(value):
+            best.lower = max(best.lower, float(value))
+            status, message = best.outcome(
+                Status.GAP_NOT_REACHED.value,
+                f"time limit reached before the first LP ({reason}): the bracket is {what} and the certified upper "
+                "bound found before any LP; raise --time-limit for a tighter one")
+            return Run(best, [], None, status, message, ctx.elapsed(), record)
+    err = out_of_time(ctx.time_limit, reason)
+    if exc is not None:
+        raise err from exc
+    raise err
 
 
 def run(family: Any, ctx: Context, target_gap: float) -> Run:
@@ -73,21 +127,62 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
     need, budget = family.estimate_bytes(size), memory_budget()
     if need > budget:
         raise ProblemTooLarge(family.size_message(size, need, budget))
+    plan = _plan(family, size)
+    # what was promised: the largest estimated peak of the LPs built (of the first LP when none was:
+    # the work before it is smaller), the builder the estimate named for the last LP built
+    record: dict[str, Any] = {"estimated_peak_bytes": float(need), "builder": None, "memory_limit_bytes": budget,
+                              "time_limit_s": ctx.time_limit}
+    pace = Pace()
     last: Step | None = None
     status, message = Status.GAP_NOT_REACHED.value, ""
     stalled, lower_before = 0, -math.inf
+    final = FINAL_SECONDS  # kept back for the report and the references after the last solve
     for it in range(family.max_steps):
+        pred = pace.predict(plan, final)
+        if ctx.elapsed() + pred.total > ctx.time_limit:
+            reason = (f"{_describe(plan)} would need about {pred.total:.3g} s to build, start the solver on and "
+                      f"certify, more than the {ctx.remaining():.3g} s left")
+            if last is None:
+                return _without_lp(family, ctx, best, reason, None, record)
+            message = f"time limit reached before the target gap: {reason}"
+            break
         t_step = time.perf_counter()
         built = family.build(size)
+        t_built = time.perf_counter()
+        est = family.estimate_bytes(size)
+        record["estimated_peak_bytes"] = max(record["estimated_peak_bytes"], float(est))
+        # the builder the estimate named (tests check it is the one that built the LP, lp["builder"])
+        record["builder"] = plan.builder if plan is not None else None
+        # the solver gets what is left after the certification's and the report's share; it runs only
+        # if that is at least twice its start-up (which it spends before it reads its clock)
+        ctx.reserve = pred.certify + pred.final
+        if ctx.time_limit - ctx.elapsed() - ctx.reserve < 2.0 * pred.setup:
+            ctx.reserve = 0.0
+            reason = (f"after building {_describe(plan)} ({t_built - t_step:.3g} s), too little time is left to start "
+                      "the solver on it and certify its solution")
+            if last is None:
+                return _without_lp(family, ctx, best, reason, None, record)
+            message = f"time limit reached before the target gap: {reason}"
+            break
         try:
-            raw = ctx.solve_lp(built.lp)
+            raw = ctx.solve_lp(built.lp, share=1.0 / max(1, plan.lps if plan is not None else 1))
+            t_solved = time.perf_counter()
             lower = family.lower(built, raw)
             upper = family.upper(built, raw)
         except SolveFailed as exc:
+            ctx.reserve = 0.0
             if last is None:
+                if _is_time_limit(exc):
+                    return _without_lp(family, ctx, best, f"the solver's time limit stopped it on {_describe(plan)}: "
+                                       f"{' '.join(str(exc).split())}", exc, record)
                 raise
-            message = f"refinement stopped: {exc}"
+            if _is_time_limit(exc):
+                message = f"time limit reached before the target gap (the solver stopped at its time limit: {exc})"
+            else:
+                message = f"refinement stopped: {exc}"
             break
+        finally:
+            ctx.reserve = 0.0
         best.update(lower, upper)
         step = Step(it, built, raw, lower, upper, math.nan, 0.0)
         for extra in family.extra_uppers(step):
@@ -95,6 +190,7 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
         gap = relative_gap(best.lower, best.upper_value)
         step.gap, step.seconds = gap, time.perf_counter() - t_step
         step.diagnostics = family.diagnostics(built, raw, upper)
+        pace.record(plan, t_built - t_step, time.perf_counter() - t_solved)
         last = step
         history.append(HistoryRecord(
             iteration=it, size=built.size, lp=built.lp.size(), solver_objective=raw.objective,
@@ -128,10 +224,11 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
             message = "size limit reached before the target gap (see OPTMECH_MAX_MEMORY_GB)"
             break
         size = nxt
+        plan = _plan(family, size)
     else:
         message = f"no convergence within {family.max_steps} refinements"
     status, message = best.outcome(status, message)
-    return Run(best, history, last, status, message, ctx.elapsed())
+    return Run(best, history, last, status, message, ctx.elapsed(), record)
 
 
 def make_context(solver: str | None, time_limit: float | None) -> Context:
@@ -145,7 +242,9 @@ def make_context(solver: str | None, time_limit: float | None) -> Context:
     ctx = Context(profile, limit, time.perf_counter(), None)
 
     def solve(lp, share: float = 1.0):
-        return solve_lp(lp, profile, time_limit=max(1.0, share * (ctx.time_limit - ctx.elapsed())))
+        # what is left of the limit after the caller's reserve (the certification and the report);
+        # nothing left: every attempt is recorded as a time_limit failure without running
+        return solve_lp(lp, profile, time_limit=max(0.0, share * (ctx.time_limit - ctx.elapsed() - ctx.reserve)))
 
     ctx.solve_lp = solve
     return ctx

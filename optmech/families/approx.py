@@ -23,11 +23,11 @@ import math
 
 import numpy as np
 
-from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
+from optmech.budget import LPPlan, gib, memory_budget
 from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity, reference_inside
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.mechanisms.approx_bounds import thm8_n
-from optmech.problems.approx import build_approx, estimate_size, point_costs, shift_vectors
+from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.problems.lattice import Grid1D
 from optmech.repair import repair_delta
 from optmech.result import ReferenceValue
@@ -154,6 +154,7 @@ class ApproxFamily:
         self.far_ok = self.d == 1 and getattr(cost, "kind", "") == "expr" and not cost.is_symmetric_nondecreasing(integer=True)
         self.far_upper, self.shift, self.infimum = None, 0, None
         self.prev_gap = math.inf
+        self._plans: dict = {}
 
     def initial_uppers(self) -> list:
         return []
@@ -162,15 +163,35 @@ class ApproxFamily:
         n = thm8_n(self.eps, self.delta)
         return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
 
+    def plan(self, N: int) -> LPPlan:
+        """The LP of half-width N before it is built: the reduction :func:`build_approx` will use
+        (decided on the box, as the builder does, once the smallest LP it could be fits the memory
+        budget), its columns and nonzeros (:func:`estimate_size`; rows <= columns + shifts), and the
+        uniform reference's sum beside it (:func:`optmech.families.relaxed.uniform_bytes`)."""
+        from optmech.families.relaxed import uniform_bytes
+
+        if N not in self._plans:
+            even = self.even
+            cols, nnz = estimate_size(self.d, self.D, N, even)  # the smallest the LP can be (orbits when d > 1)
+            mode = "orbits" if even and self.d > 1 else ("even" if even else "none")
+            extra = uniform_bytes(self.delta, self.D)
+            shifts = (2 * self.D + 1) ** self.d
+            if LPPlan(cols + shifts, cols, nnz, "", extra).peak_bytes() <= memory_budget():
+                mode = approx_mode(self.problem.cost, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
+                cols, nnz = estimate_size(self.d, self.D, N, mode != "none", orbits=mode == "orbits")
+            builder = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
+            self._plans[N] = LPPlan(rows=cols + shifts, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
+        return self._plans[N]
+
     def estimate_bytes(self, N: int) -> float:
-        cols, nnz = estimate_size(self.d, self.D, N, self.even)
-        return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * cols
+        return self.plan(N).peak_bytes()
 
     def size_message(self, N: int, need: float, budget: float) -> str:
-        cols, nnz = estimate_size(self.d, self.D, N, self.even)
-        return (f"the (epsilon, delta) LP needs about {need / 2**30:.1f} GiB ({cols} columns, {nnz} nonzeros; dim {self.d}, "
-                f"sensitivity {self.D}, half-width {N}); the limit is {budget / 2**30:.1f} GiB: raise delta or epsilon, "
-                "lower the sensitivity or dimension, or set OPTMECH_MAX_MEMORY_GB")
+        lp = self.plan(N)
+        return (f"the (epsilon, delta) LP needs about {gib(need)} GiB ({lp.builder} builder, {lp.cols} columns, "
+                f"{lp.nonzeros} nonzeros; dim {self.d}, sensitivity {self.D}, half-width {N}); the limit is "
+                f"{gib(budget)} GiB: raise delta or epsilon, lower the sensitivity or dimension, or set "
+                "OPTMECH_MAX_MEMORY_GB")
 
     def build(self, N: int) -> Built:
         alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, N, dim=self.d, symmetry=self.problem.symmetry)

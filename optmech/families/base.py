@@ -24,20 +24,23 @@ from optmech.lp import LinearProgram
 class Context:
     """What the driver lends a family: the solver profile and the clock.
 
-    ``solve_lp(lp, share=1.0)`` solves an LP with at most ``share`` of the remaining time (at least
-    one second) and raises :class:`~optmech.errors.SolveFailed` on failure.
+    ``solve_lp(lp, share=1.0)`` solves an LP with at most ``share`` of the time left after
+    ``reserve`` (the seconds the loop keeps for certifying the step and reporting; none left: it
+    fails at once) and raises :class:`~optmech.errors.SolveFailed` on failure.
     """
 
     profile: Any
     time_limit: float
     t0: float
     solve_lp: Callable[..., Any]
+    reserve: float = 0.0
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
 
     def remaining(self) -> float:
-        return max(1.0, self.time_limit - self.elapsed())
+        """Seconds left of the time limit (0 once it has passed)."""
+        return max(0.0, self.time_limit - self.elapsed())
 
 
 @dataclass
@@ -106,7 +109,17 @@ class Family(Protocol):
         """Certified upper bounds known before any LP (closed forms, far-centred noise)."""
 
     def estimate_bytes(self, size: Any) -> float:
-        """Peak memory of building and solving the LP of ``size``."""
+        """Peak resident set of the process (imports included) while it builds, solves and certifies
+        the LP of ``size``: :meth:`optmech.budget.LPPlan.peak_bytes` of :meth:`plan`."""
+
+    def plan(self, size: Any) -> Any:
+        """Optional: the LP of ``size`` before it is built, an :class:`optmech.budget.LPPlan` (the builder
+        :meth:`build` will use, rows, columns, nonzeros, memory beside the LP, predicted seconds);
+        the loop's time checks use it (a family without it is timed from its measured steps only)."""
+
+    def fallback_lower(self) -> tuple[float, str]:
+        """Optional: a certified lower bound that needs no LP and what it is, returned with the first
+        upper bound when the first LP does not fit in the time limit."""
 
     def size_message(self, size: Any, need: float, budget: float) -> str:
         """The one-line error when even the first LP is over the memory budget."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
+from optmech.budget import BASELINE_BYTES, LPPlan, gib
 from optmech.certify import PRIVACY_MARGIN, LowerCertificate, dual_lower_bound, reference_inside
 from optmech.errors import SpecError
 from optmech.families.base import Built, Step, Stop
@@ -392,13 +392,24 @@ class LipschitzFamily:
         K = _knots(min(self.eps, self.eps_up), self.mode, self.cost, self.power, self.dim, h)
         return (2 * K + 1) if self.mode == "line" else K
 
+    def plan(self, n: int) -> LPPlan:
+        """The chain LP at resolution n before it is built (:func:`~optmech.problems.lipschitz.build_chain`
+        on k knots: k + 2 columns, 2k + 3 rows, 5k + 6 nonzeros); the sandwich solves a second one."""
+        k = self._points(n)
+        kind = "shells" if self.mode == "radial" else "points" if self.integer else "cells"
+        # the audit prices cells with the cost's enclosures: 2.2 µs per row, column or nonzero measured
+        lp = LPPlan(rows=2 * k + 3, cols=k + 2, nonzeros=5 * k + 6, builder=f"lipschitz_{kind}",
+                    certify_seconds=4e-6 * (8 * k + 11))
+        if self.sandwich:  # the upper bound's LP at ε/√d, at most as large, built while this one is held
+            lp = dataclasses.replace(lp, lps=2, extra_bytes=lp.peak_bytes() - BASELINE_BYTES)
+        return lp
+
     def estimate_bytes(self, n: int) -> float:
-        k = self._points(n) * (2 if self.sandwich else 1)
-        return BYTES_PER_NNZ * 6 * k + BYTES_PER_LINE * 4 * k
+        return self.plan(n).peak_bytes()
 
     def size_message(self, n: int, need: float, budget: float) -> str:
-        return (f"the Lipschitz chain LP needs about {need / 2**30:.1f} GiB ({self._points(n)} knots at resolution {n}); "
-                f"the limit is {budget / 2**30:.1f} GiB: lower the resolution or set OPTMECH_MAX_MEMORY_GB")
+        return (f"the Lipschitz chain LP needs about {gib(need)} GiB ({self._points(n)} knots at resolution {n}); "
+                f"the limit is {gib(budget)} GiB: lower the resolution or set OPTMECH_MAX_MEMORY_GB")
 
     def build(self, n: int) -> Built:
         cl = _build(self.eps, self.mode, self.cost, self.power, self.dim, self.integer, n)

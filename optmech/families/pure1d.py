@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
+from optmech.budget import LPPlan, gib, memory_budget, now, out_of_time
 from optmech.certify import (FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, is_infimum_at_infinity, reference_inside,
                              upper_bound)
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.families.base import Built, Context, Step, Stop, default_lower
-from optmech.problems.lattice import Grid1D
+from optmech.problems.lattice import ENCLOSURE_CHUNK, TAIL_CHUNK_TERMS, Grid1D
 from optmech.problems.pure import PureLP, build_general, build_periodic
 from optmech.result import ReferenceValue
 from optmech.spec import Continuous, IntegerLattice, Problem
@@ -35,27 +36,64 @@ class _Plan:
     k_hi: int
 
 
-def estimate_bytes(plan: _Plan) -> float:
-    """Estimated peak memory of building and solving the LP of ``plan``."""
-    return _estimate(plan.k_hi - plan.k_lo + 1, plan.grid.W, plan.symmetric)
+#: Bytes per window point beside the LP: the upper bound's repaired mechanism, its audit over the
+#: window plus two tail periods, the point costs and tail sums (about 40 float64 arrays).
+AUDIT_BYTES_PER_POINT = 8 * 40
+#: The periodic builder's LP is solved exactly by the O(W) chain backend, not HiGHS: the whole step
+#: (builder, mirror enclosures, the audit over six periods) took at most 0.95 KB per period point
+#: on ℤ (W = 10^6) and 2.8 KB per cell (W = 10^5 cells), beside the tail sums.
+PERIODIC_BYTES_PER_POINT = {"integer": 1600, "cells": 4000}
+#: Tail series are summed ``TAIL_CHUNK_TERMS`` terms at a time: about 57 bytes per term measured
+#: (W = 10^5), and an expression cost's enclosures take up to ~12 KB per element of their
+#: ``ENCLOSURE_CHUNK`` blocks.
+TAIL_BYTES_PER_TERM, ENCLOSURE_BYTES_PER_ELEMENT = 120, 16 * 1024
+#: The first LP's build and certification, per window point, in units of the measured time per
+#: point of the first upper bound (an audit and pricing of Laplace noise on 4W + 1 points):
+#: 0.9–1.2 (build) and 0.4–0.6 (certify) measured on the general builder, 0.6 and 0.7 per period
+#: point on the periodic one; the loop measures later steps itself.
+BUILD_PER_AUDIT_POINT, CERTIFY_PER_AUDIT_POINT = 2.0, 1.5
+#: The first upper bound is timed on a grid this many times coarser before it runs on W points
+#: of at least ``CALIBRATE_FROM``, and extrapolated by RATIO^CALIBRATE_GROWTH: its time grew like
+#: W^1.02 to W^1.18 in our measurements (integers up to W = 10^5, cells up to 1024 per Δ).
+CALIBRATE_FROM, CALIBRATE_RATIO, CALIBRATE_GROWTH = 2048, 8, 1.25
 
 
-def _estimate(points: int, W: int, periodic: bool) -> float:
-    if periodic:  # one period (build_periodic), plus the tail sums and the audit's window
-        return BYTES_PER_NNZ * 3 * W + BYTES_PER_LINE * 2 * W + 8 * 40 * W
-    return BYTES_PER_NNZ * 12 * points + BYTES_PER_LINE * 9 * points
+def tail_bytes(problem: Problem, grid: Grid1D) -> float:
+    """Memory of the tail series (one block of terms) and of an expression's enclosure blocks."""
+    b = math.exp(-problem.epsilon)
+    periods = min(100_000, int(math.log(1e-19) / math.log(b)) + 16) if 0 < b < 1 else 100_000
+    terms = min(TAIL_CHUNK_TERMS, periods * grid.W)
+    expr = ENCLOSURE_BYTES_PER_ELEMENT * ENCLOSURE_CHUNK if problem.cost.kind == "expr" else 0
+    return TAIL_BYTES_PER_TERM * terms + expr
 
 
-def _check_size(points: int, W: int, periodic: bool, what: str) -> None:
-    need = _estimate(points, W, periodic)
-    budget = memory_budget()
-    if need > budget:
-        raise ProblemTooLarge(
-            f"{what} needs about {need / 2**30:.1f} GiB ({points} lattice points, "
-            f"{'periodic' if periodic else 'general'} builder); the limit is "
-            f"{budget / 2**30:.1f} GiB: lower the sensitivity or resolution, raise --target-gap, "
-            f"or set OPTMECH_MAX_MEMORY_GB"
-        )
+def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0) -> LPPlan:
+    """The LP of ``plan`` before it is built: the builder :func:`_build` will use, its shape
+    (:func:`optmech.problems.pure.build_general`: 3N + 2 columns, at most 6N rows and 13N
+    nonzeros; :func:`~optmech.problems.pure.build_periodic`: W columns, W rows, 3W nonzeros),
+    the audit's arrays plus ``beside`` (:func:`tail_bytes`), and the build and certification
+    seconds when the first upper bound's pace per point is known."""
+    W = plan.grid.W
+    rate = seconds_per_point
+    if plan.symmetric:  # one period, solved by the chain backend; its tail sums cost about what the
+        # first upper bound's do (4W points' worth), and the audit spans 2 x 3 periods
+        build_pts, audit_pts = 4 * W, 6 * W
+        return LPPlan(rows=W + 1, cols=W, nonzeros=3 * W, builder="periodic", solver="chain",
+                      lp_bytes=PERIODIC_BYTES_PER_POINT[plan.grid.kind] * W, extra_bytes=beside,
+                      build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * build_pts * rate,
+                      certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * audit_pts * rate)
+    N = plan.k_hi - plan.k_lo + 1
+    return LPPlan(rows=6 * N, cols=3 * N + 2, nonzeros=13 * N, builder="general",
+                  extra_bytes=AUDIT_BYTES_PER_POINT * N + beside,
+                  build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * N * rate,
+                  certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * N * rate)
+
+
+def _size_message(what: str, lp: LPPlan, points: int, need: float, budget: float) -> str:
+    where = f"{points} points per period" if lp.builder == "periodic" else f"{points} lattice points"
+    return (f"{what} needs about {gib(need)} GiB ({where}, {lp.builder} builder, "
+            f"{lp.rows} rows, {lp.cols} columns, {lp.nonzeros} nonzeros); the limit is {gib(budget)} GiB: lower the "
+            "sensitivity or resolution, raise --target-gap, or set OPTMECH_MAX_MEMORY_GB")
 
 
 def _grid(problem: Problem, resolution: int) -> Grid1D:
@@ -83,14 +121,15 @@ def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCer
     return upper_bound(grid, int(k[0]) + int(periods) * W, weights, problem.epsilon, problem.cost)
 
 
-def _far_upper(problem: Problem, grid: Grid1D, reference: float) -> tuple[UpperCertificate, float] | None:
+def _far_upper(problem: Problem, grid: Grid1D, reference: float,
+               affordable=lambda: True) -> tuple[UpperCertificate, float] | None:
     """The best certified upper bound from Laplace noise centred far from 0, and its centre.
 
     A cost that is not proven nondecreasing in |x| may be cheaper far out (``abs(x)/(1+x**2)``
     tends to 0): then V* is approached by noise centred ever farther away, and no window around 0
     can compete.  Tried at ±10^j·Δ for j in ``FAR_DECADES`` on each side where the cost is not
     proven to stay above ``reference`` (the centred noise's cost) beyond 100 periods; None when
-    none is certified.
+    none is certified; ``affordable()`` is asked before each try (the time budget: the bound is optional).
     """
     best = None
     for sign in (1, -1):
@@ -103,6 +142,8 @@ def _far_upper(problem: Problem, grid: Grid1D, reference: float) -> tuple[UpperC
         for j in FAR_DECADES:
             if 10.0**j * grid.W > FAR_MAX_CELLS:  # keep cell indices and edges far from float64's limits
                 break
+            if not affordable():
+                return best
             try:
                 up = _initial_upper(problem, grid, sign * 10**j)
             except (ArithmeticError, ValueError, OverflowError):
@@ -229,10 +270,19 @@ class Pure1DFamily:
         self.continuous = continuous
         self.fixed_resolution = continuous and problem.domain.resolution is not None
         resolution = problem.domain.resolution if self.fixed_resolution else (16 if continuous else 1)
-        # the smallest LP any plan could use (the periodic builder; the audit spans four periods)
-        W = int(problem.sensitivity) if not continuous else resolution
-        _check_size(4 * W + 3, W, True, "the smallest LP for this problem")
+        self.symmetric = _symmetric_ok(problem)
+        # the smallest LP this problem could use (two periods each side), with the builder it would use,
+        # checked before any grid is made
+        lp_resolution = 64 if continuous and not self.fixed_resolution and not self.symmetric else resolution
+        W = int(problem.sensitivity) if not continuous else lp_resolution
+        stand_in = SimpleNamespace(W=W, kind="cells" if continuous else "integer")
+        smallest, budget = _Plan(stand_in, self.symmetric, -(2 * W + 1), 2 * W + 1), memory_budget()
+        self.seconds_per_point = None
+        if self.estimate_bytes(smallest) > budget:
+            raise ProblemTooLarge(self.size_message(smallest, self.estimate_bytes(smallest), budget, "the smallest LP "
+                                                    "for this problem"))
         grid = _grid(problem, resolution)
+        lp_grid = _grid(problem, lp_resolution) if lp_resolution != resolution else grid
         k0 = np.arange(-2 * grid.W - 1, 2 * grid.W + 1)
         cost.check_values(grid.center(k0) if continuous else k0)
         floor = grid.cost_floor(cost)
@@ -242,28 +292,53 @@ class Pure1DFamily:
                 "arithmetic (terms that cancel far from 0, such as sqrt(abs(x)) - sqrt(abs(x)), leave it unbounded), so "
                 "no lower bound can be certified; write it so that each term is bounded, e.g. with where(), min() or max()"
             )
-        # a first certified upper bound, which also sizes the window
-        ub0 = _initial_upper(problem, grid)
+        # a first certified upper bound, which also sizes the window (and times the audit)
+        ub0 = self._first_upper(grid)
         if not math.isfinite(ub0.value):
             raise SpecError(
                 f"cost '{cost.spec}' grows too fast: no ε-DP noise with epsilon={eps:g} has a finite "
                 "expected cost that optmech can bound"
             )
-        self.symmetric = _symmetric_ok(problem)
         self.floor = floor
         self.first_upper, self.far_centre, self.infimum = ub0, None, None
         if cost.kind == "expr" and not self.symmetric:
-            far = _far_upper(problem, _grid(problem, 4) if continuous else grid, ub0.value)  # coarse cells suffice out there
+            # optional: tried while each try (about one first upper bound) leaves half of the time limit
+            t_try = 2.0 * self.seconds_per_point * (4 * grid.W + 1)
+            far = _far_upper(problem, _grid(problem, 4) if continuous else grid, ub0.value,  # coarse cells suffice out there
+                             lambda: ctx.elapsed() + t_try <= 0.5 * ctx.time_limit)
             if far is not None and is_infimum_at_infinity(far[0].value, floor, ub0.value, problem.target_gap):
                 self.infimum = far
             elif far is not None and far[0].value < ub0.value:
                 self.first_upper, self.far_centre = far  # noise far out beats noise at 0: an upper bound
         self.extent_x = (_extent(problem, grid, ub0.value, -1), _extent(problem, grid, ub0.value, +1))
-        if continuous and not self.fixed_resolution and not self.symmetric:
-            grid = _grid(problem, 64)
-        self.grid = grid
+        self.grid = lp_grid
         self.widened, self.gap_before_widening = False, math.inf
         self.stuck, self.last_price, self.best_before = 0, -math.inf, -math.inf
+
+    def _first_upper(self, grid: Grid1D) -> UpperCertificate:
+        """:func:`_initial_upper` on ``grid``, refused with one line when the time limit cannot hold it;
+        records the seconds per point, which predict the first LP's build and certification.
+
+        For W >= ``CALIBRATE_FROM`` it is timed first on grids 64 and ``CALIBRATE_RATIO`` times
+        coarser: refused when even the linear extrapolation of either does not fit in the time left,
+        or the cautious one (``CALIBRATE_GROWTH``) of the finer one."""
+        problem, ctx, W = self.problem, self.ctx, grid.W
+        if W >= CALIBRATE_FROM:
+            for ratio in (64, CALIBRATE_RATIO):
+                small = W // ratio
+                g = Grid1D.integer(small) if grid.kind == "integer" else Grid1D.cells(problem.sensitivity, small)
+                t = now()
+                _initial_upper(problem, g)
+                t = now() - t
+                for need in ((t * ratio, t * ratio**CALIBRATE_GROWTH) if ratio == CALIBRATE_RATIO else (t * ratio,)):
+                    if ctx.elapsed() + need > ctx.time_limit:
+                        raise out_of_time(ctx.time_limit, f"the first upper bound (Laplace noise audited and priced on "
+                                          f"{4 * W + 1} lattice points, before any LP) would need about {need:.3g} s, "
+                                          f"more than the {ctx.remaining():.3g} s left")
+        t = now()
+        ub0 = _initial_upper(problem, grid)
+        self.seconds_per_point = (now() - t) / (4 * W + 1)
+        return ub0
 
     # -- the protocol ----------------------------------------------------------------------------
     def initial_uppers(self) -> list:
@@ -277,17 +352,26 @@ class Pure1DFamily:
                         "the cost's proven floor; no window LP is needed (or could do better than that floor)",
                         status="infimum_at_infinity", lower=self.floor)
         plan = _plan(self.grid, self.extent_x, self.symmetric)
-        if estimate_bytes(plan) <= memory_budget():
+        if self.estimate_bytes(plan) <= memory_budget():
             self.problem.cost.check_values(plan.grid.center(np.arange(plan.k_lo, plan.k_hi + 1)))
         return plan
 
-    def estimate_bytes(self, plan: _Plan) -> float:
-        return estimate_bytes(plan)
+    def plan(self, plan: _Plan) -> LPPlan:
+        """The LP of ``plan`` before it is built (builder, shape, memory, predicted seconds)."""
+        return lp_plan(plan, self.seconds_per_point, tail_bytes(self.problem, plan.grid))
 
-    def size_message(self, plan: _Plan, need: float, budget: float) -> str:
-        return (f"this problem needs about {need / 2**30:.1f} GiB ({plan.k_hi - plan.k_lo + 1} lattice points, "
-                f"{'periodic' if plan.symmetric else 'general'} builder); the limit is {budget / 2**30:.1f} GiB: lower "
-                "the sensitivity or resolution, raise --target-gap, or set OPTMECH_MAX_MEMORY_GB")
+    def estimate_bytes(self, plan: _Plan) -> float:
+        """The process's estimated peak while it builds, solves and certifies the LP of ``plan``
+        (imports included: :meth:`optmech.budget.LPPlan.peak_bytes`)."""
+        return self.plan(plan).peak_bytes()
+
+    def size_message(self, plan: _Plan, need: float, budget: float, what: str = "this problem") -> str:
+        points = plan.grid.W if plan.symmetric else plan.k_hi - plan.k_lo + 1
+        return _size_message(what, self.plan(plan), points, need, budget)
+
+    def fallback_lower(self) -> tuple[float, str]:
+        """A certified lower bound without any LP: the cost's proven floor on the domain."""
+        return self.floor, "the cost's proven floor on the domain (every noise costs at least inf L)"
 
     def build(self, plan: _Plan) -> Built:
         lp = _build(self.problem, plan)
@@ -354,6 +438,24 @@ class Pure1DFamily:
         audit = {"realised_epsilon": up.audit.realised_epsilon if up else None, "target_epsilon": eps,
                  "passed": bool(up and up.audit.passed), "method": up.audit.method if up else None,
                  "repaired_mass_change": up.repaired_mass if up else None}
+        if last is None and self.infimum is None:  # the time limit came before the first LP
+            far = self.far_centre is not None and up is self.first_upper
+            return {
+                "problem": {"cells_per_period": self.grid.W if continuous else None},
+                "mechanism": mechanism, "audit": audit, "builder": "none (time limit before the first LP)",
+                "truncation": {"tail_mass": up.tail_mass if up else None,
+                               "lower_bound": "the cost's proven floor on the domain (every noise costs at least inf L)",
+                               "upper_bound": "(discrete) Laplace noise" + (f" centred at {self.far_centre:.6g}" if far else "")
+                               + ", audited with its geometric tails"},
+                "claims": [
+                    "lower bound: E L(X) >= inf L for every noise X, and the cost's floor on the domain is proven by "
+                    "interval arithmetic (no LP was solved within the time limit)",
+                    "upper bound: the (discrete) Laplace law" + (f" centred at {self.far_centre:.6g} (a shift of ε-DP "
+                                                                 "noise is ε-DP)" if far else "")
+                    + " was audited and priced with rigorous enclosures of the cost and its tails",
+                    _floor_claim(cost, integer=not continuous),
+                ],
+            }
         if last is None:  # V* an infimum at infinity: no LP ran
             centre = self.infimum[1]
             return {

@@ -21,13 +21,14 @@ A = max_y w(y) q^{−‖y‖₁}, so the tail's mass and cost are bounded by ser
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ, memory_budget
+from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
 from optmech.certify import PRIVACY_MARGIN, reference_inside
 from optmech.errors import SolveFailed, SpecError
 from optmech.families.base import Built, Step, Stop, default_lower
@@ -288,21 +289,54 @@ def _radius(s: _Setup) -> int:
     return R
 
 
-def lp_bytes(s: _Setup, R: int) -> tuple[float, int]:
-    """(estimated peak bytes, variables) of the LP on the domain of half-width R."""
-    steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells, shells=s.layered)
+def _ball_points(R: int, d: int) -> int:
+    """Points of ℤ^d with ‖x‖₁ <= R: Σ_i 2^i C(d, i) C(R, i)."""
+    return sum(2**i * math.comb(d, i) * math.comb(R, i) for i in range(min(d, R) + 1))
+
+
+def _ball_orbits(R: int, d: int) -> int:
+    """Signed-permutation orbits of the ℓ1 ball of radius R in ℤ^d: partitions of 0..R into at most d parts."""
+    ways = [1] + [0] * R
+    for part in range(1, d + 1):  # partitions into at most d parts = into parts of size at most d
+        for k in range(part, R + 1):
+            ways[k] += ways[k - part]
+    return sum(ways)
+
+
+def lp_plan(s: _Setup, R: int, group: str | None = None, side: str = "lower") -> LPPlan:
+    """The LP on the domain of half-width R before it is built: n points (orbits of the cube under the
+    group the builder will use, at least those of the domain; ``group`` as :func:`symmetry_on_cube`
+    finds it for an expression cost, None: found here where the cube is small enough), at most one
+    row per (point, neighbour) of each layer step (``_assemble``), and the builder's name
+    (``build_pure_nd``'s variant); ``side="upper"``: the cells' restriction LP."""
+    steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells and side == "upper", shells=s.layered)
+    # build_pure_nd's domain: the ℓ1 ball for a named cost (but the cube for the cells' restriction LP)
+    ball = s.norm == "l1" and s.cost.kind != "expr" and (not s.cells or side == "lower")
     if s.layered:
-        n = R + 1
-    elif s.reduced and s.cost.kind != "expr":
-        n = math.comb(R + s.d, s.d)  # orbits of the cube (the ℓ1 ball has fewer)
+        n, group = R + 1, "none"
+    elif not s.reduced:
+        n, group = (_ball_points(R, s.d) if ball else (2 * R + 1) ** s.d), "none"
+    elif s.cost.kind != "expr":
+        group = "signed_permutations"
+        n = _ball_orbits(R, s.d) if ball else math.comb(R + s.d, s.d)  # orbits: sorted |x| of the ball or the cube
     else:
         n = (2 * R + 1) ** s.d
-        if s.reduced and n <= 10**8:
-            group = symmetry_on_cube(s.cost, s.d, R, s.h if s.cells else None)
-            n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
-    per = sum(len(t) for t in steps) if len(steps) > 1 else len(steps[0])
-    nnz = n * (2 * per + 3)
-    return BYTES_PER_NNZ * nnz + BYTES_PER_LINE * n * (len(steps) + 1), n
+        if group is None:
+            group = symmetry_on_cube(s.cost, s.d, R, s.h if s.cells else None) if n <= 10**8 else "none"
+        n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
+    L = len(steps)
+    per = sum(len(t) for t in steps) if L > 1 else len(steps[0])
+    builder = ("shells_nd" if s.layered else "cells_nd" if s.cells else "lattice_nd") + (
+        {"signed_permutations": "_orbits", "signs": "_sign_orbits"}.get(group, ""))
+    if L > 1:  # the unit-step recursion: auxiliaries m_1..m_L, one row per (point, step) and the ratio rows
+        return LPPlan(rows=1 + n * per + n, cols=n * (L + 1) + 1, nonzeros=n + 1 + 2 * n * per + 2 * n, builder=builder)
+    return LPPlan(rows=1 + n * per, cols=n + 1, nonzeros=n + 1 + 2 * n * per, builder=builder)
+
+
+def lp_bytes(s: _Setup, R: int) -> tuple[float, int]:
+    """(estimated peak bytes of the process, variables) of the LP on the domain of half-width R."""
+    plan = lp_plan(s, R)
+    return plan.peak_bytes(), plan.cols - 1
 
 
 # -- the family ------------------------------------------------------------------------------------
@@ -323,6 +357,7 @@ class PureNDFamily:
         self.s = setup_for(problem, layered=layered)
         self.fine: _Upper | None = None
         self.prev_gap = math.inf
+        self._plans: dict = {}
 
     def initial_uppers(self) -> list:
         if self.s.cells:
@@ -334,13 +369,29 @@ class PureNDFamily:
     def start(self) -> int:
         return _radius(self.s)
 
+    def plan(self, R: int) -> LPPlan:
+        """The LP of half-width R before it is built (:func:`lp_plan`), cached per R."""
+        if R not in self._plans:
+            s = self.s
+            group = None
+            if s.reduced and s.cost.kind == "expr" and \
+                    lp_plan(s, R, group="signed_permutations").peak_bytes() > memory_budget():
+                group = "signed_permutations"  # too large whatever the cost's symmetry: no need to check the cube
+            plan = lp_plan(s, R, group)
+            if s.cells and not (self.fine is not None and self.fine.certified):
+                # the cell restriction LP, built and solved inside upper() while this one is held
+                up = lp_plan(s, R, group, side="upper")
+                plan = dataclasses.replace(plan, lps=2, extra_bytes=up.peak_bytes() - BASELINE_BYTES)
+            self._plans[R] = plan
+        return self._plans[R]
+
     def estimate_bytes(self, R: int) -> float:
-        return lp_bytes(self.s, R)[0]
+        return self.plan(R).peak_bytes()
 
     def size_message(self, R: int, need: float, budget: float) -> str:
         s = self.s
         what = "shell" if s.layered else "cell" if s.cells else "lattice"
-        return (f"the {s.d}-dimensional {what} LP needs about {need / 2**30:.1f} GiB ({lp_bytes(s, R)[1]} variables on the "
+        return (f"the {s.d}-dimensional {what} LP needs about {gib(need)} GiB ({self.plan(R).cols - 1} variables on the "
                 f"domain of half-width {R}); the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, "
                 "lower the sensitivity, resolution or dimension, or set OPTMECH_MAX_MEMORY_GB")
 

@@ -17,8 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from optmech.budget import FINAL_SECONDS, TIME_SAFETY, LPPlan, gib, memory_budget
 from optmech.costs import as_cost
-from optmech.errors import SolveFailed, SolverUnavailable, SpecError
+from optmech.errors import ProblemTooLarge, SolveFailed, SolverUnavailable, SpecError
 from optmech.families.base import Built, Context, Step, Stop, default_lower
 from optmech.loop import make_context, run
 from optmech.lp import LinearProgram
@@ -59,11 +60,16 @@ class RelaxedLPFamily:
     def start(self) -> int:
         return self.K0
 
-    def estimate_bytes(self, K: int) -> float:
-        return 0.0  # O(K) rows and columns, K <= MAX_WINDOW: far inside any memory budget
+    def plan(self, K: int) -> LPPlan:
+        """At most 4K + 4 rows and columns and 12K + 12 nonzeros (both variants: O(K), see
+        :func:`build_relaxed_lp`)."""
+        return LPPlan(rows=4 * K + 4, cols=4 * K + 4, nonzeros=12 * K + 12, builder="relaxed_lp")
 
-    def size_message(self, K: int, need: float, budget: float) -> str:  # pragma: no cover - never over budget
-        return f"the relaxed LP with window {K} needs {need / 2**30:.1f} GiB (limit {budget / 2**30:.1f} GiB)"
+    def estimate_bytes(self, K: int) -> float:
+        return self.plan(K).peak_bytes()
+
+    def size_message(self, K: int, need: float, budget: float) -> str:
+        return f"the relaxed LP with window {K} needs about {gib(need)} GiB (limit {gib(budget)} GiB)"
 
     def build(self, K: int) -> Built:
         return Built(self.build_lp(K), {"K": K}, K, "relaxed_lp")
@@ -223,9 +229,10 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
         ctx = ctx if ctx is not None else make_context(solver, None)
         family = RelaxedLPFamily(lambda K: builder(marg, eps, dlt, D, K), K0)
         r = run(family, ctx, 0.0)
-    except (SolveFailed, SolverUnavailable) as exc:
+    except (SolveFailed, SolverUnavailable, ProblemTooLarge) as exc:
+        why = "too large" if isinstance(exc, ProblemTooLarge) else "the solver failed"
         return make_bound(name, math.nan, "lower", {**conds, "certified": False}, {"variant": variant, "relaxation": which},
-                      False, f"NOT a bound: the solver failed ({' '.join(str(exc).split())})")
+                      False, f"NOT a bound: {why} ({' '.join(str(exc).split())})")
     value = r.best.lower
     hist = r.history
     converged = len(hist) >= 2 and not (hist[-1]["lower_bound"] - hist[-2]["lower_bound"]
@@ -246,19 +253,56 @@ def relaxed_lp_lower_bound(cost: Any, epsilon: float, delta: float, sensitivity:
 
 
 
+#: Uniform noise's exact cost is a sum over its whole support, about Δ/δ integers per coordinate:
+#: 16 bytes and 100 ns per integer measured (Δ = 30, δ = 1e-6: 3·10^7 integers, 0.46 GiB, 3.0 s),
+#: rounded up.  Within a solve (``ctx`` given) it is computed only when it takes at most
+#: ``UNIFORM_MEMORY_SHARE`` of the memory budget and fits in the time left.
+UNIFORM_BYTES_PER_POINT, UNIFORM_SECONDS_PER_POINT = 24, 2.5e-7
+UNIFORM_MEMORY_SHARE = 0.25
+
+
+def _uniform_points(delta: float, sensitivity: int) -> float:
+    return math.ceil(float(sensitivity) / float(delta)) + 2.0
+
+
+def uniform_bytes(delta: float, sensitivity: int) -> float:
+    """Memory the uniform reference of a solve will take (0 when it will not be computed)."""
+    need = UNIFORM_BYTES_PER_POINT * _uniform_points(delta, sensitivity)
+    return need if need <= UNIFORM_MEMORY_SHARE * memory_budget() else 0.0
+
+
+def _uniform_skipped(delta: float, sensitivity: int, ctx: Context | None) -> str | None:
+    """Why the uniform reference is not computed within the solve of ``ctx`` (None: it is)."""
+    if ctx is None:
+        return None
+    n = _uniform_points(delta, sensitivity)
+    if uniform_bytes(delta, sensitivity) == 0.0:
+        return (f"not computed: its exact cost sums over {n:.3g} integers (about {gib(UNIFORM_BYTES_PER_POINT * n)} GiB, "
+                f"more than {UNIFORM_MEMORY_SHARE:g} of the memory budget)")
+    need = TIME_SAFETY * UNIFORM_SECONDS_PER_POINT * n
+    if ctx.elapsed() + need + FINAL_SECONDS > ctx.time_limit:
+        return f"not computed: its exact cost sums over {n:.3g} integers (about {need:.3g} s), beyond the time limit"
+    return None
+
+
 def approx_references(cost: Any, epsilon: float, delta: float, sensitivity: int, dim: int = 1, *,
                       with_relaxed_lp: bool = True, solver: str = "default", ctx: Context | None = None) -> list[Bound]:
     """All bounds for one (ε, δ) problem: theorem and relaxed-LP lower bounds, then the upper bounds.
 
     Order: ``thm_lower_bound``, ``relaxed_lp`` (unless ``with_relaxed_lp=False``), ``uniform``,
     ``discrete_laplace``, ``discrete_staircase``.  Check ``Bound.valid`` before using a value.
+    Within a solve (``ctx`` given) the relaxed LP shares its time budget, and the uniform bound is
+    not computed (value NaN, the note says why) when its sum over ~Δ/δ integers would not fit in
+    the time left or in ``UNIFORM_MEMORY_SHARE`` of the memory budget.
     """
     eps, dlt, D, d = check_all(epsilon, delta, sensitivity, dim)
     resolve_cost(cost, d)
     out = [theorem_lower_bound(cost, eps, dlt, D, d)]
     if with_relaxed_lp:
         out.append(relaxed_lp_lower_bound(cost, eps, dlt, D, d, solver=solver, ctx=ctx))
-    out.append(uniform_upper_bound(cost, dlt, D, d))
+    skipped = _uniform_skipped(dlt, D, ctx)
+    out.append(uniform_upper_bound(cost, dlt, D, d) if skipped is None else
+               make_bound("uniform", math.nan, "upper", {}, {"dim": d}, True, skipped))
     out.append(laplace_upper_bound(cost, eps, D, d))
     out.append(staircase_upper_bound(cost, eps, D, d))
     return out

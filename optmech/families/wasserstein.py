@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from optmech.audit import hockey_stick_array, realised_epsilon
-from optmech.budget import BYTES_PER_LINE, BYTES_PER_NNZ
+from optmech.budget import LPPlan, gib
 from optmech.certify import LatticeMechanism, repaired_mechanism
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.inputs import InputPMF
@@ -238,13 +238,29 @@ class WassersteinFamily:
         K = initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap)
         return max(K, self.inp.hi - self.inp.lo + self.m)
 
+    def plan(self, K: int) -> LPPlan:
+        """The W1 LP on the window −K..K before it is built (:func:`build_wasserstein`, N = 2K + 1):
+        N + 2 columns for the pmf and far masses; privacy rows 2mN (2 nonzeros each; (ε, δ): 3, plus
+        2mN τ columns and their 2m sums); the W1 epigraph: N + 1 cdf columns and rows, and M <= N + 1
+        t columns with 2M rows of 1 + (input support) nonzeros each."""
+        N, m = 2 * K + 1, self.m
+        support = self.inp.hi - self.inp.lo + 1  # the input's points lo..hi (those of mass 0 have no entries)
+        rows, cols, nnz = 1 + 2 * m * N, N + 2, N + 2
+        if self.delta > 0:
+            rows, cols, nnz = rows + 2 * m, cols + 2 * m * N, nnz + 3 * 2 * m * N + 2 * m * N
+        else:
+            nnz += 2 * 2 * m * N
+        if self.utility == "wasserstein":
+            M = N + 1
+            rows, cols, nnz = rows + 1 + N + 2 * M, cols + N + 1 + M, nnz + 2 + 3 * N + 2 * M * (1 + support)
+        return LPPlan(rows=rows, cols=cols, nonzeros=nnz, builder="wasserstein")
+
     def estimate_bytes(self, K: int) -> float:
-        N = 2 * K + 1
-        return BYTES_PER_NNZ * (4 * N * self.m + 8 * N) + BYTES_PER_LINE * (2 * N * self.m + 4 * N)
+        return self.plan(K).peak_bytes()
 
     def size_message(self, K: int, need: float, budget: float) -> str:
-        return (f"the W1 LP needs about {need / 2**30:.1f} GiB (window half-width {K}, m = {self.m}); the limit is "
-                f"{budget / 2**30:.1f} GiB: lower the sensitivity, raise epsilon, or set OPTMECH_MAX_MEMORY_GB")
+        return (f"the W1 LP needs about {gib(need)} GiB (window half-width {K}, m = {self.m}); the limit is "
+                f"{gib(budget)} GiB: lower the sensitivity, raise epsilon, or set OPTMECH_MAX_MEMORY_GB")
 
     def build(self, K: int) -> Built:
         wl = build_wasserstein(self.inp, self.eps, self.m, K, delta=self.delta, utility=self.utility)

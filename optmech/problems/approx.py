@@ -71,6 +71,7 @@ import scipy.sparse as sp
 
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.lattice import enclose
 
 __all__ = ["ApproxLP", "build_approx", "shift_vectors", "COSTS_ND", "point_costs", "outside_min"]
 
@@ -89,7 +90,7 @@ def point_costs(cost, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pts = np.asarray(pts)
     if not isinstance(cost, str):
         x = pts[:, 0].astype(float)
-        return cost.enclose(x, x)
+        return enclose(cost, x, x)
     a = np.abs(pts).astype(float)
     if cost == "l1":
         v = a.sum(axis=1)
@@ -267,16 +268,9 @@ def build_approx(
     R = N + D
     side = 2 * R + 1
     M = side**d
-    coords = np.stack(np.unravel_index(np.arange(M), (side,) * d), axis=-1) - R  # (M, d), C order
+    coords = _box(d, R)
     strides = side ** np.arange(d - 1, -1, -1)
-    mode = "none"
-    if symmetry not in ("auto", "off", "even"):
-        raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
-    if symmetry != "off":
-        if symmetry == "auto" and d > 1 and _orbit_invariant(cost, coords):
-            mode = "orbits"
-        elif is_even(cost, coords):
-            mode = "even"
+    mode = _mode(cost, coords, d, symmetry)
 
     # objective: cost lower bounds (checked before anything is summed)
     if not isinstance(cost, str):
@@ -368,6 +362,30 @@ def build_approx(
     )
     variant = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
     return ApproxLP(lp, d, D, N, R, mode != "none", shifts, point_var, variant, mode)
+
+
+def _box(d: int, R: int) -> np.ndarray:
+    """The points of [−R, R]^d, shape ((2R+1)^d, d), in C order."""
+    side = 2 * R + 1
+    return np.stack(np.unravel_index(np.arange(side**d), (side,) * d), axis=-1) - R
+
+
+def _mode(cost, coords: np.ndarray, d: int, symmetry: str) -> str:
+    """The reduction :func:`build_approx` uses: ``"orbits"``, ``"even"`` or ``"none"``."""
+    if symmetry not in ("auto", "off", "even"):
+        raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
+    if symmetry != "off":
+        if symmetry == "auto" and d > 1 and _orbit_invariant(cost, coords):
+            return "orbits"
+        if is_even(cost, coords):
+            return "even"
+    return "none"
+
+
+def approx_mode(cost, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto") -> str:
+    """The reduction :func:`build_approx` will use on the half-width N (without building the LP):
+    ``"orbits"`` (its variant ``hockey_stick_orbits``), ``"even"`` or ``"none"`` (``hockey_stick``)."""
+    return _mode(cost, _box(int(dim), int(N) + int(sensitivity)), int(dim), symmetry)
 
 
 def _multisets(n: int, k: int) -> int:

@@ -28,6 +28,11 @@ from optmech.errors import ProblemTooLarge, SpecError
 MAX_TAIL_TERMS = 3 * 10**8
 #: Terms evaluated per vectorised block of a tail series.
 TAIL_CHUNK_TERMS = 2 * 10**6
+#: An expression cost is enclosed this many points or cells at a time: its interval enclosure cuts
+#: each interval at the conditions' breakpoints and into dyadic sub-pieces, and a cell integral
+#: into 32 pieces of those, so one cell may need ~12 KB of temporaries [measured]; blocks keep
+#: that bounded (the enclosures are elementwise: the values do not depend on the block size).
+ENCLOSURE_CHUNK = 4096
 
 _UP = np.inf
 _DOWN = -np.inf
@@ -134,26 +139,26 @@ class Grid1D:
     # -- costs -----------------------------------------------------------------------------------
     def cost_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
         """Rigorous lower bound of the cost anywhere at index k."""
-        lo, _ = cost.enclose(self.left(k), self.right(k))
+        lo, _ = enclose(cost, self.left(k), self.right(k))
         return lo
 
     def cost_upper(self, cost: Cost, k: np.ndarray) -> np.ndarray:
         """Rigorous upper bound of the cost of a unit mass at point k, or spread uniformly on cell k."""
         if self.kind == "integer":
-            _, hi = cost.enclose(self.left(k), self.right(k))
+            _, hi = enclose(cost, self.left(k), self.right(k))
             return hi
-        _, hi = cost.integral(self.left(k), self.right(k))
+        _, hi = integral(cost, self.left(k), self.right(k))
         with np.errstate(all="ignore"):
             return np.nextafter(hi / np.nextafter(self.width(k), _DOWN), _UP)
 
     def cost_at_left_edge(self, cost: Cost, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Enclosure of L at the left end of cell k."""
         x = self.left(k)
-        return cost.enclose(x, x)
+        return enclose(cost, x, x)
 
     def cell_mean_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
         """Lower bound of the mean of L over cell k (cells only)."""
-        lo, _ = cost.integral(self.left(k), self.right(k))
+        lo, _ = integral(cost, self.left(k), self.right(k))
         with np.errstate(all="ignore"):
             return np.nextafter(lo / np.nextafter(self.width(k), _UP), _DOWN)
 
@@ -276,6 +281,32 @@ class Grid1D:
             first = factor * beta * C * (1.0 + x) ** P * np.exp(R * x)
             rem = np.where(q < 1.0, first / (1.0 - q), np.inf)
         return np.nextafter(rem * (1 + 1e-12), _UP)
+
+
+def _blocks(method: str, cost: Cost, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``getattr(cost, method)(a, b)`` for an expression cost, ``ENCLOSURE_CHUNK`` elements at a time."""
+    fn = getattr(cost, method)
+    if getattr(cost, "kind", "expr") != "expr":
+        return fn(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    if a.size <= ENCLOSURE_CHUNK:
+        return fn(a, b)
+    fa, fb = a.ravel(), b.ravel()
+    lo, hi = np.empty(a.size), np.empty(a.size)
+    for i in range(0, a.size, ENCLOSURE_CHUNK):
+        j = slice(i, i + ENCLOSURE_CHUNK)
+        lo[j], hi[j] = fn(fa[j], fb[j])
+    return lo.reshape(a.shape), hi.reshape(a.shape)
+
+
+def enclose(cost: Cost, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """``cost.enclose(lo, hi)`` in blocks of ``ENCLOSURE_CHUNK`` (same values, bounded memory)."""
+    return _blocks("enclose", cost, lo, hi)
+
+
+def integral(cost: Cost, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``cost.integral(a, b)`` in blocks of ``ENCLOSURE_CHUNK`` (same values, bounded memory)."""
+    return _blocks("integral", cost, a, b)
 
 
 def monotone_cell_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:

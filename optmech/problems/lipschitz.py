@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.lattice import enclose
 
 #: Relative safety margin subtracted from computed cell/shell costs (lower bounds).
 COST_MARGIN = 1e-9
@@ -77,7 +78,7 @@ def cell_costs_line(cost, epsilon: float, h: float, k: np.ndarray) -> np.ndarray
     k = np.asarray(k)
     kind = getattr(cost, "kind", "expr")
     if kind == "expr" or (kind == "pow" and cost.power < 1):
-        lo, _ = cost.enclose(h * (k - 0.5), h * (k + 0.5))
+        lo, _ = enclose(cost, h * (k - 0.5), h * (k + 0.5))
         return np.maximum(np.asarray(lo, dtype=float), 0.0)
     P = float(cost.power)
     a = (np.abs(k) - 0.5) * h
@@ -174,7 +175,7 @@ def build_line(cost, epsilon: float, h: float, K: int, *, cells: bool) -> ChainL
         cost_lo = cell_costs_line(cost, epsilon, h, k)
         edge = (K + 0.5) * h
     else:
-        cost_lo = np.maximum(np.asarray(cost.enclose(x, x)[0], dtype=float), 0.0)
+        cost_lo = np.maximum(np.asarray(enclose(cost, x, x)[0], dtype=float), 0.0)
         edge = (K + 1) * h
     sigma = np.exp(-np.minimum(epsilon * np.abs(x), SCALE_EFOLDS))
     e = math.exp(epsilon * h)

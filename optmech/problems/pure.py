@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from optmech.costs import Cost
 from optmech.lp import LinearProgram, stack_rows
-from optmech.problems.lattice import Grid1D, monotone_cell_correction
+from optmech.problems.lattice import Grid1D, enclose, integral, monotone_cell_correction
 
 
 @dataclass(frozen=True)
@@ -223,9 +223,9 @@ def _mirror_enclosures(grid: Grid1D, cost: Cost, k: np.ndarray) -> tuple[np.ndar
     """Lower cost at half-line index k and at its mirror image, combined by min (rigorous)."""
     lo = grid.cost_lower(cost, k)
     if grid.kind == "integer":
-        lo_m, _ = cost.enclose(-grid.left(k), -grid.left(k))
+        lo_m, _ = enclose(cost, -grid.left(k), -grid.left(k))
     else:
-        lo_m, _ = cost.enclose(-grid.right(k), -grid.left(k))
+        lo_m, _ = enclose(cost, -grid.right(k), -grid.left(k))
     corr = monotone_cell_correction(grid, cost, k)
     if grid.kind == "cells":
         corr_m = _mirror_correction(grid, cost, k)
@@ -236,10 +236,10 @@ def _mirror_enclosures(grid: Grid1D, cost: Cost, k: np.ndarray) -> tuple[np.ndar
 def _mirror_correction(grid: Grid1D, cost: Cost, k: np.ndarray) -> np.ndarray:
     """:func:`monotone_cell_correction` for the mirror image cell −k−1 = [−right(k), −left(k))."""
     a, bb = -grid.right(k), -grid.left(k)
-    lo, _ = cost.integral(a, bb)
+    lo, _ = integral(cost, a, bb)
     with np.errstate(all="ignore"):
         mean_lo = np.nextafter(lo / np.nextafter(grid.width(k), np.inf), -np.inf)
-        _, inner_hi = cost.enclose(bb, bb)
+        _, inner_hi = enclose(cost, bb, bb)
         corr = np.nextafter(mean_lo - inner_hi, -np.inf)
     return np.where(np.isfinite(corr), np.maximum(corr, 0.0), 0.0)
 
