@@ -88,6 +88,50 @@ def run_isolated(fn: Callable[..., dict], kwargs: dict, hard_timeout: float) -> 
 # -- formatting --------------------------------------------------------------------------------
 
 
+#: A launcher that runs ``argv[1:]`` as its child and writes ``maxrss KIB`` to stderr last.  On
+#: Linux a process's ``ru_maxrss`` survives ``execve`` and starts from the forking process's
+#: resident set (with ``vfork``, from its peak), so a child started straight from a large process
+#: (a test runner hours into its suite) reports the runner's peak, not its own.  The launcher is
+#: a bare interpreter (``-S``, only ``os`` and ``sys``) of about 10 MiB, so what it reports is the
+#: child's own peak, as ``/usr/bin/time -v`` run from a shell would report it.
+PEAK_LAUNCHER = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "sys.stderr.write('\\nmaxrss %d\\n' % usage.ru_maxrss)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
+def run_measured(args: Sequence[str], env: dict | None = None, timeout: float = 900.0) -> dict:
+    """Run ``python ARGS`` in a child (through :data:`PEAK_LAUNCHER`) and return its exit status
+    ``rc``, ``wall`` seconds (interpreter start-up included), ``peak_bytes`` (the child's own peak
+    resident set), ``stdout`` and ``stderr`` (without the launcher's line).  After ``timeout``
+    seconds the child's whole process group is killed (``rc`` is then negative)."""
+    import signal
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-S", "-c", PEAK_LAUNCHER, *args], stdout=out, stderr=err,
+                             env=env, start_new_session=True)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        text, error = out.read().decode(), err.read().decode()
+    head, sep, last = error.rstrip("\n").rpartition("\nmaxrss ")
+    peak = int(last) * 1024 if sep and last.isdigit() else 0
+    return {"rc": p.returncode, "wall": wall, "peak_bytes": peak, "stdout": text,
+            "stderr": head if sep else error}
+
+
 def fmt(x: Any, spec: str = ".4g") -> str:
     """Format a number for a table; ``None``/NaN as ``—``, other objects with ``str``."""
     if x is None:

@@ -2,8 +2,9 @@
 against the measured wall time.
 
 Every case runs ``python -m optmech solve ... --json`` in a child process, as a user would, and
-reads that child's own resource usage (``os.wait4``: ``ru_maxrss`` is the peak resident set of
-that process alone) and the wall time around it (interpreter start-up included).
+reads that child's own peak resident set (``_common.run_measured``, through a bare launcher:
+``ru_maxrss`` is inherited across ``fork`` and ``exec``) and the wall time around it
+(interpreter start-up included).
 
 * **memory**: ``estimate`` is ``lp.budget.estimated_peak_bytes`` of the JSON output (the
   process's estimated peak, imports included, of the largest LP the solve built), ``peak`` the
@@ -22,15 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS_DIR, fmt, markdown_table, write_json  # noqa: E402
+from _common import RESULTS_DIR, fmt, markdown_table, run_measured, write_json  # noqa: E402
 
 EXPR = "abs(x-3)+0.1*x**2"  # asymmetric and non-monotone: the general 1-D builder
 ASYM = "where(x > 0, x, 2*abs(x))"
@@ -79,30 +77,13 @@ QUICK_TIME = [TIME[0], TIME[3], TIME[5], TIME[8], TIME[12]]
 
 def run_child(args: list[str], env: dict | None = None, timeout: float = 900.0) -> dict:
     """``python -m optmech solve ARGS --json`` in a child: exit status, wall time, peak RSS, JSON."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "optmech", "solve", "--epsilon", "1", *args, "--json"],
-                             stdout=out, stderr=err, env=env)
-        deadline = t0 + timeout
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                p.kill()
-                pid, status, usage = os.wait4(p.pid, 0)
-                break
-            time.sleep(0.02)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        text, error = out.read().decode(), err.read().decode().strip()
+    r = run_measured(["-m", "optmech", "solve", "--epsilon", "1", *args, "--json"], env, timeout)
     try:
-        res = json.loads(text) if text.strip() else None
+        res = json.loads(r["stdout"]) if r["stdout"].strip() else None
     except json.JSONDecodeError:
         res = None
-    return {"rc": p.returncode, "wall": wall, "peak_bytes": usage.ru_maxrss * 1024, "result": res, "stderr": error}
+    return {"rc": r["rc"], "wall": r["wall"], "peak_bytes": r["peak_bytes"], "result": res,
+            "stderr": r["stderr"].strip()}
 
 
 def startup_seconds() -> float:
@@ -136,7 +117,7 @@ def time_rows(cases, env, startup: float) -> list[dict]:
     for label, args, limit in cases:
         e = dict(env or os.environ)
         if label.endswith("*"):  # past the default memory budget: the time limit is what is measured
-            e["OPTMECH_MAX_MEMORY_GB"] = "32"
+            e["OPTMECH_MAX_MEMORY_GB"] = "1000"
         r = run_child([*args, "--time-limit", str(limit)], e)
         res = r["result"]
         margin = max(1.0, 0.1 * limit)
@@ -173,7 +154,7 @@ def main(argv=None) -> int:
         tim = time_rows(QUICK_TIME if a.quick else TIME, None, startup)
         payload["time"] = tim
         print(f"\nTime: --time-limit T against the child's wall time (start-up {startup:.2f} s included; over = "
-              "wall − T − start-up; * = OPTMECH_MAX_MEMORY_GB=32)\n")
+              "wall − T − start-up; * = OPTMECH_MAX_MEMORY_GB=1000)\n")
         print(markdown_table(
             ["case", "limit s", "wall s", "wall/limit", "over s", "within T + max(1 s, 10%) + start-up", "exit",
              "outcome"],

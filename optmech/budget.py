@@ -43,18 +43,20 @@ DEFAULT_TIME_LIMIT = 300.0
 #: (62–69 MiB measured for every family, 109 MiB for Wasserstein with its references), rounded up.
 BASELINE_BYTES = 128 * 2**20
 #: Bytes per LP nonzero and per row or column at the peak of building, solving (HiGHS) and
-#: certifying one LP [measured, benchmarks/bench_budgets.py]: the worst measured ratio was
-#: 3.1 KB per line with 1.4 nonzeros per line (general 1-D builder, Δ = 4000, 140k lines, 0.44 GiB
-#: above the baseline against 0.62 GiB estimated); HiGHS's LU factors and update etas grow with the
-#: simplex iterations, so the peak depends on the path, and the 1-D chains (general, Lipschitz) are
-#: the worst.  The default for every builder not in ``LP_BYTES``.
+#: certifying one LP [measured, benchmarks/bench_budgets.py]: HiGHS's scaled and row-wise copies,
+#: LU factors and update etas beside the builder's arrays, at most 1.5 KB per line with 2.5
+#: nonzeros per line measured (Lipschitz chain LPs, 114k and 456k lines).  The factors grow with
+#: the simplex iterations, so the peak depends on the path.  The default for builders not in
+#: ``LP_BYTES``.
 BYTES_PER_NNZ = 1000
 BYTES_PER_LINE = 2500
-#: (bytes per nonzero, bytes per line) of builders whose LPs were measured to need less: at most
-#: 1.2 KB per line with 1.6–2 nonzeros per line, for the (ε, δ) hockey-stick LPs (Δ = 30, 60), the
-#: d-dimensional lattice LPs (d = 2, 5) and the W1 LPs; matched by name prefix.
+#: (bytes per nonzero, bytes per line) by builder, matched by name prefix: at most 1.2 KB per line
+#: with 1.6–2 nonzeros per line measured for the (ε, δ) hockey-stick LPs (Δ = 30, 60), the
+#: d-dimensional lattice LPs (d = 2, 5) and the W1 LPs.  The general 1-D builder's LU fill grows
+#: with the window times the period as well (its own term, :data:`optmech.families.pure1d.FILL_BYTES`).
 LP_BYTES = {"hockey_stick": (500, 1000), "lattice_nd": (500, 1000), "cells_nd": (500, 1000),
-            "shells_nd": (500, 1000), "wasserstein": (500, 1000), "relaxed_lp": (500, 1000)}
+            "shells_nd": (500, 1000), "wasserstein": (500, 1000), "relaxed_lp": (500, 1000),
+            "general": (1000, 1500)}
 
 #: Seconds per LP row or column that HiGHS spends before it first looks at its clock (our model
 #: copy, then HiGHS's scaling, crash and first factorisation): 1.7–3.9 µs measured up to 3.5M

@@ -43,6 +43,11 @@ AUDIT_BYTES_PER_POINT = 8 * 40
 #: (builder, mirror enclosures, the audit over six periods) took at most 0.95 KB per period point
 #: on ℤ (W = 10^6) and 2.8 KB per cell (W = 10^5 cells), beside the tail sums.
 PERIODIC_BYTES_PER_POINT = {"integer": 1600, "cells": 4000}
+#: The general builder's LP couples each point with the 2W + 1 around it (van Herk blocks): the
+#: simplex's LU factors grew like N·W, up to 6.3 bytes per (window point × period point) measured
+#: beyond 1 KB per line (Δ = 3000–6000, N = 4Δ + 3: 0.19–1.1 GB above the baseline, 1.8 to 5.3
+#: KB per line).  This term, with a margin of 1.4, keeps the estimate above those peaks.
+FILL_BYTES = 9
 #: Tail series are summed ``TAIL_CHUNK_TERMS`` terms at a time: about 57 bytes per term measured
 #: (W = 10^5), and an expression cost's enclosures take up to ~12 KB per element of their
 #: ``ENCLOSURE_CHUNK`` blocks.
@@ -70,9 +75,9 @@ def tail_bytes(problem: Problem, grid: Grid1D) -> float:
 def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0) -> LPPlan:
     """The LP of ``plan`` before it is built: the builder :func:`_build` will use, its shape
     (:func:`optmech.problems.pure.build_general`: 3N + 2 columns, at most 6N rows and 13N
-    nonzeros; :func:`~optmech.problems.pure.build_periodic`: W columns, W rows, 3W nonzeros),
-    the audit's arrays plus ``beside`` (:func:`tail_bytes`), and the build and certification
-    seconds when the first upper bound's pace per point is known."""
+    nonzeros, and its LU fill ``FILL_BYTES``·N·W; :func:`~optmech.problems.pure.build_periodic`: W
+    columns, W rows, 3W nonzeros), the audit's arrays plus ``beside`` (:func:`tail_bytes`), and the
+    build and certification seconds when the first upper bound's pace per point is known."""
     W = plan.grid.W
     rate = seconds_per_point
     if plan.symmetric:  # one period, solved by the chain backend; its tail sums cost about what the
@@ -84,7 +89,7 @@ def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float =
                       certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * audit_pts * rate)
     N = plan.k_hi - plan.k_lo + 1
     return LPPlan(rows=6 * N, cols=3 * N + 2, nonzeros=13 * N, builder="general",
-                  extra_bytes=AUDIT_BYTES_PER_POINT * N + beside,
+                  extra_bytes=AUDIT_BYTES_PER_POINT * N + FILL_BYTES * N * W + beside,
                   build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * N * rate,
                   certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * N * rate)
 
