@@ -374,8 +374,11 @@ class Problem:
     def _check_dp(self, cost: Any) -> Any:
         """Pure or (ε, δ)-DP with an expected cost: the cost as the builders read it."""
         if isinstance(self.privacy, ApproxDP):
-            if not isinstance(self.domain, IntegerLattice):
-                raise SpecError("(epsilon, delta)-DP is solved on the integer domain (--domain integer)")
+            if not isinstance(self.domain, IntegerLattice) and self.dim > 1:
+                raise SpecError("(epsilon, delta)-DP in d > 1 dimensions is solved on the integer domain "
+                                "(--domain integer); on the real line (--dim 1) --domain continuous works")
+            if not isinstance(self.domain, IntegerLattice) and self.privacy.delta == 0.0:
+                raise SpecError("delta = 0 on the real line is pure DP: use --privacy pure")
             if self.privacy.delta == 0.0 and self.dim > 1:
                 raise SpecError("delta = 0 in d > 1 dimensions is pure DP on a lattice, not supported yet")
         if self.norm not in ("l1", "l2", "linf"):

@@ -196,7 +196,7 @@ def _format_nd(result, tag: str) -> str:
         f"epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
         f"({pr['norm']}), cost {pr['cost']}",
         *_bracket_rows(result, tag),
-        f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a['passed'] else 'FAILED'})",
+        f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a['passed'] else 'FAILED'})",
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
         f"{result.lp['orbits']} orbits ({result.lp['builder']} builder)",
         f"  time              {result.seconds:.3f} s",
@@ -207,13 +207,18 @@ def _format_nd(result, tag: str) -> str:
     return "\n".join(rows + _candidate_rows(result))
 
 
+def _g17(v) -> str:
+    """A float at full precision (17 significant digits, exponent kept), or its text when not a number."""
+    return f"{v:.17g}" if isinstance(v, (int, float)) else str(v)
+
+
 def _format_approx(result, tag: str) -> str:
     pr, a = result.problem, result.audit
     rows = [
         f"optmech {__version__} — (ε,δ)-DP, epsilon={pr['epsilon']:g}, delta={pr['delta']:g}, "
-        f"sensitivity={pr['sensitivity']:g} (ℓ1), dim {pr['dim']}, integer domain, cost {pr['cost']}",
+        f"sensitivity={pr['sensitivity']:g} (ℓ1), dim {pr['dim']}, {pr.get('domain', 'integer')} domain, cost {pr['cost']}",
         *_bracket_rows(result, tag),
-        f"  audited delta     {a['realised_delta']!s:.17} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})",
+        f"  audited delta     {_g17(a['realised_delta'])} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})",
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
         f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
         f"  time              {result.seconds:.3f} s",
@@ -244,7 +249,7 @@ def _format_other(result, tag: str) -> str:
                 + f", cost {pr['cost']}")
     rows = [head, *_bracket_rows(result, tag)]
     if a.get("realised_epsilon") is not None:
-        rows.append(f"  realised epsilon  {a['realised_epsilon']!s:.17} (audit {'passed' if a.get('passed') else 'FAILED'})")
+        rows.append(f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a.get('passed') else 'FAILED'})")
     if result.lp:
         rows.append(f"  LP                rows {result.lp.get('rows')}, cols {result.lp.get('cols')}, "
                     f"nonzeros {result.lp.get('nonzeros')}")

@@ -132,6 +132,41 @@ class Cost:
                 rlo, rhi = np.maximum(round_down(np.power(rlo, self.power), c), 0.0), round_up(np.power(rhi, self.power), c)
             return rlo, rhi
 
+    def slopes(self, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Enclosure (dlo, dhi, lipschitz) of the derivatives of L over each interval [lo, hi].
+
+        Where ``lipschitz`` is True, L is continuous on the interval and every (one-sided, or
+        Clarke-generalised at kinks) derivative lies in [dlo, dhi], so L(y) − L(x) lies between
+        dlo·(y − x) and dhi·(y − x) for x <= y there.  Named costs |x|^P use P|x|^{P−1}·sign(x)
+        (outward-rounded); expressions use interval derivatives
+        (:func:`optmech.costs.interval.derivative_enclosure`).
+
+        >>> c = parse_cost("square")
+        >>> [float(v[0]) for v in c.slopes(np.array([1.0]), np.array([2.0]))[:2]]
+        [1.999..., 4.000...]
+        """
+        lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+        with np.errstate(all="ignore"):
+            if self.kind == "expr":
+                from optmech.costs.interval import derivative_enclosure
+
+                _, (dlo, dhi), smooth = derivative_enclosure(self._tree, lo, hi)
+                ok = np.broadcast_to(np.asarray(smooth, dtype=bool), lo.shape) & ~np.isnan(dlo) & ~np.isnan(dhi)
+                return np.where(ok, dlo, -INF), np.where(ok, dhi, INF), ok
+            P = float(self.power)
+            a, b = np.abs(lo), np.abs(hi)
+            near, far = np.where((lo < 0) & (hi > 0), 0.0, np.minimum(a, b)), np.maximum(a, b)
+            if P == 1.0:
+                gmin, gmax = np.ones_like(near), np.ones_like(far)
+            else:
+                gn, gf = np.power(near, P - 1.0), np.power(far, P - 1.0)  # |x|^{P-1} at the near and far ends
+                gmin = np.maximum(round_down(P * round_down(np.minimum(gn, gf), WIDEN_LIBM)), 0.0)
+                gmax = round_up(P * round_up(np.maximum(gn, gf), WIDEN_LIBM))
+            dlo = np.where(hi <= 0, -gmax, np.where(lo >= 0, gmin, -np.where(a > 0, gmax, 0.0)))
+            dhi = np.where(lo >= 0, gmax, np.where(hi <= 0, -gmin, np.where(b > 0, gmax, 0.0)))
+            ok = np.isfinite(dlo) & np.isfinite(dhi) & ~np.isnan(lo) & ~np.isnan(hi)
+            return np.where(ok, dlo, -INF), np.where(ok, dhi, INF), ok
+
     def integral(self, a, b, *, pieces: int = 32) -> tuple[np.ndarray, np.ndarray]:
         """Rigorous enclosure (lo, hi) of ∫_a^b L(t) dt for finite a <= b (broadcast arrays).
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
-from optmech.spec import ApproxDP, Lipschitz, Problem, Wasserstein
+from optmech.spec import ApproxDP, Continuous, Lipschitz, Problem, Wasserstein
 
 #: (applies to the problem?, "module:Class"), tried in order: the first match solves it.
 REGISTRY: list[tuple[Callable[[Problem], bool], str]] = [
     (lambda p: isinstance(p.objective, Wasserstein), "optmech.families.wasserstein:WassersteinFamily"),
     (lambda p: isinstance(p.privacy, Lipschitz), "optmech.families.lipschitz:LipschitzFamily"),
+    (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0 and isinstance(p.domain, Continuous),
+     "optmech.families.approx_real:ApproxRealFamily"),
     (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0, "optmech.families.approx:ApproxFamily"),
     (lambda p: p.dim > 1, "optmech.families.pure_nd:PureNDFamily"),
     (lambda p: True, "optmech.families.pure1d:Pure1DFamily"),

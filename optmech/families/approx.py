@@ -85,8 +85,9 @@ class _Upper:
         self.certified, self.mixed, self.note = certified, mixed, note
 
 
-def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int) -> _Upper:
-    """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it."""
+def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int, price=None) -> _Upper:
+    """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it
+    (``price(p, R)``: an outward-rounded cost of the masses p on [−R, R]; default: the cost at the points)."""
     d = p.ndim
     shifts = shift_vectors(d, D, half=False)
     p = np.where(np.isfinite(p), np.maximum(p, 0.0), 0.0)
@@ -99,7 +100,7 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts)
     real = float(per.max())
     certified = real <= delta
-    value = _price(cost, p, R)
+    value = _price(cost, p, R) if price is None else price(p, R)
     note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
     return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
 

@@ -71,6 +71,7 @@ import scipy.sparse as sp
 
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.lattice import enclose
 
 __all__ = ["ApproxLP", "build_approx", "shift_vectors", "COSTS_ND", "point_costs", "outside_min"]
@@ -247,7 +248,8 @@ def _round_up(a: np.ndarray) -> np.ndarray:
 
 
 def build_approx(
-    cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto"
+    cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto",
+    nodes: NodeCosts | None = None,
 ) -> ApproxLP:
     """The relaxation LP of module docstring on the inner box [−N, N]^d (layer Δ, far mass).
 
@@ -263,6 +265,10 @@ def build_approx(
         ``"auto"``: signed-permutation orbits in d > 1 (named costs), ±x for an even cost
         otherwise; ``"off"``: the unreduced LP; ``"even"``: at most the ±x reduction (for
         comparisons).
+    nodes : NodeCosts, optional
+        1-D only: price node k at ``nodes.lower(k)`` (the box's end nodes at
+        ``nodes.boundary_lower(R)``) and the far mass at ``nodes.beyond(R)`` instead of the cost at
+        the integers: the relaxation of (ε, δ)-DP on ℝ of :mod:`optmech.problems.approx_cells`.
     """
     d, D, N = int(dim), int(sensitivity), int(N)
     R = N + D
@@ -270,15 +276,25 @@ def build_approx(
     M = side**d
     coords = _box(d, R)
     strides = side ** np.arange(d - 1, -1, -1)
-    mode = _mode(cost, coords, d, symmetry)
-
-    # objective: cost lower bounds (checked before anything is summed)
-    if not isinstance(cost, str):
-        cost.check_values(coords[:, 0].astype(float))  # one-line SpecError if negative, NaN or infinite
-    c_lo, _ = point_costs(cost, coords)
-    if not np.all(np.isfinite(c_lo)):
-        raise SpecError("the cost must be finite at every lattice point of the window")
-    c_lo = np.maximum(c_lo, 0.0)  # costs are nonnegative (checked above): the enclosure's sign slack is moot
+    if nodes is not None:
+        if d != 1:
+            raise SpecError("node prices apply to the 1-D problem only")
+        if symmetry not in ("auto", "off", "even"):
+            raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
+        mode = "even" if symmetry != "off" and nodes.even(coords[:, 0]) else "none"
+        c_lo = nodes.lower(coords[:, 0])
+        c_lo[0], c_lo[-1] = nodes.boundary_lower(R)
+        if not np.all(np.isfinite(c_lo)):
+            raise SpecError("the cost cannot be bounded between the nodes of the window (an enclosure is infinite)")
+    else:
+        mode = _mode(cost, coords, d, symmetry)
+        # objective: cost lower bounds (checked before anything is summed)
+        if not isinstance(cost, str):
+            cost.check_values(coords[:, 0].astype(float))  # one-line SpecError if negative, NaN or infinite
+        c_lo, _ = point_costs(cost, coords)
+        if not np.all(np.isfinite(c_lo)):
+            raise SpecError("the cost must be finite at every lattice point of the window")
+        c_lo = np.maximum(c_lo, 0.0)  # costs are nonnegative (checked above): the enclosure's sign slack is moot
 
     # point -> column
     flat = np.arange(M)
@@ -324,7 +340,7 @@ def build_approx(
         c[:n_p] = np.maximum(np.nextafter(lo_min * orbit, -np.inf), 0.0)
     else:
         np.add.at(c, point_var, c_lo)
-    c[col_far] = max(0.0, outside_min(cost, R, d))
+    c[col_far] = nodes.beyond(R) if nodes is not None else max(0.0, outside_min(cost, R, d))
 
     e = math.exp(epsilon)
     step = shifts @ strides  # flat offset of each shift

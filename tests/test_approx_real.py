@@ -1,0 +1,173 @@
+"""(ε, δ)-DP on ℝ (issue 20, 1-D): the cell/node LP of :mod:`optmech.problems.approx_cells`.
+
+Each check is derived independently of the family's own arithmetic: the audit's linearity in the
+shift by direct integration, the returned density's δ(ε) at off-grid shifts by quadrature, the
+lower bound against mechanisms that are (ε, δ)-DP by their own proofs (Laplace, uniform noise),
+the scaling against the integer family, and the command line as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import optmech
+from optmech.costs import parse_cost
+from optmech.problems.approx_cells import NodeCosts, cell_mean_upper, cells_law
+from optmech.spec import Problem
+
+
+def _solve(**kw):
+    params = {"privacy": "approx", "domain": "continuous", "sensitivity": 1, **kw}
+    return optmech.solve(Problem.from_params(params), time_limit=60)
+
+
+def _hockey_stick_integral(density, t: float, eps: float, lo: float, hi: float, points: int = 400_001) -> float:
+    """∫ (p(x) − e^ε p(x − t))_+ dx by the midpoint rule on [lo, hi] (p piecewise constant: exact up to the
+    cells cut by the grid)."""
+    x = np.linspace(lo, hi, points)
+    mid = 0.5 * (x[1:] + x[:-1])
+    dx = x[1] - x[0]
+    return float(np.sum(np.maximum(density(mid) - math.exp(eps) * density(mid - t), 0.0)) * dx)
+
+
+def test_hockey_stick_of_a_cell_density_is_linear_between_grid_shifts():
+    """Equation (1) of approx_cells: for a density constant on centred cells the divergence at
+    t = (m + f)h is (1 − f)H_m + f H_{m+1}, checked by direct integration on a random density."""
+    rng = np.random.default_rng(7)
+    n, R, eps = 4, 6, 0.7
+    q = rng.random(2 * R + 1)
+    q /= q.sum()
+    h = 1.0 / n
+
+    def density(x):
+        k = np.floor(x / h + 0.5).astype(int)
+        inside = np.abs(k) <= R
+        return np.where(inside, q[np.clip(k + R, 0, 2 * R)] / h, 0.0)
+
+    def lattice_H(m):
+        pad = np.concatenate([np.zeros(abs(m)), q, np.zeros(abs(m))])
+        shifted = np.roll(pad, m)
+        return float(np.sum(np.maximum(pad - math.exp(eps) * shifted, 0.0)))
+
+    for m, f in ((0, 0.3), (1, 0.5), (2, 0.25), (3, 0.9)):
+        t = (m + f) * h
+        want = (1 - f) * lattice_H(m) + f * lattice_H(m + 1)
+        got = _hockey_stick_integral(density, t, eps, -R * h - 2, R * h + 2)
+        assert got == pytest.approx(want, abs=2e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    {"epsilon": 1, "delta": 0.05, "cost": "abs"},
+    {"epsilon": 0.5, "delta": 0.01, "cost": "square", "sensitivity": 2},
+])
+def test_the_returned_density_is_private_at_real_shifts(kw):
+    r = _solve(target_gap=1e-2, **kw)
+    assert r.certified and r.lower_bound <= r.upper_bound
+    m = r.mechanism
+    eps, delta = kw["epsilon"], kw["delta"]
+    D = float(kw.get("sensitivity", 1))
+    lo, hi = float(m.ppf(1e-12)) - 2 * D, float(m.ppf(1 - 1e-12)) + 2 * D
+    for t in (0.137 * D, 0.5 * D, 0.71 * D, D, -0.33 * D):
+        assert _hockey_stick_integral(m.pdf, t, eps, lo, hi) <= delta * (1 + 1e-3) + 1e-5
+    # the mechanism's exact expected cost is the certified upper end, up to outward rounding
+    x = np.linspace(lo, hi, 2_000_001)
+    L = parse_cost(kw["cost"])
+    cost = float(np.sum(L(x) * m.pdf(x)) * (x[1] - x[0]))
+    assert cost <= r.upper_bound * (1 + 1e-4)
+    assert cost >= r.lower_bound * (1 - 1e-4)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.5, 1e-3), (1.0, 0.05), (2.0, 1e-4)])
+def test_the_lower_bound_is_below_mechanisms_private_by_their_own_proofs(eps, delta):
+    """Laplace noise of scale Δ/ε is ε-DP; uniform noise of width Δ/δ is (0, δ)-DP (TV = |t|δ/Δ)."""
+    for cost, laplace, uniform in (("abs", 1 / eps, 1 / (4 * delta)), ("square", 2 / eps**2, 1 / (12 * delta**2))):
+        r = _solve(epsilon=eps, delta=delta, cost=cost, target_gap=1e-2)
+        assert r.lower_bound <= min(laplace, uniform)
+        assert r.upper_bound <= min(laplace, uniform) * (1 + 1e-9) or r.upper_bound <= min(laplace, uniform) + 1e-9
+
+
+def test_zero_epsilon_brackets_the_uniform_cost():
+    """(0, δ) with |x|: uniform noise on [−Δ/(2δ), Δ/(2δ)] costs Δ/(4δ) and is private; on every lattice the
+    uniform pmf is the optimum [GV13 §III, observed for Δ <= 7], so the bracket closes around Δ/(4δ)."""
+    r = _solve(epsilon=0, delta=0.1, cost="abs", target_gap=1e-3)
+    assert r.lower_bound <= 2.5 <= r.upper_bound
+    assert r.relative_gap <= 1e-3
+
+
+def test_the_lower_bound_is_the_integer_problem_scaled_for_abs():
+    """For |x| the node prices are exact (no chord error), so the first LP's lower bound is h·V*(ℤ, Δ = n)."""
+    n = 4
+    r = _solve(epsilon=1, delta=0.05, cost="abs", resolution=n, target_gap=0.5)
+    z = optmech.solve(Problem.from_params({"privacy": "approx", "epsilon": 1, "delta": 0.05, "sensitivity": n,
+                                           "domain": "integer", "cost": "abs"}), time_limit=60)
+    first = r.history[0]
+    assert first["size"]["cells_per_sensitivity"] == n
+    assert first["lower_bound"] == pytest.approx(z.lower_bound / n, rel=1e-7)
+
+
+def test_node_prices_and_cell_means_bracket_the_cost():
+    """L̂(k) <= L(x_k) and the centred cell's mean <= its upper price, for a smooth and a kinked expression."""
+    for text in ("square", "abs(x-0.3)+0.1*x**2", "pow:3"):
+        L = parse_cost(text)
+        nc = NodeCosts(L, 1.5, 6)
+        k = np.arange(-40, 41)
+        x = k * 1.5 / 6
+        assert np.all(nc.lower(k) <= L(x))
+        from scipy.integrate import quad
+
+        means = [quad(lambda t: float(L(np.array(t))), xk - 0.125, xk + 0.125, points=[0.3], epsabs=1e-13)[0] / 0.25
+                 for xk in x]
+        assert np.all(cell_mean_upper(L, k, 1.5, 6) >= np.array(means) - 1e-9 * (1 + np.abs(means)))
+        # the chord between neighbouring nodes exceeds L by at most the proven error
+        e = nc.chord_errors(k)
+        for j in range(0, 80, 7):
+            a, b = x[j], x[j + 1]
+            t = np.linspace(0, 1, 1001)
+            chord = (1 - t) * L(a) + t * L(b)
+            assert np.max(chord - L(a + t * (b - a))) <= e[j] + 1e-12
+
+
+def test_cells_law_is_a_density_of_the_masses():
+    p = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+    law = cells_law(p, 2, 1.0, 4)
+    from optmech.mechanisms.tabulated import Tabulated
+
+    m = Tabulated.from_law(law, 1.0, delta=0.1)
+    for k, mass in zip(range(-2, 3), p):
+        assert m.cdf((k + 0.5) / 4) - m.cdf((k - 0.5) / 4) == pytest.approx(mass, abs=1e-12)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "optmech", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_is_one_document_with_a_certified_bracket():
+    r = _cli("solve", "--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--sensitivity", "1", "--domain",
+             "continuous", "--cost", "abs", "--target-gap", "1e-2", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["certified"] and d["lower_bound"] <= d["upper_bound"]
+    assert d["problem"]["domain"] == "continuous" and d["lp"]["builder"] == "hockey_stick_cells"
+    assert d["audit"]["passed"] and d["audit"]["realised_delta"] <= 0.05
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--delta", "1"], "delta"),
+    (["--delta", "-0.1"], "delta"),
+    (["--delta", "0.1", "--epsilon", "-1"], "epsilon"),
+    (["--delta", "0.1", "--dim", "2", "--cost", "l2"], "d > 1"),
+    (["--delta", "0.1", "--cost", "x-5"], "negative"),
+])
+def test_bad_input_is_one_line(args, needle):
+    base = ["solve", "--privacy", "approx", "--sensitivity", "1", "--domain", "continuous"]
+    if "--epsilon" not in args:
+        base += ["--epsilon", "1"]
+    r = _cli(*base, *args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
