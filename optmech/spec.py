@@ -547,7 +547,7 @@ class Problem:
 #: The flat parameters of :meth:`Problem.from_params`, with their defaults (None: required or unset).
 PARAMS: dict[str, Any] = {
     "privacy": "pure", "epsilon": None, "delta": None, "sensitivity": 1.0,
-    "domain": "continuous (integer for privacy approx and utility wasserstein|surrogate, solved on ℤ only)",
+    "domain": "continuous (integer for privacy approx and for utility wasserstein|surrogate)",
     "resolution": None,
     "cost": "abs", "utility": "cost", "input": None, "input_pmf": None,
     "dim": 1, "norm": "l1", "target_gap": None, "symmetry": "auto",
