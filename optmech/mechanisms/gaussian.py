@@ -1,0 +1,947 @@
+r"""Gaussian noise for (ε, δ)-DP on ℝ and ℝ^d, and the discrete Gaussian on ℤ.
+
+Sources (tags used throughout):
+
+* **[DR14]** C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", 2014:
+  Thm A.1, the classic calibration σ = Δ·sqrt(2 ln(1.25/δ))/ε for 0 < ε < 1.
+* **[BW18]** B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
+  Analytical Calibration and Optimal Denoising", ICML 2018: Thm 8, the exact δ(ε) of N(0, σ²).
+* **[CKS20]** C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
+  Privacy", NeurIPS 2020: the discrete Gaussian on ℤ and its rejection sampler (Algorithm 3).
+
+The exact privacy profile [BW18, Thm 8]
+---------------------------------------
+For X ~ N(0, σ²) and a shift of size Δ, with a = Δ/σ,
+
+.. math:: \delta_G(\sigma) = \Phi\Big(\frac{a}{2} - \frac{\epsilon}{a}\Big)
+          - e^{\epsilon}\,\Phi\Big(-\frac{a}{2} - \frac{\epsilon}{a}\Big)
+          = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big)
+          - e^{\epsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big),
+
+and N(0, σ²) is (ε, δ)-DP iff δ_G(σ) <= δ.
+
+*δ_G is decreasing in σ* [derived, checking BW18's use of it in their Algorithm 1].  Write
+x₁ = a/2 − ε/a, x₂ = −a/2 − ε/a.  Since x₁² − x₂² = −2ε, e^ε φ(x₂) = φ(x₁), so
+
+.. math:: \frac{d\delta_G}{da} = \varphi(x_1)\Big(\frac12 + \frac{\epsilon}{a^2}\Big)
+          - e^{\epsilon}\varphi(x_2)\Big(-\frac12 + \frac{\epsilon}{a^2}\Big) = \varphi(x_1) > 0 .
+
+δ_G is therefore strictly increasing in a = Δ/σ, i.e. strictly decreasing in σ, with
+δ_G → 0 as σ → ∞ and δ_G → 1 as σ → 0 (ε > 0; for ε = 0, δ_G = erf(a/(2√2)) → 0 and 1 too);
+equivalently δ_G(σ) = ∫₀^{Δ/σ} φ(t/2 − ε/t) dt > 0.  Hence for every δ ∈ (0, 1) there is exactly
+one σ* with δ_G(σ*) = δ, and {σ : δ_G(σ) <= δ} = [σ*, ∞).  The same identity shows that the
+hockey-stick divergence grows with the shift, so a shift of *at most* Δ is covered by the formula at Δ.
+
+*d dimensions.*  N(0, σ²I_d) is rotation invariant: for a shift t the privacy loss depends on t
+only through ‖t‖₂ (rotate t onto the first axis; the other coordinates cancel), so δ(ε) is
+δ_G with Δ = ‖t‖₂, and the worst shift is the largest ‖t‖₂.  For ℓ2 sensitivity Δ that is Δ.
+For ℓ1 sensitivity Δ it is Δ too: ‖t‖₂ <= ‖t‖₁ <= Δ, with equality for a shift along one axis.
+
+Numerics
+--------
+δ_G is a difference of two terms that cancel when σ ≫ Δ, so it is evaluated in mpmath with
+Φ(x) = erfc(−x/√2)/2 at 50 significant digits or more: after the subtraction at least 45 digits
+must remain (the precision doubles until they do).  :func:`analytic_gaussian_sigma` accepts a σ only
+when δ_G(σ) <= δ·(1 − 10⁻³⁰) at that precision: the margin 10⁻³⁰ (relative) is 15 orders of
+magnitude above the relative error of the mpmath value (≲ 10⁻⁴⁵), and 14 orders below a float
+ulp, so the returned σ is the smallest double accepted and its predecessor is not accepted.
+
+Discrete Gaussian [CKS20]
+-------------------------
+p(k) = e^{−k²/(2σ²)}/Z on ℤ, Z = Σ_k e^{−k²/(2σ²)} (direct sum for σ < 4, Poisson summation
+Z = σ√(2π)(1 + 2Σ_{n>=1} e^{−2π²σ²n²}) for σ >= 4, exact identities).  For an integer shift s,
+
+.. math:: \delta_s = \sum_k \big(p(k) - e^{\epsilon}p(k+s)\big)_+
+                   = \sum_{k < c_s} p(k)\big(1 - e^{\epsilon + (2ks - s^2)/(2\sigma^2)}\big),
+          \qquad c_s = \frac{s}{2} - \frac{\sigma^2\epsilon}{s}
+
+(k ↦ −k turns p(k + s) into p(k − s); p(k) > e^ε p(k − s) ⇔ k < c_s), a sum of positive terms
+(no cancellation), and δ(ε) = max_{s=1..Δ} δ_s (the maximum is taken, not assumed at s = Δ).
+See :func:`discrete_gaussian_delta` for the truncation and its rigorous tail bound.
+
+Tested by: tests/test_approx_references.py.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from fractions import Fraction
+from numbers import Real
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from optmech.errors import ProblemTooLarge, SpecError
+from optmech.mechanisms import numerics as nx
+from optmech.mechanisms.base import Mechanism, Privacy, Reference
+
+__all__ = [
+    "ClassicSigma",
+    "classic_gaussian_sigma",
+    "analytic_gaussian_sigma",
+    "gaussian_delta",
+    "gaussian_cost",
+    "gaussian_reference",
+    "Gaussian",
+    "discrete_gaussian_log_normaliser",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_sigma",
+    "discrete_gaussian_cost",
+    "discrete_gaussian_reference",
+    "DiscreteGaussian",
+    "MARGIN_DIGITS",
+]
+
+#: σ is accepted only when δ_G(σ) <= δ·(1 − 10^-MARGIN_DIGITS) (mpmath error ≲ 10^-45 relative).
+MARGIN_DIGITS = 30
+#: Significant digits that must survive the subtraction in δ_G.
+_KEEP_DIGITS = 45
+#: Starting (and minimum) mpmath precision in decimal digits.
+_MIN_DPS = 50
+#: Largest precision tried before giving up (σ/Δ beyond ~1e1000).
+_MAX_DPS = 4000
+#: Largest number of terms a discrete Gaussian sum may take.
+MAX_TERMS = 50_000_000
+#: Largest σ of a Gaussian calibration (beyond it no finite double is safe to return).
+_SIGMA_MAX = 1e300
+#: Dimensions accepted by :func:`gaussian_cost`.
+_MAX_DIM = 64
+_U = 2.0**-53  # unit roundoff
+_ND_COSTS = ("l1", "l2", "l2sq", "linf")
+_ND_AT_1D = {"l1": "abs", "l2": "abs", "linf": "abs", "l2sq": "square"}
+
+
+# --------------------------------------------------------------------------------------------
+# validation and rounding helpers
+
+
+def _check_epsilon(epsilon: Any) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not math.isfinite(float(epsilon)):
+        raise SpecError(f"epsilon must be a finite real number >= 0, got {epsilon!r}")
+    eps = float(epsilon)
+    if not 0.0 <= eps <= nx.EPS_MAX:
+        raise SpecError(f"epsilon must be in [0, {nx.EPS_MAX:g}], got {epsilon!r}")
+    return eps
+
+
+def _check_delta(delta: Any) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, Real) or not math.isfinite(float(delta)):
+        raise SpecError(f"delta must be a real number in (0, 1), got {delta!r}")
+    d = float(delta)
+    if not 0.0 < d < 1.0:
+        raise SpecError(f"delta must be in (0, 1) for Gaussian noise, got {delta!r}")
+    return d
+
+
+def _check_sigma(sigma: Any) -> float:
+    if isinstance(sigma, bool) or not isinstance(sigma, Real):
+        raise SpecError(f"sigma must be a real number, got {sigma!r}")
+    s = float(sigma)
+    if not (0.0 < s < math.inf):
+        raise SpecError(f"sigma must be finite and > 0, got {sigma!r}")
+    return s
+
+
+def _check_dim(dim: Any) -> int:
+    return nx.check_int_range(dim, "dim", 1, _MAX_DIM)
+
+
+def _up(x: float, ulps: int = 1) -> float:
+    """x moved up by ``ulps`` units in the last place (an upper bound after rounding)."""
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def _mp_up(value) -> float:
+    """The smallest double >= an mpmath value (computed with >= 30 digits, padded by 1e-25 relative)."""
+    import mpmath
+
+    with mpmath.workdps(max(mpmath.mp.dps, 50)):
+        v = value * (1 + mpmath.mpf(10) ** -25) if value > 0 else +value
+        f = float(v)
+        if math.isfinite(f) and mpmath.mpf(f) < v:
+            f = math.nextafter(f, math.inf)
+    return f
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", b))[0]
+
+
+def _resolve_cost(cost, dim: int):
+    """(1-D Cost, None) for dim = 1; (None, name) for dim > 1 (``l1``, ``l2``, ``l2sq``, ``linf``)."""
+    from optmech.costs import as_cost
+
+    if dim == 1:
+        if isinstance(cost, str) and cost.strip().lower() in _ND_AT_1D:
+            cost = _ND_AT_1D[cost.strip().lower()]
+        return as_cost(cost), None
+    if not isinstance(cost, str) or cost.strip().lower() not in _ND_COSTS:
+        raise SpecError(f"d-dimensional costs are {', '.join(_ND_COSTS)}; got {cost!r}")
+    return None, cost.strip().lower()
+
+
+# --------------------------------------------------------------------------------------------
+# the exact privacy profile of N(0, σ²) [BW18, Thm 8]
+
+
+def _delta_g_mp(sigma: float, eps: float, sens: float):
+    """δ_G(σ) as an mpmath number with >= 45 correct digits (precision raised until they survive)."""
+    import mpmath
+
+    dps = _MIN_DPS
+    while dps <= _MAX_DPS:
+        with mpmath.workdps(dps + 10):
+            a = mpmath.mpf(sens) / mpmath.mpf(sigma)
+            e = mpmath.mpf(eps)
+            x1 = a / 2 - e / a
+            x2 = -a / 2 - e / a
+            root2 = mpmath.sqrt(2)
+            t1 = mpmath.erfc(-x1 / root2) / 2
+            t2 = mpmath.exp(e) * mpmath.erfc(-x2 / root2) / 2
+            d = t1 - t2
+            if d > 0 and t1 <= d * mpmath.mpf(10) ** (dps - _KEEP_DIGITS):
+                return +d
+        dps *= 2
+    raise ArithmeticError(f"delta_G(sigma = {sigma!r}) needs more than {_MAX_DPS} digits")
+
+
+def gaussian_delta(sigma, epsilon, sensitivity) -> float:
+    r"""The exact δ(ε) of N(0, σ²) for shifts up to Δ [BW18, Thm 8], as a float upper bound.
+
+    .. math:: \delta = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big)
+              - e^{\epsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\epsilon\sigma}{\Delta}\Big)
+
+    Also the δ(ε) of N(0, σ²I_d) for ℓ2 sensitivity Δ (rotation invariance), and for ℓ1
+    sensitivity Δ (the worst shift, along an axis, has ℓ2 norm Δ); see the module docstring.
+
+    Parameters
+    ----------
+    sigma : float > 0
+    epsilon : float in [0, 700]
+    sensitivity : float > 0
+        Δ (ℓ2 sensitivity in d-D).
+
+    Returns
+    -------
+    float
+        δ evaluated in mpmath (>= 45 correct digits) and rounded up to the next double.
+
+    >>> d = gaussian_delta(1.0, 1.0, 1.0)       # Φ(−1/2) − e Φ(−3/2)
+    >>> round(d, 12)
+    0.126936737507
+    >>> gaussian_delta(2.0, 1.0, 1.0) < d      # decreasing in σ
+    True
+    """
+    s, eps, D = _check_sigma(sigma), _check_epsilon(epsilon), nx.check_sensitivity(sensitivity)
+    return min(_mp_up(_delta_g_mp(s, eps, D)), 1.0)
+
+
+class ClassicSigma(NamedTuple):
+    """The classic calibration: σ, whether [DR14, Thm A.1]'s hypothesis 0 < ε < 1 holds, and a note.
+
+    >>> c = classic_gaussian_sigma(0.5, 1e-5, 1.0)
+    >>> c.valid, round(c.sigma, 6)                  # 2·sqrt(2 ln 125000)
+    (True, 9.689611)
+    """
+
+    sigma: float
+    valid: bool
+    note: str
+
+
+def classic_gaussian_sigma(epsilon, delta, sensitivity) -> ClassicSigma:
+    r"""σ = Δ·sqrt(2 ln(1.25/δ))/ε, the classic Gaussian calibration [DR14, Thm A.1].
+
+    [DR14, Thm A.1] assumes 0 < ε < 1 (and c² > 2 ln(1.25/δ) strictly for σ = cΔ/ε; equality is
+    covered because δ_G is continuous and decreasing in σ).  Outside 0 < ε < 1 the calibration
+    is **not guaranteed**: ``valid`` is False, and for large ε it is indeed not private (δ_G
+    at this σ exceeds δ; [BW18] §2 shows it cannot be extended to ε → ∞).  σ is rounded up by
+    2 ulps; ε = 0 gives σ = inf.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 700]
+    delta : float in (0, 1)
+    sensitivity : float > 0 (ℓ2 sensitivity in d-D)
+
+    >>> c = classic_gaussian_sigma(0.5, 1e-5, 1.0)
+    >>> import math
+    >>> c.sigma >= math.sqrt(2 * math.log(1.25e5)) / 0.5, c.valid
+    (True, True)
+    >>> classic_gaussian_sigma(2.0, 1e-5, 1.0).valid
+    False
+    """
+    eps, dlt, D = _check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity)
+    ok = 0.0 < eps < 1.0
+    if eps == 0.0:
+        return ClassicSigma(math.inf, False, "not defined at epsilon = 0 ([DR14, Thm A.1] needs 0 < epsilon < 1)")
+    sigma = _up(D * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, 2)
+    if ok:
+        note = "sigma = Delta sqrt(2 ln(1.25/delta))/epsilon, (epsilon, delta)-DP for 0 < epsilon < 1 [DR14, Thm A.1]"
+    else:
+        note = (f"NOT guaranteed: [DR14, Thm A.1] assumes 0 < epsilon < 1, here epsilon = {eps:g}; "
+                "check gaussian_delta(sigma, epsilon, sensitivity) <= delta [BW18, Thm 8]")
+    return ClassicSigma(sigma, ok, note)
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity) -> float:
+    r"""The smallest σ with δ_G(σ) <= δ [BW18, Thm 8], to full double precision, rounded up.
+
+    δ_G is strictly decreasing in σ (module docstring), so {σ : δ_G(σ) <= δ} = [σ*, ∞).  The
+    search brackets σ* by doubling/halving from Δ and bisects on the bit patterns of the doubles
+    (at most 64 steps).  A double σ is *accepted* when δ_G(σ) <= δ·(1 − 10⁻³⁰) in mpmath with at
+    least 45 correct digits (margin 10⁻³⁰ relative, 15 orders above mpmath's error).  The result
+    is the smallest accepted double: δ_G(σ) <= δ holds with that margin, and its predecessor
+    (one ulp below) is not accepted.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 700]
+        ε = 0 is allowed (then δ_G = erf(Δ/(2√2σ))).
+    delta : float in (0, 1)
+    sensitivity : float > 0 (ℓ2 sensitivity in d-D)
+
+    Raises
+    ------
+    SpecError
+        Bad parameters, or σ* beyond 1e300.
+
+    >>> s = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+    >>> round(s, 9)
+    3.730631635
+    >>> gaussian_delta(s, 1.0, 1.0) <= 1e-5 < gaussian_delta(s * (1 - 1e-12), 1.0, 1.0)
+    True
+    >>> analytic_gaussian_sigma(0.5, 1e-5, 1.0) < classic_gaussian_sigma(0.5, 1e-5, 1.0).sigma   # [BW18]
+    True
+    """
+    import mpmath
+
+    eps, dlt, D = _check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity)
+    with mpmath.workdps(_MIN_DPS + 10):
+        target = mpmath.mpf(dlt) * (1 - mpmath.mpf(10) ** -MARGIN_DIGITS)
+
+    def accepted(s: float) -> bool:
+        return _delta_g_mp(s, eps, D) <= target
+
+    s = D
+    if accepted(s):
+        hi = s
+        lo = s / 2.0
+        while accepted(lo):
+            hi, lo = lo, lo / 2.0
+            if lo == 0.0:
+                raise SpecError("no positive sigma fails delta_G <= delta: check epsilon and delta")
+    else:
+        lo = s
+        hi = 2.0 * s
+        while not accepted(hi):
+            lo, hi = hi, 2.0 * hi
+            if hi > _SIGMA_MAX:
+                raise SpecError(f"the analytic Gaussian sigma exceeds {_SIGMA_MAX:g} for epsilon = {eps!r}, "
+                                f"delta = {dlt!r}, sensitivity = {D!r}")
+    bl, bh = _bits(lo), _bits(hi)
+    while bh - bl > 1:
+        mid = (bl + bh) // 2
+        if accepted(_from_bits(mid)):
+            bh = mid
+        else:
+            bl = mid
+    return _from_bits(bh)
+
+
+# --------------------------------------------------------------------------------------------
+# costs of N(0, σ² I_d)
+
+
+def _normal_linf_mean_mp(d: int):
+    """E‖Z‖∞ for Z ~ N(0, I_d): ∫₀^∞ 1 − (1 − erfc(t/√2))^d dt by mpmath tanh-sinh quadrature."""
+    import mpmath
+
+    def f(t):
+        return 1 - (1 - mpmath.erfc(t / mpmath.sqrt(2))) ** d
+
+    return mpmath.quad(f, [0, 1, 2, 4, 8, 16, mpmath.inf], error=True)
+
+
+def expr_cost_quad(cost, density, pieces: list[float]) -> tuple[float, float]:
+    """∫ L(x)·density(x) dx over the consecutive intervals of ``pieces`` (ends may be ±inf), by scipy quad.
+
+    Returns (value, summed absolute error estimate): a numeric route, not certified.
+
+    >>> from optmech.costs import parse_cost
+    >>> v, err = expr_cost_quad(parse_cost("max(x, 0)"), lambda x: 0.5 if abs(x) <= 1 else 0.0, [-1.0, 0.0, 1.0])
+    >>> round(v, 12), err < 1e-12                  # ∫₀¹ x/2 dx
+    (0.25, True)
+    """
+    import warnings
+
+    from scipy import integrate
+
+    def g(x):
+        return float(nx.evaluate(cost, np.array([x]))[0]) * density(x)
+
+    total, err = 0.0, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for a, b in zip(pieces[:-1], pieces[1:]):
+            if b <= a:
+                continue
+            v, e = integrate.quad(g, a, b, limit=400, epsabs=0.0, epsrel=1e-13)
+            total += v
+            err += abs(e)
+    return total, err
+
+
+def cost_breaks(cost, lo: float, hi: float) -> list[float]:
+    """[lo, the cost's breakpoints and 0 strictly inside (lo, hi) in order, hi]: where to cut a quadrature.
+
+    >>> from optmech.costs import parse_cost
+    >>> cost_breaks(parse_cost("where(x > 2, x, 0)"), -5.0, 5.0)
+    [-5.0, 0.0, 2.0, 5.0]
+    """
+    try:
+        bp = [float(b) for b in cost.breakpoints()]
+    except AttributeError:
+        bp = []
+    inner = sorted({b for b in bp + [0.0] if lo < b < hi})
+    return [lo, *inner, hi]
+
+
+def _gaussian_cost_detail(cost, sigma: float, dim: int) -> tuple[float, bool, str]:
+    import mpmath
+
+    marg, name = _resolve_cost(cost, dim)
+    with mpmath.workdps(40):
+        s = mpmath.mpf(sigma)
+        if dim == 1:
+            p = nx.power_of(marg)
+            if p is not None:
+                # E|X|^P = σ^P 2^{P/2} Γ((P+1)/2)/√π  (P = 1: σ√(2/π); P = 2: σ²)
+                pp = mpmath.mpf(p)
+                v = s**pp * mpmath.power(2, pp / 2) * mpmath.gamma((pp + 1) / 2) / mpmath.sqrt(mpmath.pi)
+                return _mp_up(v), True, "closed form E|X|^P = sigma^P 2^(P/2) Gamma((P+1)/2)/sqrt(pi)"
+        else:
+            d = mpmath.mpf(dim)
+            if name == "l1":
+                return _mp_up(d * s * mpmath.sqrt(2 / mpmath.pi)), True, "closed form d sigma sqrt(2/pi)"
+            if name == "l2sq":
+                return _mp_up(d * s * s), True, "closed form d sigma^2"
+            if name == "l2":
+                v = s * mpmath.sqrt(2) * mpmath.gamma((d + 1) / 2) / mpmath.gamma(d / 2)
+                return _mp_up(v), True, "closed form sigma sqrt(2) Gamma((d+1)/2)/Gamma(d/2) (chi distribution)"
+            v, err = _normal_linf_mean_mp(dim)
+            v = s * (v + 10 * abs(err) + mpmath.mpf(10) ** -28)
+            return (_mp_up(v), False,
+                    "numeric: sigma E||Z||_inf = sigma int_0^inf 1 - (1 - erfc(t/sqrt 2))^d dt by mpmath tanh-sinh "
+                    "quadrature at 40 digits, plus 10x its error estimate (documented, not certified)")
+    # 1-D expression: E L(σZ) by scipy quad in x, cut at the cost's breakpoints and at ±40σ
+    inv = 1.0 / (sigma * math.sqrt(2.0 * math.pi))
+
+    def density(x):
+        return inv * math.exp(-0.5 * (x / sigma) ** 2)
+
+    pieces = [-math.inf, *cost_breaks(marg, -40.0 * sigma, 40.0 * sigma), math.inf]
+    v, err = expr_cost_quad(marg, density, pieces)
+    if not math.isfinite(v):
+        return math.inf, False, "numeric: the cost's integral against the Gaussian diverges"
+    return (_up(v + err, 4), False,
+            f"numeric: scipy quad of L(x) phi(x/sigma)/sigma cut at the cost's breakpoints, plus its error estimate "
+            f"({err:.1e}); not certified")
+
+
+def gaussian_reference(cost, sigma, dim=1) -> Reference:
+    r"""E L(X) for X ~ N(0, σ²I_d) as a :class:`~optmech.mechanisms.base.Reference` named ``gaussian``.
+
+    ``exact`` is True for the closed forms (see :func:`gaussian_cost`), False for ``linf`` and
+    1-D expressions; ``note`` says how the value was obtained.
+
+    >>> ref = gaussian_reference("square", 2.0)
+    >>> ref.name, ref.value >= 4.0, ref.exact, ref.parameters
+    ('gaussian', True, True, {'sigma': 2.0, 'dim': 1})
+    """
+    s, d = _check_sigma(sigma), _check_dim(dim)
+    value, exact, note = _gaussian_cost_detail(cost, s, d)
+    return Reference("gaussian", value, {"sigma": s, "dim": d}, exact, note)
+
+
+def gaussian_cost(cost, sigma, dim=1) -> float:
+    r"""E L(X) for X ~ N(0, σ²I_d), rounded up (an upper bound on the exact value).
+
+    Closed forms, evaluated in mpmath at 40 digits and rounded up to the next double:
+
+    * 1-D: ``abs`` σ√(2/π), ``square`` σ², ``pow:P`` σ^P 2^{P/2} Γ((P+1)/2)/√π.
+    * d-D: ``l1`` dσ√(2/π), ``l2sq`` dσ², ``l2`` σ√2 Γ((d+1)/2)/Γ(d/2) (σ times a χ_d mean).
+
+    Numeric (``exact=False`` in :func:`gaussian_reference`):
+
+    * d-D ``linf``: σ ∫₀^∞ 1 − (1 − erfc(t/√2))^d dt by mpmath tanh-sinh quadrature (40 digits)
+      plus 10× its error estimate: documented quadrature, not certified.
+    * 1-D expression costs: scipy ``quad`` of L(x)φ(x/σ)/σ cut at the cost's breakpoints and at
+      ±40σ, plus quad's error estimate: not certified.
+
+    In 1-D the names ``l1``, ``l2``, ``linf`` mean ``abs`` and ``l2sq`` means ``square``.
+
+    >>> import math
+    >>> 0.0 <= gaussian_cost("abs", 1.0) - math.sqrt(2 / math.pi) <= 2e-16          # rounded up
+    True
+    >>> gaussian_cost("square", 3.0) >= 9.0, gaussian_cost("l2sq", 1.0, dim=3) >= 3.0
+    (True, True)
+    >>> round(gaussian_cost("l2", 1.0, dim=2), 12)      # σ√(π/2) for d = 2
+    1.253314137316
+    """
+    return gaussian_reference(cost, sigma, dim).value
+
+
+# --------------------------------------------------------------------------------------------
+# the Gaussian mechanism (1-D)
+
+
+class Gaussian(Mechanism):
+    r"""Gaussian noise N(0, σ²) for (ε, δ)-DP with sensitivity Δ [BW18, Thm 8].
+
+    Parameters
+    ----------
+    sigma : float > 0, optional
+        The noise scale.  Omitted: the analytic calibration
+        :func:`analytic_gaussian_sigma` (ε, δ) (both then required).
+    epsilon : float in [0, 700], optional
+        With ``sigma`` and no ``delta``: δ = :func:`gaussian_delta` (σ, ε, Δ).
+    delta : float in (0, 1), optional
+        With ``sigma`` and ``epsilon``: checked, δ_G(σ) <= δ (else SpecError).
+    sensitivity : float > 0
+
+    Notes
+    -----
+    ``privacy()`` needs ε (the guarantee is a whole curve δ(ε)); ``sample`` draws with numpy's
+    normal generator (floating point: not exactly DP, see :mod:`optmech.mechanisms.rng`).
+
+    >>> mech = Gaussian(epsilon=1.0, delta=1e-5)
+    >>> round(mech.sigma, 6), mech.privacy().notion
+    (3.730632, 'approx')
+    >>> float(mech.cdf(0.0)), mech.expected_cost("square") >= mech.sigma ** 2
+    (0.5, True)
+    >>> g = Gaussian(sigma=2.0, epsilon=1.0)                     # δ from the exact profile
+    >>> g.delta == gaussian_delta(2.0, 1.0, 1.0)
+    True
+    >>> Gaussian.from_dict(g.to_dict()) == g
+    True
+    """
+
+    name = "gaussian"
+    lattice = False
+
+    def __init__(self, *, sigma=None, epsilon=None, delta=None, sensitivity=1.0) -> None:
+        self._sensitivity = nx.check_sensitivity(sensitivity)
+        self._epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        dlt = None if delta is None else _check_delta(delta)
+        if sigma is None:
+            if self._epsilon is None or dlt is None:
+                raise SpecError("Gaussian needs sigma, or epsilon and delta to calibrate it")
+            self.sigma = analytic_gaussian_sigma(self._epsilon, dlt, self._sensitivity)
+        else:
+            self.sigma = _check_sigma(sigma)
+        if self._epsilon is not None:
+            real = gaussian_delta(self.sigma, self._epsilon, self._sensitivity)
+            if dlt is not None and real > dlt:
+                raise SpecError(f"sigma = {self.sigma!r} is too small for (epsilon, delta) = ({self._epsilon!r}, "
+                                f"{dlt!r}): its exact delta is {real:.6g}")
+            dlt = real if dlt is None else dlt
+        self.delta = dlt
+
+    @property
+    def parameters(self) -> dict:
+        return {"sigma": self.sigma, "delta": self.delta}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "sigma": self.sigma, "epsilon": self._epsilon, "delta": self.delta,
+                "sensitivity": self.sensitivity}
+
+    def privacy(self) -> Privacy:
+        if self._epsilon is None:
+            raise SpecError("Gaussian(sigma=...) without epsilon has no single guarantee: use gaussian_delta(sigma, epsilon, sensitivity)")
+        return Privacy("approx", self._epsilon, self.delta, self.sensitivity, "abs",
+                       "exact delta(epsilon) of N(0, sigma^2) for shifts up to the sensitivity [BW18, Thm 8]")
+
+    def _pdf(self, x):
+        z = x / self.sigma
+        return np.exp(-0.5 * z * z) / (self.sigma * math.sqrt(2.0 * math.pi))
+
+    def _logpdf(self, x):
+        z = x / self.sigma
+        return -0.5 * z * z - math.log(self.sigma * math.sqrt(2.0 * math.pi))
+
+    def _sf(self, x):
+        from scipy.special import ndtr
+
+        return ndtr(-x / self.sigma)
+
+    def _ppf(self, q):
+        from scipy.special import ndtri
+
+        return self.sigma * ndtri(q) + 0.0
+
+    def _sample(self, n, rng):
+        return rng.normal(0.0, self.sigma, size=n)
+
+    def _entropy(self):
+        return 0.5 * math.log(2.0 * math.pi * math.e * self.sigma**2)
+
+    def _expected_cost(self, cost):
+        return gaussian_cost(cost, self.sigma)
+
+
+# --------------------------------------------------------------------------------------------
+# the discrete Gaussian on ℤ [CKS20]
+
+
+def discrete_gaussian_log_normaliser(sigma) -> float:
+    r"""ln Z, Z = Σ_{k∈ℤ} e^{−k²/(2σ²)} [CKS20] (to a few ulps).
+
+    σ < 4: direct sum over |k| <= 12σ + 2 (the rest is < e^{−72} relative); σ >= 4: Poisson
+    summation Z = σ√(2π)(1 + 2e^{−2π²σ²} + ...), whose next term is below e^{−1263}.
+
+    >>> import math
+    >>> direct = math.fsum(math.exp(-k * k / 2.0) for k in range(-60, 61))
+    >>> math.isclose(math.exp(discrete_gaussian_log_normaliser(1.0)), direct, rel_tol=1e-15)
+    True
+    >>> math.isclose(discrete_gaussian_log_normaliser(10.0), math.log(10 * math.sqrt(2 * math.pi)), rel_tol=1e-15)
+    True
+    """
+    s = _check_sigma(sigma)
+    if s >= 4.0:
+        return math.log(s) + 0.5 * math.log(2.0 * math.pi) + math.log1p(2.0 * math.exp(-2.0 * math.pi**2 * s * s))
+    K = int(math.ceil(12.0 * s)) + 2
+    k = np.arange(1, K + 1, dtype=float)
+    return math.log1p(2.0 * math.fsum(np.exp(-k * k / (2.0 * s * s))))
+
+
+def _log_tail_bound(m: float, sigma: float, log_z: float) -> float:
+    """ln of an upper bound on Σ_{j>=m} p(j) for an integer m >= 0: p(m)/(1 − e^{−(2m+1)/(2σ²)}),
+    since p(j+1)/p(j) = e^{−(2j+1)/(2σ²)} <= e^{−(2m+1)/(2σ²)} for j >= m (raised by a rounding allowance)."""
+    two_s2 = 2.0 * sigma * sigma
+    v = -(m * m) / two_s2 - log_z - math.log(-math.expm1(-(2.0 * m + 1.0) / two_s2))
+    return v + 8.0 * _U * (abs(v) + abs(log_z) + 2.0 * m * m / two_s2 + 4.0)
+
+
+def _shift_delta(sigma: float, eps: float, s: int, log_z: float) -> float:
+    """Upper bound on δ_s = Σ_{k<c} p(k)(1 − e^{ε+(2ks−s²)/(2σ²)}), c = s/2 − σ²ε/s (module docstring)."""
+    two_s2 = 2.0 * sigma * sigma
+    shift = sigma * sigma * eps / s
+    c = s / 2.0 - shift
+    if c < -(2.0**50) / s:
+        # every k < c has |k| >= ⌈−c⌉ − 1: δ_s <= Σ_{j >= m} p(j), m = ⌈−c⌉ − 1, by the rigorous tail bound
+        log_tail = _log_tail_bound(math.ceil(-c) - 1.0, sigma, log_z)
+        return max(math.exp(log_tail), math.ulp(0.0))
+    slack = int(math.ceil(8.0 * _U * (s / 2.0 + shift))) + 1
+    k_hi = int(math.floor(c)) + slack
+    L = 80.0 + 2.0 * math.log1p(sigma)
+    J = int(math.ceil(sigma * math.sqrt(2.0 * L))) + 2
+    if k_hi < 0:  # p(k_hi − j)/p(k_hi) <= e^{−|k_hi| j/σ²}: fewer terms reach e^{−L} far out
+        J = min(J, int(math.ceil(L * sigma * sigma / -k_hi)) + 2)
+    k_lo = min(k_hi, 0) - J
+    n = k_hi - k_lo + 1
+    if n > MAX_TERMS or abs(k_lo) * s > 2**52:
+        raise ProblemTooLarge(f"the discrete Gaussian delta needs {n:.3g} terms (sigma = {sigma:g}); limit {MAX_TERMS:.0e}")
+    k = np.arange(k_lo, k_hi + 1, dtype=float)
+    q = (s * s - 2.0 * k * s) / two_s2  # numerator exact (|k s| < 2^52)
+    x = eps - q
+    err = 4.0 * _U * (eps + np.abs(q)) + 1e-300
+    w = np.maximum(-np.expm1(x - err), 0.0)  # >= (1 − e^x)_+
+    for i in np.flatnonzero(np.abs(x) <= 1e-3 * (eps + np.abs(q)) + 1e-300):
+        # near the threshold k = c the rounding allowance dominates: exact rational x instead
+        xe = Fraction(eps) - Fraction(int(s * s - 2 * int(k[i]) * s)) / (2 * Fraction(sigma) ** 2)
+        w[i] = 0.0 if xe >= 0 else -math.expm1(float(xe) * (1.0 + 2.0 * _U))
+    expo = k * k / two_s2
+    with np.errstate(divide="ignore"):
+        logt = -expo - log_z + np.log(w)
+    M = float(np.max(logt))
+    # the terms k < k_lo are each <= p(k), and Σ_{k<k_lo} p(k) = Σ_{j >= 1−k_lo} p(j)
+    log_tail = _log_tail_bound(1.0 - k_lo, sigma, log_z)
+    if M == -math.inf:
+        log_body = -math.inf
+    else:
+        S = float(np.sum(np.exp(logt - M)))  # positive terms, pairwise: relative error <= (log2 n + 1)u
+        eta = 4.0 * _U * (float(np.max(expo)) + abs(log_z) + 10.0) + 2.0 * _U * (math.log2(n) + 2.0)
+        log_body = M + math.log(S) + eta + 8.0 * _U * (abs(M) + 1.0)
+    total = math.exp(log_body) + math.exp(log_tail)
+    if total == 0.0:
+        return math.ulp(0.0)  # positive but below the smallest double
+    return _up(total, 2)
+
+
+def _check_dg(sigma, epsilon, sensitivity) -> tuple[float, float, int]:
+    return _check_sigma(sigma), _check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True)
+
+
+def discrete_gaussian_delta(sigma, epsilon, sensitivity) -> float:
+    r"""δ(ε) of the discrete Gaussian on ℤ for integer shifts up to Δ [CKS20], as an upper bound.
+
+    .. math:: \delta = \max_{s=1..\Delta} \sum_{k\in\mathbb Z} \big(p(k) - e^{\epsilon}p(k+s)\big)_+
+
+    Each δ_s is summed as the positive series of the module docstring over the integers k from
+    ⌊c_s⌋ + 1 (+ a rounding slack) down to k_lo = min(⌊c_s⌋, 0) − J with
+    J = ⌈σ√(2ℓ)⌉ + 2, ℓ = 80 + 2 ln(1 + σ) (or ⌈ℓσ²/|k_hi|⌉ + 2 if smaller and the top k_hi < 0:
+    the terms then fall by e^{−|k_hi|/σ²} per step).  **Tail bound.**  The terms with k < k_lo are each
+    <= p(k), and Σ_{k<k_lo} p(k) = Σ_{j>=m} p(j) (m = 1 − k_lo) <= p(m)/(1 − e^{−(2m+1)/(2σ²)})
+    because p(j+1)/p(j) = e^{−(2j+1)/(2σ²)} is decreasing in j; that bound (relative to the sum,
+    at most ~e^{−80}) is **added**.  Rounding: the exponent ε − (s² − 2ks)/(2σ²) is lowered by
+    4u(ε + |·|) before 1 − e^{(·)} (an upper bound of each term; within 10⁻³ of the threshold
+    k = c_s the exponent is computed exactly with rationals instead, so a term that is exactly 0
+    stays 0), the summed logs are raised by 4u(max k²/(2σ²) + |ln Z| + 10), and the result is
+    rounded up; so the value is an upper bound on the exact δ, within ~1e-12 relative of it.
+
+    Parameters
+    ----------
+    sigma : float > 0
+    epsilon : float in [0, 700]
+    sensitivity : int >= 1
+
+    Raises
+    ------
+    ProblemTooLarge
+        More than 5e7 terms (σ beyond ~3e6).
+
+    >>> import math
+    >>> s = 1.0
+    >>> k = np.arange(-60, 61)
+    >>> p = np.exp(-k * k / (2 * s * s)); p /= p.sum()
+    >>> brute = np.maximum(p[:-1] - math.e * p[1:], 0).sum()     # Σ (p(k) − e p(k+1))_+
+    >>> math.isclose(discrete_gaussian_delta(s, 1.0, 1), brute, rel_tol=1e-12)
+    True
+    """
+    s, eps, D = _check_dg(sigma, epsilon, sensitivity)
+    log_z = discrete_gaussian_log_normaliser(s)
+    return min(max(_shift_delta(s, eps, sh, log_z) for sh in range(1, D + 1)), 1.0)
+
+
+def discrete_gaussian_sigma(epsilon, delta, sensitivity) -> float:
+    r"""The smallest σ (to 1e-12 relative, rounded up) with discrete-Gaussian δ(ε) <= δ [CKS20].
+
+    Bracketed from the continuous analytic σ (:func:`analytic_gaussian_sigma`) by factors 1.25,
+    then bisected geometrically until hi/lo − 1 <= 1e-12; hi is returned, so
+    :func:`discrete_gaussian_delta` (an upper bound) <= δ holds there.  That this is the
+    *smallest* such σ assumes δ(ε) nonincreasing in σ: checked numerically
+    (tests/test_approx_references.py), not proven.
+
+    Parameters
+    ----------
+    epsilon : float in [0, 700]
+    delta : float in (0, 1)
+    sensitivity : int >= 1
+
+    >>> s = discrete_gaussian_sigma(1.0, 1e-5, 1)
+    >>> discrete_gaussian_delta(s, 1.0, 1) <= 1e-5 < discrete_gaussian_delta(s * (1 - 1e-11), 1.0, 1)
+    True
+    """
+    eps, dlt, D = _check_epsilon(epsilon), _check_delta(delta), nx.check_sensitivity(sensitivity, integer=True)
+
+    def ok(s: float) -> bool:
+        return discrete_gaussian_delta(s, eps, D) <= dlt
+
+    hi = analytic_gaussian_sigma(eps, dlt, float(D))
+    while not ok(hi):
+        hi *= 1.25
+    lo = hi / 1.25
+    while ok(lo):
+        hi, lo = lo, lo / 1.25
+        if lo < 1e-300:
+            raise SpecError("no positive sigma fails the discrete Gaussian delta <= delta")
+    while hi / lo - 1.0 > 1e-12:
+        mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _dg_cost_detail(cost, sigma: float) -> tuple[float, bool, str, bool]:
+    """(value, exact, note, tail_bounded) for E L(X), X discrete Gaussian (see discrete_gaussian_reference)."""
+    marg, _ = _resolve_cost(cost, 1)
+    log_z = discrete_gaussian_log_normaliser(sigma)
+    two_s2 = 2.0 * sigma * sigma
+    K = int(math.ceil(sigma * math.sqrt(2.0 * (80.0 + 2.0 * math.log1p(sigma))))) + 2
+    body = math.nan
+    while True:
+        if 2 * K + 1 > MAX_TERMS:
+            raise ProblemTooLarge(f"the discrete Gaussian cost needs more than {MAX_TERMS:.0e} terms (sigma = {sigma:g})")
+        k = np.arange(-K, K + 1, dtype=float)
+        with np.errstate(over="ignore", under="ignore"):
+            terms = nx.evaluate(marg, k) * np.exp(-k * k / two_s2 - log_z)
+        body = math.fsum(terms)
+        growth = marg.growth(float(K))
+        if growth is None or not math.isfinite(body):
+            return (_up(body, 4), False, f"sum over |k| <= {K}; the tail beyond could not be bounded "
+                    "(no growth bound for the cost): NOT an upper bound", False)
+        C, P, R = growth
+        k1 = K + 1.0
+        # u_k = C(1+k)^P e^{Rk} p(k) bounds |L(±k)| p(k) for k > K; u_{k+1}/u_k is decreasing in k
+        log_ratio = P * math.log1p(1.0 / (1.0 + k1)) + R - (2.0 * k1 + 1.0) / two_s2
+        if log_ratio < 0.0:
+            log_u = math.log(max(C, 1e-300)) + P * math.log1p(k1) + R * k1 - k1 * k1 / two_s2 - log_z
+            tail = 2.0 * math.exp(log_u) / -math.expm1(log_ratio)  # both sides, geometric
+            if tail <= 1e-17 * abs(body) or (body == 0.0 and tail < 1e-300):
+                break
+        K *= 2
+    eta = 4.0 * _U * (K * K / two_s2 + abs(log_z) + 10.0) + 64.0 * _U  # exponent and product rounding
+    value = _up(body + abs(body) * eta + tail, 2)
+    return (value, True, f"exact sum over |k| <= {K} plus a rigorous tail bound ({tail:.1e}) from the cost's "
+            "growth bound, rounded up", True)
+
+
+def discrete_gaussian_reference(cost, sigma) -> Reference:
+    r"""E L(X) for the discrete Gaussian on ℤ as a :class:`~optmech.mechanisms.base.Reference`
+    named ``discrete_gaussian``: the sum over |k| <= K plus a rigorous tail bound.
+
+    K starts at ⌈σ√(2(80 + 2 ln(1 + σ)))⌉ + 2 and doubles until the cost's growth bound
+    L(t) <= C(1+|t|)^P e^{R|t|} (|t| >= K, ``Cost.growth``) makes the tail terms
+    u_k = C(1+k)^P e^{Rk}p(k) decrease by a factor <= 1/2 from k = K + 1 on (their ratio is
+    decreasing in k); then Σ_{|k|>K} L(k)p(k) <= 2u_{K+1}/(1 − ratio) is added.  A cost without
+    a growth bound gets ``exact=False`` and a note saying the value is NOT an upper bound.
+
+    >>> ref = discrete_gaussian_reference("square", 1.0)
+    >>> k = np.arange(-60, 61); p = np.exp(-k * k / 2.0); p /= p.sum()
+    >>> bool(0 <= ref.value - float((k * k * p).sum()) < 1e-13), ref.exact
+    (True, True)
+    """
+    s = _check_sigma(sigma)
+    value, exact, note, bounded = _dg_cost_detail(cost, s)
+    return Reference("discrete_gaussian", value, {"sigma": s, "tail_bounded": bounded}, exact, note)
+
+
+def discrete_gaussian_cost(cost, sigma) -> float:
+    r"""E L(X) for the discrete Gaussian on ℤ, p(k) ∝ e^{−k²/(2σ²)} [CKS20]: an upper bound
+    (exact sum plus a rigorous tail bound; see :func:`discrete_gaussian_reference`).
+
+    >>> import math
+    >>> k = np.arange(-80, 81); p = np.exp(-k * k / 8.0); p /= p.sum()
+    >>> math.isclose(discrete_gaussian_cost("abs", 2.0), float((np.abs(k) * p).sum()), rel_tol=1e-13)
+    True
+    """
+    return discrete_gaussian_reference(cost, sigma).value
+
+
+class DiscreteGaussian(Mechanism):
+    r"""The discrete Gaussian on ℤ, p(k) = e^{−k²/(2σ²)}/Z [CKS20], for (ε, δ)-DP with integer sensitivity Δ.
+
+    Parameters
+    ----------
+    sigma : float > 0, optional
+        Omitted: :func:`discrete_gaussian_sigma` (ε, δ, Δ) (both then required).
+    epsilon : float in [0, 700], optional
+        With ``sigma`` and no ``delta``: δ = :func:`discrete_gaussian_delta` (σ, ε, Δ).
+    delta : float in (0, 1), optional
+        With ``sigma`` and ``epsilon``: checked against the exact δ(ε).
+    sensitivity : int >= 1
+
+    Notes
+    -----
+    ``sample`` is the rejection sampler of [CKS20, Algorithm 3] (discrete Laplace proposals
+    with t = ⌊σ⌋ + 1, accepted with probability e^{−(|Y| − σ²/t)²/(2σ²)}), run with numpy floats:
+    not exactly DP (see :mod:`optmech.mechanisms.rng`).  ``cdf``/``sf`` sum a tail table of
+    ~40σ terms (σ <= 1e5).  :func:`discrete_gaussian_delta` costs O(Δ·σ) per call.
+
+    >>> mech = DiscreteGaussian(epsilon=1.0, delta=1e-5)
+    >>> mech.privacy().delta <= 1e-5, mech.sample(3, rng=0).dtype
+    (True, dtype('int64'))
+    >>> import math
+    >>> math.isclose(float(mech.pmf(np.arange(-200, 201)).sum()), 1.0), float(mech.pmf(0.5))
+    (True, 0.0)
+    >>> DiscreteGaussian.from_dict(mech.to_dict()) == mech
+    True
+    """
+
+    name = "discrete_gaussian"
+    lattice = True
+
+    def __init__(self, *, sigma=None, epsilon=None, delta=None, sensitivity=1) -> None:
+        self._sensitivity = nx.check_sensitivity(sensitivity, integer=True)
+        self._epsilon = None if epsilon is None else _check_epsilon(epsilon)
+        dlt = None if delta is None else _check_delta(delta)
+        if sigma is None:
+            if self._epsilon is None or dlt is None:
+                raise SpecError("DiscreteGaussian needs sigma, or epsilon and delta to calibrate it")
+            self.sigma = discrete_gaussian_sigma(self._epsilon, dlt, self._sensitivity)
+        else:
+            self.sigma = _check_sigma(sigma)
+        if self._epsilon is not None:
+            real = discrete_gaussian_delta(self.sigma, self._epsilon, self._sensitivity)
+            if dlt is not None and real > dlt:
+                raise SpecError(f"sigma = {self.sigma!r} is too small for (epsilon, delta) = ({self._epsilon!r}, "
+                                f"{dlt!r}): its exact delta is {real:.6g}")
+            dlt = real if dlt is None else dlt
+        self.delta = dlt
+        self._log_z = discrete_gaussian_log_normaliser(self.sigma)
+        self._tails = None
+
+    @property
+    def parameters(self) -> dict:
+        return {"sigma": self.sigma, "delta": self.delta}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "sigma": self.sigma, "epsilon": self._epsilon, "delta": self.delta,
+                "sensitivity": self.sensitivity}
+
+    def privacy(self) -> Privacy:
+        if self._epsilon is None:
+            raise SpecError("DiscreteGaussian(sigma=...) without epsilon has no single guarantee: "
+                            "use discrete_gaussian_delta(sigma, epsilon, sensitivity)")
+        return Privacy("approx", self._epsilon, self.delta, self.sensitivity, "abs",
+                       "delta(epsilon) of the discrete Gaussian from the exact hockey-stick sums over shifts 1..sensitivity "
+                       "(upper bound with a rigorous tail) [CKS20]")
+
+    def _logpmf(self, k):
+        return self._on_lattice(k, lambda i: -i * i / (2.0 * self.sigma**2) - self._log_z)
+
+    def _pmf(self, k):
+        return np.exp(-k * k / (2.0 * self.sigma**2) - self._log_z)
+
+    def _tail_table(self) -> np.ndarray:
+        """T[m] = P(X >= m) for m = 0..M (M = ⌈40σ⌉ + 2), summed from the far end."""
+        if self._tails is None:
+            if self.sigma > 1e5:
+                raise SpecError("cdf/sf of a discrete Gaussian with sigma > 1e5 are not implemented")
+            M = int(math.ceil(40.0 * self.sigma)) + 2
+            m = np.arange(0, M + 1, dtype=float)
+            p = np.exp(-m * m / (2.0 * self.sigma**2) - self._log_z)
+            self._tails = np.cumsum(p[::-1])[::-1]
+        return self._tails
+
+    def _sf(self, n):
+        # P(X > n) = T[n + 1] for n >= 0; for n < 0, 1 − P(X <= n) = 1 − P(X >= −n) = 1 − T[−n]
+        T = self._tail_table()
+        M = T.size - 1
+        n = np.asarray(n, dtype=float)
+        m = np.where(n >= 0, n + 1.0, -n)
+        idx = np.clip(m, 0, M).astype(np.int64)
+        t = np.where(m > M, 0.0, T[idx])
+        return np.where(n >= 0, t, 1.0 - t)
+
+    def _sample(self, n, rng):
+        sigma = self.sigma
+        t = math.floor(sigma) + 1.0
+        q = -math.expm1(-1.0 / t)  # discrete Laplace with scale t: difference of two geometric laws
+        out = np.empty(n, dtype=np.int64)
+        todo = np.arange(n)
+        while todo.size:
+            y = rng.geometric(q, size=todo.size) - rng.geometric(q, size=todo.size)
+            accept = rng.random(todo.size) < np.exp(-((np.abs(y) - sigma * sigma / t) ** 2) / (2.0 * sigma * sigma))
+            out[todo[accept]] = y[accept]
+            todo = todo[~accept]
+        return out
+
+    def _entropy(self):
+        # H = ln Z + E[X²]/(2σ²)
+        return self._log_z + discrete_gaussian_cost("square", self.sigma) / (2.0 * self.sigma**2)
+
+    def _expected_cost(self, cost):
+        return discrete_gaussian_cost(cost, self.sigma)
