@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TAGS", "REFERENCES", "cite", "references_markdown", "tags_in", "section_tags", "citation"]
+__all__ = ["TAGS", "REFERENCES", "WORKS", "cite", "references_markdown", "tags_in", "section_tags", "citation"]
 
 #: catalogue key -> tag
 TAGS: dict[str, str] = {
@@ -37,6 +37,18 @@ REFERENCES: dict[str, str] = {
              'Privacy", arXiv:1504.00065, 2015.',
 }
 
+#: tag -> full citation of the other works optmech cites (reference mechanisms, calibrations)
+WORKS: dict[str, str] = {
+    "DR14": 'C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", *Foundations and Trends in '
+            "Theoretical Computer Science* 9(3–4), 2014.",
+    "BW18": 'B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical '
+            'Calibration and Optimal Denoising", ICML 2018, arXiv:1805.06530.',
+    "GDGK20": 'Q. Geng, W. Ding, R. Guo, S. Kumar, "Tight Analysis of Privacy and Utility Tradeoff in Approximate '
+              'Differential Privacy", AISTATS 2020, arXiv:1810.00877.',
+    "CKS20": 'C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, '
+             "arXiv:2004.00010.",
+}
+
 
 def cite(key: str) -> str:
     """``"000"`` -> ``"[Geng13]"``; a key that is not a paper (``"conjecture"``) is returned unchanged."""
@@ -49,7 +61,7 @@ def references_markdown() -> list[str]:
     return [f"- **[{tag}]** {REFERENCES[tag]}" for tag in TAGS.values()]
 
 
-_TAG_RE = re.compile(r"\[(" + "|".join(sorted(REFERENCES, key=len, reverse=True)) + r")[\],;]")
+_TAG_RE = re.compile(r"\[(" + "|".join(sorted([*REFERENCES, *WORKS], key=len, reverse=True)) + r")[\],;]")
 
 
 def tags_in(text: str) -> list[str]:
@@ -73,4 +85,4 @@ def section_tags(key: str, item: str = "") -> list[str]:
 
 def citation(tag: str) -> str:
     """``"Geng13"`` -> ``"[Geng13] Q. Geng, \"The Optimal Mechanism ...\", ..., 2013."`` (markdown)."""
-    return f"[{tag}] {REFERENCES[tag]}"
+    return f"[{tag}] {REFERENCES.get(tag) or WORKS[tag]}"

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from optmech.sources import REFERENCES, TAGS, cite
+from optmech.sources import REFERENCES, TAGS, WORKS, cite
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,8 +71,9 @@ def test_tags_and_references_agree():
     assert cite("000") == "[Geng13]" and cite("conjecture") == "conjecture"
     section = _references_section(_text(ROOT / "README.md"))
     defined = set(re.findall(r"\*\*\[([A-Za-z]+\d{2})\]\*\*", section))
-    assert defined == set(REFERENCES), defined
-    for tag, citation in REFERENCES.items():
+    assert defined == set(REFERENCES) | set(WORKS), defined
+    assert not set(REFERENCES) & set(WORKS)
+    for tag, citation in {**REFERENCES, **WORKS}.items():
         title = re.search(r'"([^"]+)"', citation).group(1)
         assert title in section, (tag, title)
     assert "cited by these tags" in section

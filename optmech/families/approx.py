@@ -123,14 +123,33 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
     from optmech.families.relaxed import approx_references
 
+    bounds = approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim,
+                               ctx=ctx)
+    if problem.dim == 1:
+        bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity))
     out = []
-    for b in approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim,
-                               ctx=ctx):
+    for b in bounds:
         v = float(b.value)
         inside = reference_inside(v, lo, up, b.exact)
         out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
                                   conditions=dict(b.conditions)))
     return out
+
+
+#: The discrete Gaussian's calibration sums O(Δ·σ) terms per trial σ (about 3 s at Δ = 100): beyond
+#: this sensitivity it is not computed within a solve.
+DISCRETE_GAUSSIAN_MAX_SENSITIVITY = 64
+
+
+def discrete_gaussian_bounds(cost, epsilon: float, delta: float, sensitivity: int) -> list:
+    """The discrete Gaussian [CKS20] calibrated by its exact δ(ε) audit, as an upper bound (1-D)."""
+    from optmech.mechanisms.approx_bounds import make_bound
+    from optmech.mechanisms.approx_references import discrete_approx_references
+
+    if epsilon <= 0 or sensitivity > DISCRETE_GAUSSIAN_MAX_SENSITIVITY:
+        why = "epsilon = 0" if epsilon <= 0 else f"sensitivity above {DISCRETE_GAUSSIAN_MAX_SENSITIVITY}"
+        return [make_bound("discrete_gaussian", math.nan, "upper", {}, {}, True, f"not computed ({why})")]
+    return discrete_approx_references(cost, epsilon, delta, sensitivity)
 
 
 # -- the family ---------------------------------------------------------------------------------------

@@ -195,10 +195,7 @@ class ApproxRealFamily:
 
 def continuous_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
     """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx_references`)."""
-    try:  # TEMPORARY until the module lands
-        from optmech.mechanisms.approx_references import continuous_approx_references
-    except ImportError:
-        return []
+    from optmech.mechanisms.approx_references import continuous_approx_references
 
     out = []
     for b in continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity):
