@@ -127,6 +127,12 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
                                ctx=ctx)
     if problem.dim == 1:
         bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity))
+    return reference_values(bounds, lo, up)
+
+
+def reference_values(bounds: list, lo: float, up: float) -> list[ReferenceValue]:
+    """:class:`~optmech.mechanisms.approx_bounds.Bound` objects as the Result's references, each placed
+    against the certified bracket [lo, up] (:func:`optmech.certify.reference_inside`)."""
     out = []
     for b in bounds:
         v = float(b.value)
@@ -134,6 +140,19 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
         out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
                                   conditions=dict(b.conditions)))
     return out
+
+
+def audit_record(best_up: "_Upper | None", epsilon: float, delta: float, method: str) -> dict:
+    """The Result's ``audit`` for an audited (ε, δ) upper bound (None: no upper bound was certified)."""
+    return {
+        "realised_delta": best_up.realised_delta if best_up else None,
+        "target_delta": delta,
+        "epsilon": epsilon,
+        "passed": bool(best_up and best_up.certified),
+        "shifts": int(len(best_up.shifts_delta)) if best_up else 0,
+        "method": method,
+        "mixed_weight": best_up.mixed if best_up else None,
+    }
 
 
 #: The discrete Gaussian's calibration sums O(Δ·σ) terms per trial σ (about 3 s at Δ = 100): beyond
@@ -306,15 +325,7 @@ class ApproxFamily:
                           "assumed")
         return {
             "mechanism": mech,
-            "audit": {
-                "realised_delta": best_up.realised_delta if best_up else None,
-                "target_delta": delta,
-                "epsilon": eps,
-                "passed": bool(best_up and best_up.certified),
-                "shifts": int(len(best_up.shifts_delta)) if best_up else 0,
-                "method": "hockey-stick sums for every shift, outward-rounded",
-                "mixed_weight": best_up.mixed if best_up else None,
-            },
+            "audit": audit_record(best_up, eps, delta, "hockey-stick sums for every shift, outward-rounded"),
             "truncation": {
                 "half_width": alp.N, "box_half_width": alp.R, "dim": d,
                 "lower_bound": "relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass",

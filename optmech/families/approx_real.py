@@ -19,9 +19,8 @@ import math
 import numpy as np
 
 from optmech.budget import LPPlan, gib
-from optmech.certify import reference_inside
 from optmech.errors import SpecError
-from optmech.families.approx import upper_from_pmf
+from optmech.families.approx import audit_record, reference_values, upper_from_pmf
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
@@ -173,16 +172,9 @@ class ApproxRealFamily:
                           "box (exact comparison), which is all the relaxation uses; no monotonicity is assumed")
         return {
             "mechanism": mech,
-            "audit": {
-                "realised_delta": best_up.realised_delta if best_up else None,
-                "target_delta": delta,
-                "epsilon": eps,
-                "passed": bool(best_up and best_up.certified),
-                "shifts": int(len(best_up.shifts_delta)) if best_up else 0,
-                "method": "hockey-stick sums of the cell masses for every integer shift 1..n (exact for every real "
-                          "shift of a cell-constant density), outward-rounded",
-                "mixed_weight": best_up.mixed if best_up else None,
-            },
+            "audit": audit_record(best_up, eps, delta,
+                                  "hockey-stick sums of the cell masses for every integer shift 1..n (exact for every "
+                                  "real shift of a cell-constant density), outward-rounded"),
             "truncation": {
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
                 "lower_bound": "relaxation: randomised rounding to the nodes; hockey-stick rows on the inner nodes, outer "
@@ -197,10 +189,5 @@ def continuous_reference_values(problem, lo: float, up: float) -> list[Reference
     """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx_references`)."""
     from optmech.mechanisms.approx_references import continuous_approx_references
 
-    out = []
-    for b in continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity):
-        v = float(b.value)
-        inside = reference_inside(v, lo, up, b.exact)
-        out.append(ReferenceValue(b.name, v, dict(b.parameters), inside, b.exact, b.note, valid=b.valid, kind=b.kind,
-                                  conditions=dict(b.conditions)))
-    return out
+    return reference_values(continuous_approx_references(problem.cost, problem.epsilon, problem.delta,
+                                                         problem.sensitivity), lo, up)
