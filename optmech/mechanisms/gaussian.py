@@ -125,6 +125,27 @@ def _check_epsilon(epsilon: Any) -> float:
     return eps
 
 
+def _calibrated(name: str, sigma, epsilon, delta, sensitivity: float, calibrate, delta_of) -> tuple:
+    """(ε or None, σ, δ or None) of a Gaussian-type law: σ given (checked against δ when ε and δ are
+    both given, δ computed when only ε is), or calibrated from (ε, δ) by ``calibrate``; ``delta_of``
+    is the law's exact δ(ε)."""
+    eps = None if epsilon is None else _check_epsilon(epsilon)
+    dlt = None if delta is None else _check_delta(delta)
+    if sigma is None:
+        if eps is None or dlt is None:
+            raise SpecError(f"{name} needs sigma, or epsilon and delta to calibrate it")
+        sig = calibrate(eps, dlt, sensitivity)
+    else:
+        sig = _check_sigma(sigma)
+    if eps is not None:
+        real = delta_of(sig, eps, sensitivity)
+        if dlt is not None and real > dlt:
+            raise SpecError(f"sigma = {sig!r} is too small for (epsilon, delta) = ({eps!r}, {dlt!r}): its exact delta "
+                            f"is {real:.6g}")
+        dlt = real if dlt is None else dlt
+    return eps, sig, dlt
+
+
 def _check_delta(delta: Any) -> float:
     if isinstance(delta, bool) or not isinstance(delta, Real) or not math.isfinite(float(delta)):
         raise SpecError(f"delta must be a real number in (0, 1), got {delta!r}")
@@ -539,21 +560,8 @@ class Gaussian(Mechanism):
 
     def __init__(self, *, sigma=None, epsilon=None, delta=None, sensitivity=1.0) -> None:
         self._sensitivity = nx.check_sensitivity(sensitivity)
-        self._epsilon = None if epsilon is None else _check_epsilon(epsilon)
-        dlt = None if delta is None else _check_delta(delta)
-        if sigma is None:
-            if self._epsilon is None or dlt is None:
-                raise SpecError("Gaussian needs sigma, or epsilon and delta to calibrate it")
-            self.sigma = analytic_gaussian_sigma(self._epsilon, dlt, self._sensitivity)
-        else:
-            self.sigma = _check_sigma(sigma)
-        if self._epsilon is not None:
-            real = gaussian_delta(self.sigma, self._epsilon, self._sensitivity)
-            if dlt is not None and real > dlt:
-                raise SpecError(f"sigma = {self.sigma!r} is too small for (epsilon, delta) = ({self._epsilon!r}, "
-                                f"{dlt!r}): its exact delta is {real:.6g}")
-            dlt = real if dlt is None else dlt
-        self.delta = dlt
+        self._epsilon, self.sigma, self.delta = _calibrated("Gaussian", sigma, epsilon, delta, self._sensitivity,
+                                                            analytic_gaussian_sigma, gaussian_delta)
 
     @property
     def parameters(self) -> dict:
@@ -865,21 +873,9 @@ class DiscreteGaussian(Mechanism):
 
     def __init__(self, *, sigma=None, epsilon=None, delta=None, sensitivity=1) -> None:
         self._sensitivity = nx.check_sensitivity(sensitivity, integer=True)
-        self._epsilon = None if epsilon is None else _check_epsilon(epsilon)
-        dlt = None if delta is None else _check_delta(delta)
-        if sigma is None:
-            if self._epsilon is None or dlt is None:
-                raise SpecError("DiscreteGaussian needs sigma, or epsilon and delta to calibrate it")
-            self.sigma = discrete_gaussian_sigma(self._epsilon, dlt, self._sensitivity)
-        else:
-            self.sigma = _check_sigma(sigma)
-        if self._epsilon is not None:
-            real = discrete_gaussian_delta(self.sigma, self._epsilon, self._sensitivity)
-            if dlt is not None and real > dlt:
-                raise SpecError(f"sigma = {self.sigma!r} is too small for (epsilon, delta) = ({self._epsilon!r}, "
-                                f"{dlt!r}): its exact delta is {real:.6g}")
-            dlt = real if dlt is None else dlt
-        self.delta = dlt
+        self._epsilon, self.sigma, self.delta = _calibrated("DiscreteGaussian", sigma, epsilon, delta,
+                                                            self._sensitivity, discrete_gaussian_sigma,
+                                                            discrete_gaussian_delta)
         self._log_z = discrete_gaussian_log_normaliser(self.sigma)
         self._tails = None
 
