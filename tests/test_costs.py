@@ -335,3 +335,15 @@ def test_enclosure_is_of_the_real_function_not_of_float_overflow():
     a, b = parse_cost("3*abs(x)*(x<0) + x*(x>=0)"), parse_cost("where(x < 0, 3*abs(x), x)")
     for lo, hi in [(5.0, np.inf), (-np.inf, -5.0), (-1.0, 1.0), (1e300, np.inf)]:
         assert tuple(map(float, a.enclose(lo, hi))) == tuple(map(float, b.enclose(lo, hi)))
+
+
+def test_enclosure_follows_the_float_exp_where_it_underflows():
+    """exp(x) > 0 for every real x, but the float exp is 0 below x ≈ −745.13: ``where`` takes the other
+    branch there, and the enclosure must hold for that float value (found by the random-expression test)."""
+    c = parse_cost("where(0 < exp(x), x, 0)")
+    x = np.array([-800.0, -746.0, -745.0, -700.0, 0.5])
+    L, H = c.enclose(x, x)
+    y = c(x)
+    assert np.all((L <= y) & (y <= H))
+    L, H = c.enclose(np.array([-1000.0]), np.array([-740.0]))
+    assert L[0] <= -1000.0 and H[0] >= 0.0

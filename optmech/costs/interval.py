@@ -538,6 +538,10 @@ def _parts(pairs) -> tuple:
     return tuple((float(a), float(b)) for a, b in pairs if a <= b)
 
 
+#: The smallest normal float, and a t below which the float exp(t) is subnormal or 0 (exp(−708) ≈ 3.3e-308).
+_TINY_NORMAL, _SUBNORMAL_EXP_BELOW = 2.2250738585072014e-308, -708.0
+
+
 def _preimage(g: tuple, parts: tuple):
     """(var, P): P ⊇ {t : g(t) ∈ ∪ parts} for a chain g of one variable (x, or x_var), or None.
 
@@ -586,12 +590,16 @@ def _preimage(g: tuple, parts: tuple):
             out += [(-rh, -rl), (rl, rh)]
         return _preimage(g[1], _parts(out))
     if op == "exp":
+        # the float exp underflows: to 0 below t ≈ −745.13, to subnormals (with lost relative precision)
+        # below t ≈ −708.4; a part reaching down to 0 or into the subnormals takes those t as well
         out = []
         for l, h in parts:
-            if h <= 0:
+            if h < 0:
                 continue
             with np.errstate(all="ignore"):
-                out.append((round_down(np.log(l), WIDEN_LIBM) if l > 0 else -INF, round_up(np.log(h), WIDEN_LIBM)))
+                lo_t = round_down(np.log(l), WIDEN_LIBM) if l >= _TINY_NORMAL else -INF
+                hi_t = round_up(np.log(h), WIDEN_LIBM) if h >= _TINY_NORMAL else _SUBNORMAL_EXP_BELOW
+            out.append((lo_t, hi_t))
         return _preimage(g[1], _parts(out))
     return None
 
