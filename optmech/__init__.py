@@ -48,6 +48,10 @@ _LAZY = {
                                               "make_mechanism")},
 }
 
+#: submodules a user reaches as attributes (``optmech.store.read(path)``), imported on first use
+_SUBMODULES = frozenset({"store", "table", "plots", "mechanisms", "costs", "spec", "drive", "result", "sweep",
+                         "certify", "sources", "audit", "compare", "errors", "inputs", "reproduce", "workers"})
+
 __all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous",
            "ExpectedCost", "Wasserstein", "Cost", "Result", "Status", "OptmechError", "SpecError",
            "Mechanism", "Laplace", "DiscreteLaplace", "Staircase", "DiscreteStaircase", "Geometric", "Uniform",
@@ -55,15 +59,17 @@ __all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "Lipschitz",
 
 
 def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap
+    import importlib
+
+    if name in _SUBMODULES:
+        return importlib.import_module(f"optmech.{name}")
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'optmech' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(target[0]), target[1])
 
 
 def __dir__() -> list[str]:
     """The public API and the module's attributes, for tab completion."""
     own = {n for n in globals() if n.startswith("__") or not n.startswith("_")} - {"annotations", "TYPE_CHECKING"}
-    return sorted(set(__all__) | own)
+    return sorted(set(__all__) | own | _SUBMODULES)

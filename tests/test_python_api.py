@@ -465,20 +465,24 @@ def test_dir_lists_the_public_api():
 
 
 def test_every_name_in_all_resolves():
-    import optmech.store
-
     for n in optmech.__all__:
-        if n == "read_store" and not hasattr(optmech.store, "read"):
-            continue  # being written by the store's owner
         assert getattr(optmech, n) is not None, n
     assert optmech.Laplace is Laplace and optmech.Result.__name__ == "Result"
-    if hasattr(optmech.store, "read"):
-        assert optmech.read_store is optmech.store.read
+    from optmech.store import read
     from optmech.table import build_table
 
+    assert optmech.read_store is read
     assert optmech.build_table is build_table
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         optmech.nonsense  # noqa: B018
+
+
+def test_submodules_are_attributes_after_a_plain_import():
+    """The README's ``optmech.store.read(path)`` after nothing but ``import optmech``."""
+    code = ("import optmech; print(optmech.store.read.__module__, optmech.plots.plot_result.__name__, "
+            "optmech.table.build_table.__name__, 'store' in dir(optmech))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["optmech.store", "plot_result", "build_table", "True"]
 
 
 def test_import_optmech_stays_lazy():
