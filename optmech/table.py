@@ -1,21 +1,63 @@
 """Bound tables: one certified solve per (Δ, ε, δ) row, in parallel, as text, CSV, JSON or markdown.
 
 ``optmech table --privacy approx`` reproduces the lower/upper bound comparisons of [GV13]
-([Geng13] Ch. 4) and adds the certified optimum V*; ``--privacy pure`` compares V* with the staircase
-and Laplace closed forms.  Rows are independent and run in worker processes
+([Geng13] Ch. 4) on the integer lattice and adds the certified optimum V*; with ``--domain
+continuous`` it brackets V* for (ε, δ)-DP noise on the real line and sets it beside the Gaussian
+([DR14], [BW18]) and the truncated Laplace [GDGK20]; ``--privacy pure`` compares V* with the
+staircase and Laplace closed forms.  Rows are independent and run in worker processes
 (:func:`optmech.workers.process_pool`, whose workers exit with their parent); a progress bar (tqdm) is drawn on a terminal.
 
-Column contract (more columns may be added, none renamed):
+Column contract (more columns may be added, none renamed or removed):
 
 * approx: ``sensitivity, epsilon, delta, lb_theorem, lb_theorem_valid, lb_relaxed_lp,
   v_star_lower, v_star_upper, ub_uniform, ub_laplace, ub_staircase, ratio_best_simple_to_v_star``
+  (:data:`APPROX_COLUMNS`), on both domains; then, on the integer lattice,
+  ``ub_discrete_gaussian, ratio_discrete_gaussian_to_v_star`` (:data:`APPROX_INTEGER_COLUMNS`), and
+  on the real line ``ub_gaussian, ub_analytic_gaussian, ub_truncated_laplace,
+  ratio_gaussian_to_v_star, ratio_truncated_laplace_to_v_star`` (:data:`APPROX_CONTINUOUS_COLUMNS`);
+  then ``relative_gap, certified, lb_theorem_name, seconds``.
 * pure: ``sensitivity, epsilon, v_star_lower, v_star_upper, staircase, laplace, ratio_laplace_to_v_star``
 
+Every ``ratio_*_to_v_star`` divides by ``v_star_upper``, the upper end of the certified bracket
+(v_star_lower <= V* <= v_star_upper): it never exceeds the true ratio to V* and is below it by a
+factor of at least 1 − relative_gap (relative_gap = (upper − lower)/upper).  It is null when its
+numerator is null or the row is not certified.
+
+Integer lattice (``--domain integer``, the default for approx):
 ``ratio_best_simple_to_v_star`` is min(ub_uniform, ub_laplace) / v_star_upper (the best of the
-two simple mechanisms of [GV13] against the certified optimum; dividing by the upper end of the
-bracket makes it conservative by at most the relative gap).  ``ratio_laplace_to_v_star`` is
-laplace / v_star_upper.  A theorem lower bound whose side conditions fail is still shown, with
-``lb_theorem_valid = false``: it is *not* a bound.
+two simple mechanisms of [GV13] against the certified optimum).  A theorem lower bound whose side
+conditions fail is still shown, with ``lb_theorem_valid = false``: it is *not* a bound.
+``ub_discrete_gaussian`` is the exact expected cost of the discrete Gaussian [CKS20] with the
+smallest σ whose exact δ(ε) over the shifts 1..Δ is <= δ; null when it is not a valid bound or was
+not computed (d > 1, ε = 0, or Δ above 64, where its calibration is too slow for a table row).
+
+Real line (``--domain continuous``, 1-D only for now: :data:`CONTINUOUS_APPROX_DIMS`):
+
+* ``lb_theorem``, ``lb_theorem_valid``, ``lb_theorem_name``, ``lb_relaxed_lp``: null.  The
+  theorems and relaxed LPs of [GV13] are statements about noise on ℤ; optmech implements no
+  closed-form lower bound for (ε, δ)-DP noise on ℝ, and the certified lower bound is ``v_star_lower``.
+* Every ``ub_*`` is the exact expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ, taken
+  from the solve's references, and null when that reference is not a valid bound (its side
+  condition fails or its value is not finite):
+  ``ub_uniform``: U[−Δ/(2δ), Δ/(2δ)], (0, δ)-DP;  ``ub_laplace``: Laplace(Δ/ε) (null at ε = 0);
+  ``ub_staircase``: the δ = 0 optimum [Geng13, Thm 2.4] (null at ε = 0);
+  ``ub_gaussian``: the classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε of [DR14, Thm A.1], **null
+  unless 0 < ε < 1**, where that calibration is proven (above it σ may not be (ε, δ)-DP at all);
+  ``ub_analytic_gaussian``: the Gaussian with the smallest σ whose exact δ(ε) is <= δ
+  [BW18, Thm 8] (valid for every ε; E|Z| = σ√(2/π), E Z² = σ²);
+  ``ub_truncated_laplace``: the truncated Laplace of [GDGK20] (null at ε = 0).
+* ``ratio_best_simple_to_v_star`` = min(ub_uniform, ub_laplace) / v_star_upper, as on ℤ.
+* ``ratio_gaussian_to_v_star`` = the best *valid* Gaussian over v_star_upper:
+  min(ub_gaussian, ub_analytic_gaussian) / v_star_upper over the non-null ones.  The analytic
+  calibration is the smallest σ with δ(ε) <= δ, so it never exceeds the classic one and this is
+  ub_analytic_gaussian / v_star_upper (for costs nondecreasing in |x|).
+* ``ratio_truncated_laplace_to_v_star`` = ub_truncated_laplace / v_star_upper.
+
+The text rendering of a real-line table leaves out those four null theorem columns (CSV, JSON,
+markdown and :meth:`Table.to_frame` keep every column).
+
+For cost expressions the references' costs are numerical integrals (``exact = false`` in the
+solve's JSON), not certified; for ``abs``, ``square`` and ``pow:P`` they are closed forms rounded up.
 """
 
 from __future__ import annotations
@@ -32,13 +74,23 @@ from typing import Any, Sequence
 
 from optmech.errors import SpecError
 
-__all__ = ["build_table", "Table", "APPROX_COLUMNS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
+__all__ = ["build_table", "Table", "APPROX_COLUMNS", "APPROX_INTEGER_COLUMNS", "APPROX_CONTINUOUS_COLUMNS",
+           "CONTINUOUS_APPROX_DIMS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
 
 APPROX_COLUMNS = (
     "sensitivity", "epsilon", "delta", "lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "v_star_lower",
     "v_star_upper", "ub_uniform", "ub_laplace", "ub_staircase", "ratio_best_simple_to_v_star",
 )
+#: After :data:`APPROX_COLUMNS` on the integer lattice: the discrete Gaussian [CKS20].
+APPROX_INTEGER_COLUMNS = ("ub_discrete_gaussian", "ratio_discrete_gaussian_to_v_star")
+#: After :data:`APPROX_COLUMNS` on the real line: the Gaussian ([DR14], [BW18]) and the truncated Laplace [GDGK20].
+APPROX_CONTINUOUS_COLUMNS = ("ub_gaussian", "ub_analytic_gaussian", "ub_truncated_laplace", "ratio_gaussian_to_v_star",
+                             "ratio_truncated_laplace_to_v_star")
 APPROX_EXTRA = ("relative_gap", "certified", "lb_theorem_name", "seconds")
+#: Columns of the integer contract that are null in every row on the real line (the text rendering leaves them out).
+_NULL_ON_THE_REAL_LINE = ("lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "lb_theorem_name")
+#: The dimensions of (ε, δ) tables on the real line: the one place to widen when the d-D family lands.
+CONTINUOUS_APPROX_DIMS = (1,)
 PURE_COLUMNS = ("sensitivity", "epsilon", "v_star_lower", "v_star_upper", "staircase", "laplace", "ratio_laplace_to_v_star")
 PURE_EXTRA = ("relative_gap", "certified", "seconds")
 #: Rows refused without ``--force``.
@@ -91,8 +143,26 @@ def _problem(privacy: str, cost: str, sensitivity, epsilon: float, delta: float 
                                 "delta": delta, "dim": dim, "domain": domain, "target_gap": target_gap})
 
 
+def _valid_upper(result, name: str) -> float | None:
+    """A reference's value when it is a valid, finite upper bound; else None."""
+    ref = _ref(result, name)
+    if ref is None or ref.valid is False:
+        return None
+    v = _num(ref.value)
+    return v if v is not None and math.isfinite(v) else None
+
+
+def _ratio(value: float | None, result) -> float | None:
+    """``value / v_star_upper`` for a certified row (None when either is missing)."""
+    up = result.upper_bound
+    if value is None or not result.certified or not (up > 0 and math.isfinite(up)):
+        return None
+    return value / up
+
+
 def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: int, solver: str,
                time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
+    """One row of an (ε, δ) table on the integer lattice ℤ^dim (module docstring)."""
     import optmech
 
     r = optmech.solve(_problem("approx", cost, sensitivity, epsilon, delta, dim, "integer", target_gap),
@@ -102,6 +172,7 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
     ub_u, ub_l = _num(uni.value) if uni else None, _num(lap.value) if lap else None
     best = min((v for v in (ub_u, ub_l) if v is not None and math.isfinite(v)), default=None)
     up = r.upper_bound
+    ub_dg = _valid_upper(r, "discrete_gaussian")
     return {
         "sensitivity": sensitivity, "epsilon": epsilon, "delta": delta,
         "lb_theorem": _num(thm.value) if thm else None,
@@ -112,8 +183,36 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
         "ub_uniform": ub_u, "ub_laplace": ub_l,
         "ub_staircase": _num(st.value) if st and st.valid else None,
         "ratio_best_simple_to_v_star": best / up if best is not None and r.certified and up > 0 else None,
+        "ub_discrete_gaussian": ub_dg, "ratio_discrete_gaussian_to_v_star": _ratio(ub_dg, r),
         "relative_gap": r.relative_gap, "certified": r.certified,
         "lb_theorem_name": (thm.parameters.get("theorem") if thm else None), "seconds": r.seconds,
+    }
+
+
+def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float, dim: int, solver: str,
+                    time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
+    """One row of an (ε, δ) table on the real line (module docstring: no theorem columns; the
+    references of :func:`optmech.mechanisms.approx_references.continuous_approx_references`)."""
+    import optmech
+
+    r = optmech.solve(_problem("approx", cost, sensitivity, epsilon, delta, dim, "continuous", target_gap),
+                      solver=solver, time_limit=time_limit)
+    ub = {name: _valid_upper(r, name) for name in
+          ("uniform", "laplace", "staircase", "gaussian", "analytic_gaussian", "truncated_laplace")}
+    best_simple = min((v for v in (ub["uniform"], ub["laplace"]) if v is not None), default=None)
+    best_gauss = min((v for v in (ub["gaussian"], ub["analytic_gaussian"]) if v is not None), default=None)
+    return {
+        "sensitivity": sensitivity, "epsilon": epsilon, "delta": delta,
+        "lb_theorem": None, "lb_theorem_valid": None, "lb_relaxed_lp": None,
+        "v_star_lower": r.lower_bound if r.certified else None,
+        "v_star_upper": r.upper_bound if r.certified else None,
+        "ub_uniform": ub["uniform"], "ub_laplace": ub["laplace"], "ub_staircase": ub["staircase"],
+        "ratio_best_simple_to_v_star": _ratio(best_simple, r),
+        "ub_gaussian": ub["gaussian"], "ub_analytic_gaussian": ub["analytic_gaussian"],
+        "ub_truncated_laplace": ub["truncated_laplace"],
+        "ratio_gaussian_to_v_star": _ratio(best_gauss, r),
+        "ratio_truncated_laplace_to_v_star": _ratio(ub["truncated_laplace"], r),
+        "relative_gap": r.relative_gap, "certified": r.certified, "lb_theorem_name": None, "seconds": r.seconds,
     }
 
 
@@ -142,10 +241,14 @@ def _run_row(kind: str, kwargs: dict) -> dict:
     from optmech.errors import OptmechError
 
     try:
-        return approx_row(**kwargs) if kind == "approx" else pure_row(**kwargs)
+        return _ROWS[kind](**kwargs)
     except OptmechError as exc:
         keys = ("sensitivity", "epsilon", "delta")
         return {k: kwargs[k] for k in keys if k in kwargs} | {"certified": False, "error": " ".join(str(exc).split())}
+
+
+#: The row function of each job kind (``approx`` on ℤ^d, ``approx_continuous`` on ℝ, ``pure``).
+_ROWS = {"approx": approx_row, "approx_continuous": approx_real_row, "pure": pure_row}
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -158,16 +261,20 @@ class Table(list):
     >>> t = build_table("pure", cost="abs", sensitivities=[1], epsilons=[1.0], domain="integer", workers=1)
     >>> t, t.columns[:3], t.render("csv").splitlines()[0].split(",")[:3]
     (<Table pure: 1 rows>, ['sensitivity', 'epsilon', 'v_star_lower'], ['sensitivity', 'epsilon', 'v_star_lower'])
+
+    ``domain`` is the noise's domain, ``"integer"`` or ``"continuous"``; for (ε, δ) tables it picks
+    the columns (module docstring).
     """
 
-    def __init__(self, kind: str, rows=()):
+    def __init__(self, kind: str, rows=(), domain: str = "integer"):
         super().__init__(rows)
         self.kind = kind
+        self.domain = domain
 
     @property
     def columns(self) -> list[str]:
         """The column names, in order (the contract of the module docstring, then the extras)."""
-        return columns(self.kind, self)
+        return columns(self.kind, self, self.domain)
 
     def to_frame(self):
         """The rows as a pandas DataFrame with :attr:`columns` (pandas needed: ``pip install 'optmech[pandas]'``).
@@ -185,10 +292,11 @@ class Table(list):
 
     def render(self, fmt: str = "text") -> str:
         """The table as ``text``, ``csv``, ``json`` or ``markdown`` (what ``optmech table --format`` prints)."""
-        return render(self.kind, list(self), fmt)
+        return render(self.kind, list(self), fmt, domain=self.domain)
 
     def __repr__(self) -> str:
-        return f"<Table {self.kind}: {len(self)} rows>"
+        where = " on the real line" if self.kind == "approx" and self.domain == "continuous" else ""
+        return f"<Table {self.kind}{where}: {len(self)} rows>"
 
     def _repr_html_(self) -> str:
         import html
@@ -207,18 +315,38 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
 
     Rows run in ``workers`` processes (all cores by default; 1 runs in this process); the call
     works from plain scripts and notebooks alike (no ``if __name__ == "__main__"`` guard needed).
+    ``domain`` is the noise's domain: ``"integer"`` (the lattice ℤ^dim) or ``"continuous"`` (the
+    real line; (ε, δ) tables there are 1-D, :data:`CONTINUOUS_APPROX_DIMS`).
 
     >>> t = build_table("approx", cost="abs", sensitivities=[1], epsilons=[0.5], deltas=[0.1], workers=1)
     >>> row = t[0]
     >>> row["certified"], row["v_star_lower"] <= row["v_star_upper"] <= row["ub_laplace"]
     (True, True)
+    >>> t = build_table("approx", cost="abs", sensitivities=[1], epsilons=[1.0], deltas=[0.05], domain="continuous",
+    ...                 target_gap=1e-3, workers=1)
+    >>> row = t[0]
+    >>> t, row["ub_gaussian"], row["v_star_upper"] <= row["ub_truncated_laplace"] <= row["ub_analytic_gaussian"]
+    (<Table approx on the real line: 1 rows>, None, True)
     """
-    if kind == "approx":
+    if domain not in ("integer", "continuous"):
+        raise SpecError(f"domain must be integer or continuous, got {domain!r}")
+    if kind == "approx" and domain == "continuous":
+        if dim not in CONTINUOUS_APPROX_DIMS:
+            raise SpecError(f"(epsilon, delta) tables on the real line are 1-D for now (--dim 1), got --dim {dim}; "
+                            "--domain integer tables take d > 1")
+        grid = list(product(sensitivities, epsilons, deltas))
+        for D, e, dl in grid:  # validate before forking
+            _problem("approx", cost, D, e, dl, dim, "continuous", target_gap)
+        jobs = [dict(cost=cost, sensitivity=float(D), epsilon=e, delta=dl, dim=dim, solver=solver,
+                     time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
+        job_kind = "approx_continuous"
+    elif kind == "approx":
         grid = list(product(sensitivities, epsilons, deltas))
         for D, e, dl in grid:  # validate before forking
             _problem("approx", cost, D, e, dl, dim, "integer", target_gap)
         jobs = [dict(cost=cost, sensitivity=int(D), epsilon=e, delta=dl, dim=dim, solver=solver,
                      time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
+        job_kind = "approx"
     else:
         if dim != 1:
             raise SpecError("pure-DP tables are 1-dimensional (--dim 1)")
@@ -227,6 +355,7 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
             _problem("pure", cost, D, e, None, 1, domain, target_gap)
         jobs = [dict(cost=cost, sensitivity=D, epsilon=e, domain=domain, solver=solver, time_limit=time_limit,
                      target_gap=target_gap) for D, e in grid]
+        job_kind = "pure"
     if len(jobs) > MAX_ROWS and not force:
         raise SpecError(f"the table has {len(jobs)} rows, more than the limit of {MAX_ROWS}: shrink the lists or pass --force")
     if progress is None:
@@ -241,14 +370,14 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     try:
         if workers == 1:
             for i, job in enumerate(jobs):
-                rows[i] = _run_row(kind, job)
+                rows[i] = _run_row(job_kind, job)
                 if bar:
                     bar.update()
         else:
             from optmech.workers import process_pool
 
             with process_pool(workers) as pool:  # its workers exit when this process dies, even by SIGKILL
-                futures = {pool.submit(_run_row, kind, job): i for i, job in enumerate(jobs)}
+                futures = {pool.submit(_run_row, job_kind, job): i for i, job in enumerate(jobs)}
                 for fut in as_completed(futures):
                     rows[futures[fut]] = fut.result()
                     if bar:
@@ -256,11 +385,16 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     finally:
         if bar:
             bar.close()
-    return Table(kind, [r for r in rows if r is not None])
+    return Table(kind, [r for r in rows if r is not None], domain=domain)
 
 
-def columns(kind: str, rows: list[dict]) -> list[str]:
-    base = list(APPROX_COLUMNS + APPROX_EXTRA) if kind == "approx" else list(PURE_COLUMNS + PURE_EXTRA)
+def columns(kind: str, rows: list[dict], domain: str = "integer") -> list[str]:
+    """The columns of a table of ``kind`` on ``domain``, in order (module docstring), and ``error`` when a row failed."""
+    if kind == "approx":
+        refs = APPROX_CONTINUOUS_COLUMNS if domain == "continuous" else APPROX_INTEGER_COLUMNS
+        base = list(APPROX_COLUMNS + refs + APPROX_EXTRA)
+    else:
+        base = list(PURE_COLUMNS + PURE_EXTRA)
     if any("error" in r for r in rows):
         base.append("error")
     return base
@@ -278,9 +412,11 @@ def _cell(v: Any, machine: bool) -> str:
     return str(v)
 
 
-def render(kind: str, rows: list[dict], fmt: str) -> str:
-    """The table as text, csv, json or markdown."""
-    cols = columns(kind, rows)
+def render(kind: str, rows: list[dict], fmt: str, *, domain: str | None = None) -> str:
+    """The table as text, csv, json or markdown (``domain``: that of ``rows`` when it is a :class:`Table`, else integer)."""
+    if domain is None:
+        domain = getattr(rows, "domain", "integer")
+    cols = columns(kind, rows, domain)
     if fmt == "json":
         def enc(v):
             if isinstance(v, float) and not math.isfinite(v):
@@ -295,6 +431,8 @@ def render(kind: str, rows: list[dict], fmt: str) -> str:
         for r in rows:
             w.writerow([_cell(r.get(c), True) for c in cols])
         return buf.getvalue()
+    if fmt == "text" and kind == "approx" and domain == "continuous":
+        cols = [c for c in cols if c not in _NULL_ON_THE_REAL_LINE]  # always null there: left out of the text only
     cells = [[_cell(r.get(c), False) for c in cols] for r in rows]
     if fmt == "markdown":
         out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]

@@ -91,8 +91,11 @@ def add_parsers(sub) -> None:
                     "approx) in parallel and print one row per problem: the certified bracket beside the papers' "
                     "bounds and the simple mechanisms (uniform, Laplace, staircase). Lists are comma-separated, "
                     "space-separated or repeated: --epsilon 0.5,1 2 --epsilon 4 is four values. (ε,δ) tables are on "
-                    "the integer lattice; pure-DP tables are on the --domain (continuous unless you say integer).",
+                    "the integer lattice unless you say --domain continuous (the real line, 1-D: the certified optimum "
+                    "beside the Gaussian and the truncated Laplace); pure-DP tables are on the --domain (continuous "
+                    "unless you say integer).",
         examples=["optmech table --privacy approx --sensitivity 1,3 --epsilon 0.1 0.5 --delta 0.05 --format csv",
+                  "optmech table --privacy approx --domain continuous --epsilon 0.5,1,2 --delta 0.01,0.1 --target-gap 1e-3",
                   "optmech table --epsilon 0.5 1 2 --domain integer --format markdown",
                   "optmech table --privacy approx --dim 2 --cost l1 --epsilon 1 --delta 0.01 --delta 0.1 --out t.json --format json"],
         exits=(EXIT_OK, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_INTERNAL),
@@ -103,7 +106,8 @@ def add_parsers(sub) -> None:
     t.add_argument("--epsilon", required=True, action=ListAction, metavar="E", help="ε values; a list (required)")
     t.add_argument("--delta", default=None, action=ListAction, metavar="D", help="δ values; a list (required with --privacy approx)")
     add_dim(t, help="dimension d (--privacy approx)")
-    add_domain(t, help="pure DP: noise domain (approx tables are always on the integer lattice)")
+    add_domain(t, help="noise domain (default: continuous for pure DP, integer for --privacy approx, where continuous "
+                       "means (epsilon, delta) noise on the real line, --dim 1)")
     t.add_argument("--format", default="text", choices=["text", "csv", "json", "markdown"], help="output format")
     t.add_argument("--out", default=None, metavar="FILE", help="write the table to FILE instead of stdout")
     add_workers(t)
@@ -312,13 +316,11 @@ def _cmd_table(args: argparse.Namespace) -> int:
     import tempfile
 
     from optmech.errors import SpecError
-    from optmech.table import build_table, render
+    from optmech.table import build_table
 
     dim = _number("dim", args.dim, integer=True)
-    if args.privacy == "approx":
-        if not is_default(args.domain) and args.domain != "integer":
-            raise SpecError("--privacy approx tables are on the integer domain")
-        domain = "integer"
+    if args.privacy == "approx":  # the lattice unless --domain continuous is written (the real line)
+        domain = "integer" if is_default(args.domain) else str(args.domain)
     else:
         domain = str(args.domain)
     sens = parse_number_list("--sensitivity", args.sensitivity, integer=(domain == "integer"))
@@ -340,7 +342,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
     rows = build_table(args.privacy, cost=args.cost, sensitivities=sens, epsilons=eps, deltas=deltas, dim=dim,
                        domain=domain, solver=args.solver, time_limit=tl,
                        target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force)
-    text = render(args.privacy, rows, args.format)
+    text = rows.render(args.format)
     if args.out:
         fd, tmp = tempfile.mkstemp(prefix=".optmech-", dir=os.path.dirname(os.path.abspath(args.out)))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
