@@ -36,11 +36,11 @@ Real line (``--domain continuous``, 1-D only for now: :data:`CONTINUOUS_APPROX_D
 * ``lb_theorem``, ``lb_theorem_valid``, ``lb_theorem_name``, ``lb_relaxed_lp``: null.  The
   theorems and relaxed LPs of [GV13] are statements about noise on ℤ; optmech implements no
   closed-form lower bound for (ε, δ)-DP noise on ℝ, and the certified lower bound is ``v_star_lower``.
-* Every ``ub_*`` is the exact expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ, taken
+* Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ, taken
   from the solve's references, and null when that reference is not a valid bound (its side
   condition fails or its value is not finite):
   ``ub_uniform``: U[−Δ/(2δ), Δ/(2δ)], (0, δ)-DP;  ``ub_laplace``: Laplace(Δ/ε) (null at ε = 0);
-  ``ub_staircase``: the δ = 0 optimum [Geng13, Thm 2.4] (null at ε = 0);
+  ``ub_staircase``: the δ = 0 optimum [Geng13, Thm 2.4] (other costs: the best staircase; null at ε = 0);
   ``ub_gaussian``: the classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε of [DR14, Thm A.1], **null
   unless 0 < ε < 1**, where that calibration is proven (above it σ may not be (ε, δ)-DP at all);
   ``ub_analytic_gaussian``: the Gaussian with the smallest σ whose exact δ(ε) is <= δ
