@@ -18,7 +18,8 @@ import pytest
 
 import optmech
 from optmech.costs import parse_cost
-from optmech.problems.approx_cells import NodeCosts, cell_mean_upper, cells_law
+from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
+                                           cell_mean_upper, cells_law)
 from optmech.spec import Problem
 
 
@@ -141,6 +142,61 @@ def test_cells_law_is_a_density_of_the_masses():
     m = Tabulated.from_law(law, 1.0, delta=0.1)
     for k, mass in zip(range(-2, 3), p):
         assert m.cdf((k + 0.5) / 4) - m.cdf((k - 0.5) / 4) == pytest.approx(mass, abs=1e-12)
+
+
+def test_aligned_cells_law_and_means():
+    """Masses on the aligned cells [kh, (k+1)h) become a density of those masses; the aligned means of
+    |x| are the centres' |x| (no cell straddles the kink), and every mean bound is above quadrature."""
+    from scipy.integrate import quad
+
+    from optmech.mechanisms.tabulated import Tabulated
+
+    p = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+    m = Tabulated.from_law(aligned_cells_law(p, -3, 1.0, 4), 1.0, delta=0.1)
+    for k, mass in zip(range(-3, 2), p):
+        assert m.cdf((k + 1) / 4) - m.cdf(k / 4) == pytest.approx(mass, abs=1e-12)
+    k = np.arange(-30, 30)
+    assert np.allclose(aligned_cell_mean_upper(parse_cost("abs"), k, 1.0, 4), np.abs(k + 0.5) / 4, rtol=1e-14)
+    for text in ("square", "abs(x-0.3)+0.1*x**2"):
+        L = parse_cost(text)
+        means = np.array([quad(lambda t: float(L(np.array(t))), kk * 0.25, (kk + 1) * 0.25, points=[0.3],
+                               epsabs=1e-13)[0] / 0.25 for kk in k])
+        assert np.all(aligned_cell_mean_upper(L, k, 1.0, 4) >= means - 1e-9 * (1 + np.abs(means)))
+    a = AlignedCells(parse_cost("abs"), 1.0, 4)
+    assert a.even(np.arange(-5, 5)) and not AlignedCells(parse_cost("abs(x-0.3)"), 1.0, 4).even(np.arange(-5, 5))
+
+
+def test_an_aligned_candidate_is_private_at_real_shifts():
+    """For |x| the upper bound comes from the aligned cells; its density passes the hockey-stick
+    integral at off-grid shifts (quadrature) and costs what the bracket says."""
+    r = _solve(epsilon=1, delta=1e-3, cost="abs", target_gap=1e-3)
+    assert r.certified and r.truncation["upper_bound_cells"] == "aligned"
+    m = r.mechanism
+    lo, hi = float(m.ppf(1e-12)) - 2, float(m.ppf(1 - 1e-12)) + 2
+    for t in (0.113, 0.5, 0.77, 1.0):
+        assert _hockey_stick_integral(m.pdf, t, 1.0, lo, hi) <= 1e-3 * (1 + 1e-3) + 1e-5
+    x = np.linspace(lo, hi, 2_000_001)
+    cost = float(np.sum(np.abs(x) * m.pdf(x)) * (x[1] - x[0]))
+    assert r.lower_bound * (1 - 1e-4) <= cost <= r.upper_bound * (1 + 1e-4)
+
+
+def test_dropping_shifts_relaxes_and_generation_recovers_the_full_lp():
+    """An LP that keeps some shifts has an optimum at most the full LP's (a relaxation); the solve,
+    which keeps only the shifts it needs, reaches the full LP's lower bound at the same resolution."""
+    from optmech.problems.approx import build_approx
+    from optmech.solvers import solve_lp
+
+    L = parse_cost("abs")
+    n, N = 8, 64
+    full = solve_lp(build_approx(L, 1.0, 1e-4, n, N, nodes=NodeCosts(L, 1.0, n)).lp).objective
+    part = solve_lp(build_approx(L, 1.0, 1e-4, n, N, nodes=NodeCosts(L, 1.0, n),
+                                 keep_shifts=np.array([[8], [5]])).lp).objective
+    assert part <= full + 1e-9
+    r = _solve(epsilon=1, delta=1e-4, cost="abs", target_gap=1e-4)
+    kept = [h["size"]["shifts_kept"] for h in r.history]
+    ns = [h["size"]["cells_per_sensitivity"] for h in r.history]
+    assert any(k < m for k, m in zip(kept, ns))  # some step solved with fewer rows than the full LP
+    assert r.relative_gap <= 1e-4
 
 
 def _cli(*args):

@@ -1,19 +1,35 @@
 """The (ε, δ)-DP family on ℝ (1-D): the lattice LP of :mod:`optmech.problems.approx_cells`.
 
-A size is ``(n, N)``: n cells per sensitivity (h = Δ/n) and the inner half-width N in nodes.  Each
-step builds the integer (ε, δ) relaxation with sensitivity n whose node prices are those of the
-randomised-rounding relaxation (:class:`~optmech.problems.approx_cells.NodeCosts`); its repaired
-dual is a certified lower bound on V*(ℝ).  Its primal, read as the density q_k/h on the centred
-cells, is audited for every integer shift 0 < |m| <= n (which is the audit of every real shift
-|t| <= Δ, by the linearity (1) of that module's docstring), mixed with a cheap law when solver
-tolerances leave δ(ε) above δ, and priced by rigorous upper bounds of the cost's mean on each cell.
+A size is ``(n, N, shifts)``: n cells per sensitivity (h = Δ/n), the inner half-width N in nodes
+and the shift magnitudes 1 <= m <= n whose hockey-stick rows the LP keeps.  Each step builds the
+integer (ε, δ) relaxation with sensitivity n whose node prices are those of the randomised-rounding
+relaxation (:class:`~optmech.problems.approx_cells.NodeCosts`); its repaired dual is a certified
+lower bound on V*(ℝ).
+
+* **Row generation.**  Dropping every row of a shift only enlarges the relaxation's feasible set, so
+  an LP that keeps some shifts is still a relaxation and its dual a certified lower bound.  The
+  first resolution keeps all n shifts; a finer one starts from the shifts that bound the previous
+  optimum (nonzero budget duals or an audit at δ), mapped to the finer grid; a step whose primal
+  fails the audit at a dropped shift is followed by the same LP with those shifts added.
+* **δ slack.**  The LP is solved with the budget δ − s (s = min(δ/1000, 2e-9), doubled after a
+  step whose audit still needs a repair), so that the primal passes the exact audit at δ without
+  the mixing repair; the lower bound evaluates the same duals against the LP with the budget δ
+  (weak duality holds for any dual-feasible multipliers), losing s·Σ|y_budget| at most.
+* **Upper bounds.**  The primal, read as the density q_k/h on the centred cells, is audited for
+  every integer shift 0 < |m| <= n (the audit of every real shift |t| <= Δ, by the linearity (1)
+  of that module's docstring) and priced by rigorous upper bounds of the cost's mean on each cell.
+  When the centre cell carries most of the bracket's width (a kink at 0, as for |x|: its mean
+  costs (h/4)·q_0 more than the node price), a second candidate LP on the aligned cells
+  [kh, (k+1)h) (:class:`~optmech.problems.approx_cells.AlignedCells`) proposes masses that are
+  audited and priced the same way; it is not a relaxation and serves the upper bound only.
 
 The loop widens the window while the relaxation uses its outer layer or far mass, and otherwise
-halves the cells (the bracket's width is O(h²) for smooth costs and for |x|).
+refines the cells by the factor the O(h²) width of the bracket asks for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -21,10 +37,13 @@ import numpy as np
 from optmech.budget import LPPlan, gib
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, reference_values, upper_from_pmf
-from optmech.families.base import Built, Step, Stop, default_lower
+from optmech.certify import dual_lower_bound
+from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
-from optmech.problems.approx_cells import NodeCosts, cell_mean_upper, cells_law
+from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
+                                           cell_mean_upper, cells_law)
+from optmech.lp import LinearProgram
 from optmech.result import ReferenceValue
 
 _U = 2.0**-53
@@ -32,13 +51,28 @@ _U = 2.0**-53
 FIRST_CELLS = 8
 #: The window is widened (not refined) while the layer and far mass exceed this share of the target gap.
 SPILL_SHARE = 1e-3
+#: The aligned-cell candidate LP is solved when the centre cell carries at least this share of the gap.
+CENTRE_SHARE = 0.25
+#: A dropped shift is added when the primal's audit exceeds the LP's budget by this relative margin.
+VIOLATION = 1e-6
+
+
+@dataclasses.dataclass
+class _Model:
+    """One step's LP: ``alp`` (solved with the budget ``delta_lp``) and ``lp_true`` (the same rows with
+    the budget δ, against which the duals are certified)."""
+
+    n: int
+    alp: object
+    lp_true: LinearProgram
+    delta_lp: float
 
 
 class ApproxRealFamily:
-    """(ε, δ)-DP on ℝ, d = 1 (δ > 0): sizes ``(n, N)``, module docstring."""
+    """(ε, δ)-DP on ℝ, d = 1 (δ > 0): sizes ``(n, N, shifts)``, module docstring."""
 
     name = "approx_real"
-    max_steps = 12
+    max_steps = 24
 
     def __init__(self, problem, ctx) -> None:
         self.problem, self.ctx = problem, ctx
@@ -50,51 +84,71 @@ class ApproxRealFamily:
             raise SpecError(f"(epsilon, delta)-DP on the real line needs a cost proven nonnegative on ℝ; the proven "
                             f"floor of {cost} is {floor:g}")
         self.prev_gap = math.inf
+        self.slack_scale = 1.0
+        self.refinements = 0
         self._plans: dict = {}
 
     def initial_uppers(self) -> list:
         return []
 
-    def start(self) -> tuple[int, int]:
+    def start(self) -> tuple[int, int, tuple[int, ...]]:
         res = getattr(self.problem.domain, "resolution", None)
         n = int(res) if res else FIRST_CELLS
         blocks = thm8_n(self.eps, self.delta)
-        return n, int(2 * n * (math.ceil(blocks) + 2))
+        return self._set(n, int(2 * n * (math.ceil(blocks) + 2)), tuple(range(1, n + 1)))
 
-    def plan(self, size: tuple[int, int]) -> LPPlan:
-        """The LP of ``size`` before it is built: the even or full hockey-stick LP with sensitivity n."""
+    def plan(self, size) -> LPPlan:
+        """The LP of ``size`` before it is built: the even or full hockey-stick LP with sensitivity n,
+        the kept shifts' share of its rows."""
         if size not in self._plans:
-            n, N = size
+            n, N, shifts = size
             even = self.problem.symmetry != "off" and self.problem.cost.is_even()
             cols, nnz = estimate_size(1, n, N, even)
-            self._plans[size] = LPPlan(rows=cols + 2 * n + 1, cols=cols, nonzeros=nnz, builder="hockey_stick_cells")
+            share = len(shifts) / n
+            box = 2 * (N + n) + 2
+            t_cols = int((cols - box) * share)
+            self._plans[size] = LPPlan(rows=t_cols + len(shifts) + 1, cols=box + t_cols,
+                                       nonzeros=int((nnz - box) * share) + box, builder="hockey_stick_cells")
         return self._plans[size]
 
-    def estimate_bytes(self, size: tuple[int, int]) -> float:
+    def estimate_bytes(self, size) -> float:
         return self.plan(size).peak_bytes()
 
-    def size_message(self, size: tuple[int, int], need: float, budget: float) -> str:
+    def size_message(self, size, need: float, budget: float) -> str:
         lp = self.plan(size)
         return (f"the (epsilon, delta) LP on the real line needs about {gib(need)} GiB ({lp.cols} columns, "
                 f"{lp.nonzeros} nonzeros; {size[0]} cells per sensitivity, half-width {size[1]} cells); the limit is "
                 f"{gib(budget)} GiB: lower --resolution, raise delta or epsilon, or set OPTMECH_MAX_MEMORY_GB")
 
-    def build(self, size: tuple[int, int]) -> Built:
-        n, N = size
-        nodes = NodeCosts(self.problem.cost, self.D, n)
-        alp = build_approx(self.problem.cost, self.eps, self.delta, n, N, symmetry=self.problem.symmetry, nodes=nodes)
-        return Built(alp.lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n},
-                     (n, alp), "hockey_stick_cells")
+    def _slack(self) -> float:
+        return min(self.delta * 0.5, min(self.delta * 1e-3, 2e-9) * self.slack_scale)
 
-    lower = staticmethod(default_lower)
+    def _build(self, n: int, N: int, shifts, nodes) -> tuple:
+        """(LP solved with δ − s, ApproxLP with the budget δ) for the kept shifts."""
+        alp = build_approx(self.problem.cost, self.eps, self.delta, n, N, symmetry=self.problem.symmetry,
+                           nodes=nodes, keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None])
+        lp = alp.lp
+        delta_lp = self.delta - self._slack()
+        ru = lp.row_upper.copy()
+        ru[lp.row_blocks["budget"]] = delta_lp
+        return dataclasses.replace(lp, row_upper=ru), alp, delta_lp
 
-    def _price(self, n: int):
-        cost, D = self.problem.cost, self.D
+    def build(self, size) -> Built:
+        n, N, shifts = size
+        lp, alp, delta_lp = self._build(n, N, shifts, NodeCosts(self.problem.cost, self.D, n))
+        return Built(lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n,
+                          "shifts_kept": len(shifts)},
+                     _Model(n, alp, alp.lp, delta_lp), "hockey_stick_cells")
 
+    def lower(self, built: Built, raw):
+        """The duals of the LP solved at δ − s, certified against the same LP with the budget δ."""
+        return dual_lower_bound(built.model.lp_true, raw.row_dual, raw.objective)
+
+    def _price(self, n: int, means):
         def price(p: np.ndarray, R: int) -> float:
             k = np.arange(-R, R + 1)
             nz = p > 0
-            hi = cell_mean_upper(cost, k[nz], D, n)
+            hi = means(self.problem.cost, k[nz], self.D, n)
             num = math.fsum(hi * p[nz])
             den = math.fsum(p)
             if not (math.isfinite(num) and den > 0):
@@ -104,41 +158,113 @@ class ApproxRealFamily:
         return price
 
     def upper(self, built: Built, raw):
-        n, alp = built.model
-        up = upper_from_pmf(self.problem.cost, alp.box_masses(raw.x), alp.R, self.eps, self.delta, n,
-                            price=self._price(n))
-        up.cells = n  # the cells its masses live on (the best upper bound may come from an earlier step)
+        m = built.model
+        up = upper_from_pmf(self.problem.cost, m.alp.box_masses(raw.x), m.alp.R, self.eps, self.delta, m.n,
+                            price=self._price(m.n, cell_mean_upper))
+        up.cells, up.aligned = m.n, False  # the cells its masses live on (the best may come from an earlier step)
         return up
 
+    def _centre_share(self, step: Step) -> float:
+        """The share of the step's bracket that the centre cell's price difference makes."""
+        m = step.built.model
+        p = m.alp.box_masses(step.raw.x)
+        q0 = float(p[m.alp.R]) / max(float(p.sum()), 1e-300)
+        cost, n = self.problem.cost, m.n
+        node = NodeCosts(cost, self.D, n).lower(np.array([0]))[0]
+        mean0 = cell_mean_upper(cost, np.array([0]), self.D, n)[0]
+        width = step.upper.value - step.lower.value
+        if not (math.isfinite(width) and width > 0 and math.isfinite(mean0) and math.isfinite(node)):
+            return 0.0
+        return q0 * (mean0 - node) / width
+
     def extra_uppers(self, step: Step) -> list:
-        return []
+        """The aligned-cell candidate (module docstring) when the centre cell makes most of the gap."""
+        if self._centre_share(step) < CENTRE_SHARE or self.ctx is None:
+            return []
+        n, N, shifts = self._current
+        lp, alp, _ = self._build(n, N, shifts, AlignedCells(self.problem.cost, self.D, n))
+        try:
+            raw = self.ctx.solve_lp(lp, share=0.5)
+        except Exception:  # noqa: BLE001 - an optional candidate: the step's own bounds stand
+            return []
+        if raw.x is None:
+            return []
+        p = alp.box_masses(raw.x)
+        # the cells k = −R−1..R audited on the box [−(R+1), R+1] (one empty cell appended)
+        R1 = alp.R + 1
+        box = np.concatenate([p, [0.0]])
+
+        def means(cost, k, D, n_):  # box index k on [−R1, R1] is the aligned cell k
+            return aligned_cell_mean_upper(cost, k, D, n_)
+
+        up = upper_from_pmf(self.problem.cost, box, R1, self.eps, self.delta, n, price=self._price(n, means))
+        up.cells, up.aligned = n, True
+        return [up]
 
     def diagnostics(self, built: Built, raw, upper) -> dict:
-        _, alp = built.model
+        alp = built.model.alp
         return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
 
-    def grow(self, step: Step, best) -> tuple[int, int] | Stop:
-        """Widen while the relaxation uses its outer layer or far mass; else refine the cells by the
-        factor the O(h²) width of the bracket asks for (1.5 to 4), on a window fitted to the
-        support the LP found (with a quarter more and two sensitivities to spare)."""
-        n, alp = step.built.model
+    def _binding(self, step: Step) -> set[int]:
+        """The kept shifts that bound the step's optimum: a nonzero budget dual, or an audit at δ."""
+        m = step.built.model
+        y = np.asarray(step.raw.row_dual)[m.alp.lp.row_blocks["budget"]]
+        kept = np.abs(m.alp.shifts[:, 0])
+        out = {int(v) for v, yy in zip(kept, y) if abs(yy) > 1e-12}
+        per = np.asarray(step.upper.shifts_delta)
+        if per.size == 2 * m.n:
+            mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
+            out |= {int(v) for v in mags[per >= m.delta_lp * (1 - 1e-3)]}
+        return out
+
+    def _violated(self, step: Step) -> set[int]:
+        """Dropped shifts at which the step's primal exceeds the LP's budget."""
+        m = step.built.model
+        per = np.asarray(step.upper.shifts_delta)
+        if per.size != 2 * m.n:
+            return set()
+        mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
+        kept = set(self._current[2])
+        return {int(v) for v in mags[per > m.delta_lp * (1 + VIOLATION)] if int(v) not in kept}
+
+    def grow(self, step: Step, best):
+        """Add the dropped shifts the primal violates (same resolution); widen while the relaxation
+        uses its outer layer or far mass; else refine the cells by the factor the O(h²) width of
+        the bracket asks for (2, 3 or 4), on a window fitted to the support the LP found."""
+        m = step.built.model
+        n, alp = m.n, m.alp
+        shifts = self._current[2]
         gap, up = step.gap, step.upper
+        if up.mixed > 0:  # solver tolerances still needed the mixing repair: more slack next time
+            self.slack_scale *= 4.0
+        violated = self._violated(step)
+        if violated:
+            return self._set(n, alp.N, tuple(sorted(set(shifts) | violated)))
         spill = step.diagnostics["layer_and_far_mass"]
         target = self.problem.target_gap
-        prev, self.prev_gap = self.prev_gap, gap
-        if not up.certified and spill <= SPILL_SHARE * target:
+        if not up.certified and spill <= SPILL_SHARE * target and not math.isfinite(best.upper_value):
             return Stop(f"the upper bound could not be certified: {up.note}")
         if spill > SPILL_SHARE * target:
-            return n, 2 * alp.N
-        if step.iteration >= 2 and gap > 0.9 * prev:
+            return self._set(n, 2 * alp.N, shifts)
+        prev, self.prev_gap = self.prev_gap, gap
+        self.refinements += 1
+        if self.refinements >= 3 and gap > 0.9 * prev:
             return Stop("finer cells do not help: the remaining gap is the solver's accuracy")
-        factor = min(4.0, max(1.5, 1.15 * math.sqrt(gap / target))) if math.isfinite(gap) and gap > 0 else 2.0
-        m = int(math.ceil(n * factor))
+        # integer factors: the relaxation at a multiple of n is at least as tight (its nodes include n's;
+        # for a cost linear between the coarse nodes exactly so), where other resolutions may be looser
+        factor = min(4, max(2, math.ceil(math.sqrt(gap / target) - 0.05))) if math.isfinite(gap) and gap > 0 else 2
+        k = n * factor
         p = alp.box_masses(step.raw.x)
         used = np.flatnonzero(p > 1e-15 * max(float(p.max()), 1e-300))
         reach = (float(np.max(np.abs(used - alp.R))) / n) if used.size else float(alp.N) / n  # in sensitivities
-        N = int(math.ceil((1.25 * reach + 2.0) * m))
-        return m, min(N, int(math.ceil(alp.N * m / n)))
+        N = min(int(math.ceil((1.1 * reach + 1.5) * k)), int(math.ceil(alp.N * k / n)))
+        binding = self._binding(step) | {n}
+        mapped = {j for s in binding for j in range(max(1, (s - 1) * k // n), min(k, -(-(s + 1) * k // n)) + 1)}
+        return self._set(k, N, tuple(sorted(mapped | {k})))
+
+    def _set(self, n: int, N: int, shifts: tuple):
+        self._current = (n, N, shifts)
+        return self._current
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
         return continuous_reference_values(self.problem, lower, upper)
@@ -148,24 +274,31 @@ class ApproxRealFamily:
 
         eps, delta, D = self.eps, self.delta, self.D
         best_up = best.upper
-        n, alp = last.built.model
+        n, alp = last.built.model.n, last.built.model.alp
         mech = None
+        aligned = bool(getattr(best_up, "aligned", False))
         if best_up is not None:
-            mech = Tabulated.from_law(cells_law(best_up.p, best_up.R, D, best_up.cells), eps, delta=delta)
+            if aligned:
+                law = aligned_cells_law(best_up.p, -best_up.R, D, best_up.cells)
+            else:
+                law = cells_law(best_up.p, best_up.R, D, best_up.cells)
+            mech = Tabulated.from_law(law, eps, delta=delta)
+        cells = "aligned cells [kh, (k+1)h)" if aligned else "centred cells [(k-1/2)h, (k+1/2)h)"
         claims = [
             "(epsilon, delta)-DP on the real line: the hockey-stick divergence for every real shift |t| <= sensitivity "
             "[GV13, (18)]",
-            f"upper bound: the LP's masses as a density constant on {n} centred cells per sensitivity; for such a density "
-            "the hockey-stick divergence is linear in the shift between multiples of the cell width, so the audit of the "
-            "integer shifts 1..n (outward rounding) is the audit of every real shift; cost = the masses times proven "
-            "upper bounds of the cost's mean on each cell"
+            f"upper bound: masses on {best_up.cells if best_up is not None else n} {cells} per sensitivity as a "
+            "cell-constant density; for such a density the hockey-stick divergence is linear in the shift between "
+            "multiples of the cell width, so the audit of the integer shifts 1..n (outward rounding) is the audit of "
+            "every real shift; cost = the masses times proven upper bounds of the cost's mean on each cell"
             + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
                if best_up is not None and best_up.mixed > 0 else ""),
             "lower bound: the randomised rounding of any (epsilon, delta)-DP noise to the nodes k*h is (epsilon, delta)-DP "
             "for the integer shifts |m| <= n (post-processing that commutes with shifts by whole cells); its expected "
             "node cost exceeds E L(X) by at most the proven chord error of L between nodes, which the node prices "
-            "subtract; the relaxation LP (window, outer layer, far mass priced at the cost's proven minimum beyond it) "
-            "is certified through its repaired dual",
+            "subtract; the relaxation LP (window, outer layer, far mass priced at the cost's proven minimum beyond it, "
+            "the hockey-stick rows of a subset of the shifts: dropping a shift's rows only relaxes) is certified "
+            "through its duals, computed at a budget slightly below delta and checked against the budget delta",
         ]
         if alp.even:
             claims.append("even reduction p(x) = p(-x): the node prices were proven equal at k and -k at every node of the "
@@ -177,9 +310,11 @@ class ApproxRealFamily:
                                   "real shift of a cell-constant density), outward-rounded"),
             "truncation": {
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
-                "lower_bound": "relaxation: randomised rounding to the nodes; hockey-stick rows on the inner nodes, outer "
-                               "layer without rows, far mass",
-                "upper_bound": "restriction: density constant on the centred cells of the box (zero outside), audited",
+                "shifts_kept": int(len(alp.shifts)),
+                "upper_bound_cells": "aligned" if aligned else "centred",
+                "lower_bound": "relaxation: randomised rounding to the nodes; hockey-stick rows on the inner nodes for the "
+                               "kept shifts, outer layer without rows, far mass",
+                "upper_bound": "restriction: density constant on the cells of the box (zero outside), audited",
             },
             "claims": claims,
         }

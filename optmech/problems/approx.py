@@ -170,6 +170,9 @@ class ApproxLP:
         ``"hockey_stick"`` (no reduction or ±x), ``"hockey_stick_orbits"`` (signed permutations).
     symmetry : {"none", "even", "orbits"}
         The reduction used (module docstring).
+    half_offset : bool
+        1-D: the points are the cells k = −R−1..R of :class:`~optmech.problems.approx_cells.AlignedCells`
+        (the box has 2R + 2 points).
     """
 
     lp: LinearProgram
@@ -182,10 +185,11 @@ class ApproxLP:
     point_var: np.ndarray
     variant: str = "hockey_stick"
     symmetry: str = "none"
+    half_offset: bool = False
 
     @property
     def box_shape(self) -> tuple[int, ...]:
-        return (2 * self.R + 1,) * self.dim
+        return (2 * self.R + 1 + int(self.half_offset),) * self.dim
 
     @property
     def orbit_sizes(self) -> np.ndarray:
@@ -203,7 +207,8 @@ class ApproxLP:
     def layer_mass(self, x: np.ndarray) -> float:
         """Mass the relaxation put on the outer layer (points without rows of their own)."""
         p = self.box_masses(x)
-        inner = tuple(slice(self.R - self.N, self.R + self.N + 1) for _ in range(self.dim))
+        h = int(self.half_offset)  # half-offset cells: the inner cells −N−1..N sit at 0-based R−N .. R+N+1
+        inner = tuple(slice(self.R - self.N, self.R + self.N + 1 + h) for _ in range(self.dim))
         return float(p.sum() - p[inner].sum())
 
 
@@ -249,7 +254,7 @@ def _round_up(a: np.ndarray) -> np.ndarray:
 
 def build_approx(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto",
-    nodes: NodeCosts | None = None,
+    nodes: NodeCosts | None = None, keep_shifts=None,
 ) -> ApproxLP:
     """The relaxation LP of module docstring on the inner box [−N, N]^d (layer Δ, far mass).
 
@@ -265,23 +270,34 @@ def build_approx(
         ``"auto"``: signed-permutation orbits in d > 1 (named costs), ±x for an even cost
         otherwise; ``"off"``: the unreduced LP; ``"even"``: at most the ±x reduction (for
         comparisons).
-    nodes : NodeCosts, optional
-        1-D only: price node k at ``nodes.lower(k)`` (the box's end nodes at
+    nodes : NodeCosts or AlignedCells, optional
+        1-D only: price point k at ``nodes.lower(k)`` (the box's end points at
         ``nodes.boundary_lower(R)``) and the far mass at ``nodes.beyond(R)`` instead of the cost at
-        the integers: the relaxation of (ε, δ)-DP on ℝ of :mod:`optmech.problems.approx_cells`.
+        the integers: with :class:`~optmech.problems.approx_cells.NodeCosts`, the relaxation of
+        (ε, δ)-DP on ℝ of :mod:`optmech.problems.approx_cells`; with
+        :class:`~optmech.problems.approx_cells.AlignedCells` (``half_offset`` true) the points are
+        the cells [kh, (k+1)h), k = −R−1..R (an even number of them, k and −1−k paired by the ±x
+        reduction), for the candidate LP of the upper bound.
     """
     d, D, N = int(dim), int(sensitivity), int(N)
     R = N + D
     side = 2 * R + 1
     M = side**d
-    coords = _box(d, R)
+    half = bool(getattr(nodes, "half_offset", False))
+    if half:  # cells k = −R−1..R: M even; the inner cells −N−1..N keep rows, k + v stays in the box
+        if d != 1:
+            raise SpecError("half-offset cells apply to the 1-D problem only")
+        side = M = 2 * R + 2
+        coords = np.arange(-R - 1, R + 1, dtype=np.int64)[:, None]
+    else:
+        coords = _box(d, R)
     strides = side ** np.arange(d - 1, -1, -1)
     if nodes is not None:
         if d != 1:
             raise SpecError("node prices apply to the 1-D problem only")
         if symmetry not in ("auto", "off", "even"):
             raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
-        mode = "even" if symmetry != "off" and nodes.even(coords[:, 0]) else "none"
+        mode = "even" if symmetry != "off" and nodes.even(coords[:, 0]) else "none"  # L̂(k) = L̂(mirror of k)
         c_lo = nodes.lower(coords[:, 0])
         c_lo[0], c_lo[-1] = nodes.boundary_lower(R)
         if not np.all(np.isfinite(c_lo)):
@@ -302,8 +318,8 @@ def build_approx(
         canon = (np.sort(np.abs(coords), axis=1) + R) @ strides
         _, point_var = np.unique(canon, return_inverse=True)
         point_var = point_var.reshape(-1)
-    elif mode == "even":  # pairs {x, -x} share a column (the negation reverses the C-order flat index)
-        point_var = np.minimum(flat, M - 1 - flat)
+    elif mode == "even":  # pairs {x, -x} share a column (the negation reverses the C-order flat index;
+        point_var = np.minimum(flat, M - 1 - flat)  # with half-offset cells, k and −1−k)
     else:
         point_var = flat
     n_p = int(point_var.max()) + 1 if mode == "orbits" else ((M + 1) // 2 if mode == "even" else M)
@@ -313,8 +329,13 @@ def build_approx(
 
     # hockey-stick rows: p(x) − e^ε p(x+v) − t_{v,[x]} <= 0 for one x per row class and kept v;
     # ``xs`` are the flat box indices of the row representatives, ``ws`` their class sizes
-    inner = np.flatnonzero(np.all(np.abs(coords) <= N, axis=1))
+    if half:
+        inner = np.flatnonzero((coords[:, 0] >= -N - 1) & (coords[:, 0] <= N))
+    else:
+        inner = np.flatnonzero(np.all(np.abs(coords) <= N, axis=1))
     if mode == "orbits":
+        if keep_shifts is not None:
+            raise SpecError("keep_shifts does not apply to the signed-permutation reduction")
         shifts = _orbit_shifts(d, D)
         x_in = coords[inner]
         xs, ws = [], []
@@ -325,6 +346,16 @@ def build_approx(
             ws.append(w.astype(float))
     else:
         shifts = shift_vectors(d, D, half=mode == "even")
+        if keep_shifts is not None:
+            def positive(v: np.ndarray) -> np.ndarray:  # the lexicographically positive one of ±v
+                first = v[np.arange(len(v)), np.argmax(v != 0, axis=1)]
+                return np.where((first < 0)[:, None], -v, v)
+
+            want = positive(np.asarray(keep_shifts, dtype=np.int64).reshape(-1, d))
+            keep = (positive(shifts)[:, None, :] == want[None, :, :]).all(axis=2).any(axis=1)
+            if not keep.any():
+                raise SpecError("keep_shifts keeps no shift of the sensitivity ball")
+            shifts = shifts[keep]
         xs = [inner] * len(shifts)
         ws = [np.ones(len(inner))] * len(shifts)
     K = len(shifts)
@@ -377,7 +408,7 @@ def build_approx(
               "exp_epsilon": e, "symmetry": mode, "t_per_shift": n_t.tolist()},
     )
     variant = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
-    return ApproxLP(lp, d, D, N, R, mode != "none", shifts, point_var, variant, mode)
+    return ApproxLP(lp, d, D, N, R, mode != "none", shifts, point_var, variant, mode, half)
 
 
 def _box(d: int, R: int) -> np.ndarray:

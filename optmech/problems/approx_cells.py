@@ -58,7 +58,8 @@ from optmech.costs import Cost
 from optmech.costs.interval import WIDEN_LIBM, WIDEN_ROUNDED, round_down, round_up
 from optmech.problems.lattice import Grid1D, LatticeMechanism, enclose, integral
 
-__all__ = ["NodeCosts", "node_interval", "cell_mean_upper", "half_cell_grid", "cells_law"]
+__all__ = ["NodeCosts", "AlignedCells", "node_interval", "cell_mean_upper", "aligned_cell_mean_upper", "half_cell_grid",
+           "cells_law", "aligned_cells_law"]
 
 #: Geometric pieces that cover [x_R, ∞) for the far mass's price (as Grid1D.outside_min).
 _FAR_PIECES = np.concatenate([[0.0], np.geomspace(1e-300, 1e300, 600)])
@@ -167,6 +168,78 @@ def cell_mean_upper(cost: Cost, k, sensitivity: float, n: int) -> np.ndarray:
     h_lo = float(round_down(np.float64(float(sensitivity) / float(n))))
     with np.errstate(all="ignore"):
         return round_up(hi / h_lo)
+
+
+def aligned_cell_mean_upper(cost: Cost, k, sensitivity: float, n: int) -> np.ndarray:
+    """Rigorous upper bounds of the mean of L on the aligned cells [k·h, (k+1)·h) (L >= 0 proven by
+    the caller): as :func:`cell_mean_upper`, on the interval widened outward."""
+    k = np.asarray(k, dtype=float)
+    a = round_down(k * float(sensitivity) / float(n))
+    b = round_up((k + 1.0) * float(sensitivity) / float(n))
+    a = np.where(k == 0, 0.0, a)  # 0 is exact
+    b = np.where(k == -1, 0.0, b)
+    _, hi = integral(cost, a, b)
+    h_lo = float(round_down(np.float64(float(sensitivity) / float(n))))
+    with np.errstate(all="ignore"):
+        return round_up(hi / h_lo)
+
+
+class AlignedCells:
+    """Prices for the candidate LP of the upper bound on the aligned cells A_k = [k·h, (k+1)·h).
+
+    A density constant on the A_k is audited exactly by the integer shifts (the linearity (1) of the
+    module docstring holds for any cells of width h), and costs Σ q_k·mean_{A_k} L.  For a cost with
+    a kink at 0 (|x|) no aligned cell straddles it, so the mean is the cost at the cell's centre and
+    the candidate loses nothing there, where the centred cell C_0 loses (h/4)·q_0.  The LP built with
+    these prices (``half_offset``: k = −R−1..R, paired k ↔ −1−k when the prices are mirror-equal)
+    is *not* a relaxation: it only proposes masses, which are audited and priced like any candidate.
+    Its outer layer and far mass (no rows of their own) are priced prohibitively so it does not use them.
+
+    >>> from optmech.costs import parse_cost
+    >>> a = AlignedCells(parse_cost("abs"), 1.0, 4)
+    >>> [round(float(v), 12) for v in a.lower(np.arange(-2, 2))]      # the cells' centres' |x|
+    [0.375, 0.125, 0.125, 0.375]
+    """
+
+    half_offset = True
+    #: Price of the outer layer and of the far mass, per unit of the box's largest price.
+    PROHIBITIVE = 1e3
+
+    def __init__(self, cost: Cost, sensitivity: float, n: int) -> None:
+        self.cost, self.sensitivity, self.n = cost, float(sensitivity), int(n)
+        self._top = 1.0
+
+    def lower(self, k) -> np.ndarray:
+        """Upper bounds of the cost's mean on each cell A_k (the LP's objective; name shared with
+        :class:`NodeCosts`, whose prices the builder reads the same way)."""
+        v = aligned_cell_mean_upper(self.cost, k, self.sensitivity, self.n)
+        fin = v[np.isfinite(v)]
+        self._top = max(self._top, float(fin.max()) if fin.size else 1.0)
+        return np.where(np.isfinite(v), v, self.PROHIBITIVE * self._top)
+
+    def boundary_lower(self, R: int) -> tuple[float, float]:
+        """The end cells −R−1 and R: prohibitive (no rows of their own)."""
+        return self.PROHIBITIVE * self._top, self.PROHIBITIVE * self._top
+
+    def beyond(self, R: int) -> float:
+        """The far mass: prohibitive."""
+        return self.PROHIBITIVE * self._top
+
+    def even(self, k) -> bool:
+        """Mirror-equal prices: mean over A_k == mean over A_{−1−k} at every cell given (exact)."""
+        k = np.asarray(k, dtype=np.int64)
+        return bool(np.array_equal(self.lower(k), self.lower(-1 - k)))
+
+
+def aligned_cells_law(p: np.ndarray, k0: int, sensitivity: float, n: int) -> LatticeMechanism:
+    """The density p_j/h on the aligned cells A_{k0+j} as a :class:`LatticeMechanism` on the cells
+    [i·h, (i+1)·h) of a period [0, Δ)."""
+    d = float(sensitivity)
+    h = d / n
+    grid = Grid1D("cells", d, n, np.arange(n + 1) * h)
+    w = np.asarray(p, dtype=float) / h
+    total = math.fsum(w * grid.width(np.arange(k0, k0 + len(w))))
+    return LatticeMechanism(grid, int(k0), w, 0.0, np.zeros(n), np.zeros(n), total=total)
 
 
 def half_cell_grid(sensitivity: float, n: int) -> Grid1D:
