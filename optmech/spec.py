@@ -375,16 +375,22 @@ class Problem:
         """Pure or (ε, δ)-DP with an expected cost: the cost as the builders read it."""
         if isinstance(self.privacy, ApproxDP):
             if not isinstance(self.domain, IntegerLattice) and self.dim > 1:
-                raise SpecError("(epsilon, delta)-DP in d > 1 dimensions is solved on the integer domain "
-                                "(--domain integer); on the real line (--dim 1) --domain continuous works")
+                name = cost if isinstance(cost, str) else getattr(cost, "name", None)
+                if {"abs": "l1", "square": "l2sq"}.get(name, name) not in ("l1", "l2", "l2sq"):
+                    raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs l1, l2 and l2sq, got {cost}; "
+                                    "other costs are solved on the integer domain (--domain integer)")
+                if self.norm not in ("l1", "l2"):
+                    raise SpecError(f"(epsilon, delta)-DP on R^d supports l1 and l2 sensitivity, got {self.norm!r}")
             if not isinstance(self.domain, IntegerLattice) and self.privacy.delta == 0.0:
                 raise SpecError("delta = 0 on the real line is pure DP: use --privacy pure")
             if self.privacy.delta == 0.0 and self.dim > 1:
                 raise SpecError("delta = 0 in d > 1 dimensions is pure DP on a lattice, not supported yet")
         if self.norm not in ("l1", "l2", "linf"):
             raise SpecError(f"norm must be one of l1, l2, linf, got {self.norm!r}")
-        if isinstance(self.privacy, ApproxDP) and self.norm != "l1":
-            raise SpecError("(epsilon, delta)-DP is solved for l1 sensitivity (--norm l1)")
+        if isinstance(self.privacy, ApproxDP) and self.norm != "l1" and not (
+                self.norm == "l2" and self.dim > 1 and not isinstance(self.domain, IntegerLattice)):
+            raise SpecError("(epsilon, delta)-DP is solved for l1 sensitivity (--norm l1), and for l2 on R^d "
+                            "(--domain continuous)")
         if self.dim > 1:
             from optmech.costs_nd import as_cost_nd
 

@@ -16,6 +16,8 @@ from optmech.spec import ApproxDP, Continuous, Lipschitz, Problem, Wasserstein
 REGISTRY: list[tuple[Callable[[Problem], bool], str]] = [
     (lambda p: isinstance(p.objective, Wasserstein), "optmech.families.wasserstein:WassersteinFamily"),
     (lambda p: isinstance(p.privacy, Lipschitz), "optmech.families.lipschitz:LipschitzFamily"),
+    (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0 and isinstance(p.domain, Continuous) and p.dim > 1,
+     "optmech.families.approx_real_nd:ApproxRealNDFamily"),
     (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0 and isinstance(p.domain, Continuous),
      "optmech.families.approx_real:ApproxRealFamily"),
     (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0, "optmech.families.approx:ApproxFamily"),

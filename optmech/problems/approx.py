@@ -254,7 +254,7 @@ def _round_up(a: np.ndarray) -> np.ndarray:
 
 def build_approx(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto",
-    nodes: NodeCosts | None = None, keep_shifts=None,
+    nodes: NodeCosts | None = None, keep_shifts=None, shift_set=None, prices=None,
 ) -> ApproxLP:
     """The relaxation LP of module docstring on the inner box [−N, N]^d (layer Δ, far mass).
 
@@ -283,6 +283,8 @@ def build_approx(
     R = N + D
     side = 2 * R + 1
     M = side**d
+    if shift_set is not None and np.abs(np.asarray(shift_set)).max(initial=0) > D:
+        raise SpecError("every shift's coordinates must be at most the sensitivity (the box's margin)")
     half = bool(getattr(nodes, "half_offset", False))
     if half:  # cells k = −R−1..R: M even; the inner cells −N−1..N keep rows, k + v stays in the box
         if d != 1:
@@ -302,6 +304,11 @@ def build_approx(
         c_lo[0], c_lo[-1] = nodes.boundary_lower(R)
         if not np.all(np.isfinite(c_lo)):
             raise SpecError("the cost cannot be bounded between the nodes of the window (an enclosure is infinite)")
+    elif prices is not None:
+        mode = _mode(cost, coords, d, symmetry)
+        c_lo = np.asarray(prices[0], dtype=float).copy()
+        if c_lo.shape != (M,) or not np.all(np.isfinite(c_lo)):
+            raise SpecError("the point prices must be finite, one per box point")
     else:
         mode = _mode(cost, coords, d, symmetry)
         # objective: cost lower bounds (checked before anything is summed)
@@ -336,7 +343,11 @@ def build_approx(
     if mode == "orbits":
         if keep_shifts is not None:
             raise SpecError("keep_shifts does not apply to the signed-permutation reduction")
-        shifts = _orbit_shifts(d, D)
+        if shift_set is None:
+            shifts = _orbit_shifts(d, D)
+        else:
+            reps = np.unique(np.sort(np.abs(np.asarray(shift_set, dtype=np.int64).reshape(-1, d)), axis=1), axis=0)
+            shifts = reps[np.any(reps != 0, axis=1)]
         x_in = coords[inner]
         xs, ws = [], []
         for v in shifts:
@@ -345,7 +356,14 @@ def build_approx(
             xs.append(rep)
             ws.append(w.astype(float))
     else:
-        shifts = shift_vectors(d, D, half=mode == "even")
+        if shift_set is None:
+            shifts = shift_vectors(d, D, half=mode == "even")
+        else:
+            shifts = np.asarray(shift_set, dtype=np.int64).reshape(-1, d)
+            shifts = shifts[np.any(shifts != 0, axis=1)]
+            if mode == "even":
+                first = shifts[np.arange(len(shifts)), np.argmax(shifts != 0, axis=1)]
+                shifts = shifts[first > 0]
         if keep_shifts is not None:
             def positive(v: np.ndarray) -> np.ndarray:  # the lexicographically positive one of ±v
                 first = v[np.arange(len(v)), np.argmax(v != 0, axis=1)]
@@ -371,7 +389,12 @@ def build_approx(
         c[:n_p] = np.maximum(np.nextafter(lo_min * orbit, -np.inf), 0.0)
     else:
         np.add.at(c, point_var, c_lo)
-    c[col_far] = nodes.beyond(R) if nodes is not None else max(0.0, outside_min(cost, R, d))
+    if nodes is not None:
+        c[col_far] = nodes.beyond(R)
+    elif prices is not None:
+        c[col_far] = float(prices[1])
+    else:
+        c[col_far] = max(0.0, outside_min(cost, R, d))
 
     e = math.exp(epsilon)
     step = shifts @ strides  # flat offset of each shift

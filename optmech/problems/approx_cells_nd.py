@@ -1,0 +1,199 @@
+r"""(ε, δ)-DP on ℝ^d as lattice LPs: node prices for the lower bound, cube cells for the upper bound.
+
+The problem: minimise E L(X) over laws of X on ℝ^d such that H_t(X) <= δ for every real shift t
+with ‖t‖_p <= Δ (p = 1 or 2, the sensitivity's norm), H_t the hockey-stick divergence of
+:mod:`optmech.problems.approx_cells`.  Fix n (cells per Δ), h = Δ/n, the nodes h·k (k ∈ ℤ^d) and the
+cubes C_k = h·(k + [−½, ½)^d).  Both bounds are integer (ε, δ) LPs on a box of ℤ^d
+(:func:`optmech.problems.approx.build_approx`), with different shift sets and prices.
+
+**Upper bound (restriction).**  Let q be a pmf on ℤ^d and X have density q_k/h^d on C_k.  For a real
+shift t = h·(m + φ), m ∈ ℤ^d, φ ∈ [0, 1)^d, the shifted grid cuts each cube into 2^d boxes; the box of
+S ⊆ {1..d} has volume Π_{i∈S} φ_i Π_{i∉S} (1 − φ_i)·h^d and meets the shifted cube of k − m − e_S, so
+
+    H_t(X) = Σ_S w_S(φ)·H_{m+e_S}(q),   w_S >= 0,  Σ_S w_S = 1                      (1)
+
+(multilinear interpolation of the lattice divergences between the corners of the unit cube of
+t/h).  Hence H_t(X) <= max over the corners v = m + e_S, and every such corner has
+|v_i| <= |t_i|/h + 1, i.e. ‖(|v| − 1)_+‖_p <= ‖t‖_p/h <= n.  So X is (ε, δ)-DP on ℝ^d when the lattice
+audit passes on :func:`audit_shifts` (a superset of the corners needed; outward rounding), and
+E L(X) = Σ q_k·mean_{C_k} L, bounded above by :func:`cell_mean_upper_nd`.
+
+**Lower bound (relaxation).**  Let X be (ε, δ)-DP and Y its coordinatewise randomised rounding to
+the nodes (independently in each coordinate, to k_i or k_i + 1 with the weights of linear
+interpolation).  Rounding X + h·v gives Y + v, so for the lattice shifts ‖v‖_p <= n (real shifts
+of norm <= Δ, :func:`ball_shifts`) the law of Y is (ε, δ)-DP on the lattice (post-processing).
+E[L(h·Y) | X] is the multilinear interpolant of L on the cube Q of X; it exceeds L(X) by at most
+e_Q, a proven bound (:func:`interpolation_errors`):
+
+* ``l1``: 0 (separable, |x_i| is linear between nodes and 0 is a node);
+* ``l2sq``: Σ_i θ_i(1 − θ_i)h² <= d·h²/4;
+* ``l2``: E‖V‖ − ‖x‖ <= min(√(E‖V − x‖²), E‖V − x‖²/(2 r_Q)) <= min(h√d/2, d·h²/(8 r_Q)), r_Q the
+  smallest norm on Q (Taylor with the Hessian's norm 1/‖ξ‖ <= 1/r_Q on Q, E[V − x] = 0).
+
+The node price L̂(k) = L(hk) − max of e_Q over the 2^d cubes with corner k therefore satisfies
+E[L̂(Y) | X] <= L(X).  On the box [−R, R]^d the nodes with ‖k‖∞ = R and the far mass outside are
+priced at c_far = inf over ‖x‖∞ >= R·h of L (a cube with a corner outside the box lies there), so
+the bound holds there too.  The LP's optimum is <= V*(ℝ^d), certified through its duals.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optmech.costs.interval import round_down, round_up
+from optmech.errors import SpecError
+
+__all__ = ["COSTS", "NORMS", "ball_shifts", "audit_shifts", "node_prices", "cell_mean_upper_nd", "cell_prices",
+           "interpolation_errors", "box_points"]
+
+COSTS = ("l1", "l2", "l2sq")
+NORMS = ("l1", "l2")
+
+
+def _norm_p(a: np.ndarray, norm: str) -> np.ndarray:
+    """‖a‖₁ or ‖a‖₂² (exact in integers) along the last axis."""
+    return np.abs(a).sum(axis=-1) if norm == "l1" else (a.astype(np.int64) ** 2).sum(axis=-1)
+
+
+def _within(a: np.ndarray, n: int, norm: str) -> np.ndarray:
+    return _norm_p(a, norm) <= (n if norm == "l1" else n * n)
+
+
+def _grid(d: int, r: int) -> np.ndarray:
+    axes = [np.arange(-r, r + 1, dtype=np.int64)] * d
+    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, d)
+
+
+def ball_shifts(d: int, n: int, norm: str) -> np.ndarray:
+    """Lattice shifts 0 < ‖v‖_p <= n (the real shifts of norm <= Δ that move whole cells).
+
+    >>> len(ball_shifts(2, 2, "l2")), len(ball_shifts(2, 2, "l1"))
+    (12, 12)
+    """
+    v = _grid(d, n)
+    return v[_within(v, n, norm) & np.any(v != 0, axis=1)]
+
+
+def audit_shifts(d: int, n: int, norm: str) -> np.ndarray:
+    """Lattice shifts v ≠ 0 with ‖(|v| − 1)_+‖_p <= n: the corners of every unit cube that meets the
+    ball of radius n (equation (1)), the audit of every real shift of a cube-constant density.
+
+    >>> len(audit_shifts(1, 3, "l2"))      # 1-D: |v| <= n + 1
+    8
+    """
+    v = _grid(d, n + 1)
+    return v[_within(np.maximum(np.abs(v) - 1, 0), n, norm) & np.any(v != 0, axis=1)]
+
+
+def box_points(d: int, R: int) -> np.ndarray:
+    """The points of [−R, R]^d in C order, shape ((2R+1)^d, d)."""
+    side = 2 * R + 1
+    return np.stack(np.unravel_index(np.arange(side**d), (side,) * d), axis=-1) - R
+
+
+def _h(sensitivity: float, n: int) -> tuple[float, float]:
+    h = float(sensitivity) / float(n)
+    return float(round_down(np.float64(h))), float(round_up(np.float64(h)))
+
+
+def _check(cost: str, d: int) -> None:
+    if cost not in COSTS:
+        raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs {', '.join(COSTS)}; got {cost!r}")
+    if d < 2:
+        raise SpecError("the d-dimensional cells need d >= 2")
+
+
+def _cost_at(cost: str, k: np.ndarray, h_lo: float, h_hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Enclosure [lo, hi] of L(h·k) for integer points k (rows)."""
+    if cost == "l1":
+        s = np.abs(k).sum(axis=1).astype(float)
+        return round_down(s * h_lo), round_up(s * h_hi)
+    sq = (k.astype(np.int64) ** 2).sum(axis=1).astype(float)  # exact below 2^53
+    if cost == "l2sq":
+        return round_down(sq * (h_lo * h_lo)), round_up(sq * (h_hi * h_hi))
+    r = np.sqrt(sq)
+    return round_down(round_down(r) * h_lo), round_up(round_up(r) * h_hi)
+
+
+def interpolation_errors(cost: str, lower_corners: np.ndarray, h_hi: float) -> np.ndarray:
+    """Proven bounds e_Q >= sup over the cube Q of (multilinear interpolant of L − L), for the cubes
+    with lowest corner ``lower_corners`` (in node units), module docstring."""
+    d = lower_corners.shape[1]
+    if cost == "l1":
+        return np.zeros(len(lower_corners))
+    hh = float(round_up(h_hi * h_hi))
+    if cost == "l2sq":
+        return np.full(len(lower_corners), float(round_up(d * hh / 4.0)))
+    # l2: the nearest point of Q = h·(c + [0, 1]^d) to the origin has coordinates clip(0, c_i, c_i + 1)
+    c = lower_corners.astype(float)
+    near = np.clip(0.0, c, c + 1.0)
+    r_units = np.sqrt((near * near).sum(axis=1))
+    h_lo = float(round_down(np.float64(h_hi)))
+    r_lo = round_down(round_down(r_units) * h_lo)  # r_Q, rounded down
+    first = float(round_up(h_hi * math.sqrt(d) / 2.0, 2.0**-48))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        safe = np.where(r_lo > 0, r_lo, 1.0)
+        second = np.where(r_lo > 0, round_up(d * hh / round_down(8.0 * safe)), np.inf)
+    return np.minimum(first, second)
+
+
+def node_prices(cost: str, d: int, n: int, R: int, sensitivity: float) -> tuple[np.ndarray, float]:
+    """The relaxation's prices on the box [−R, R]^d (C order) and the far mass's price (module docstring).
+
+    >>> p, far = node_prices("l1", 2, 2, 3, 1.0)
+    >>> float(p[len(p) // 2]), round(far, 12)   # the origin costs 0; beyond the box, ‖x‖∞ >= 3h = 1.5
+    (0.0, 1.5)
+    """
+    _check(cost, d)
+    h_lo, h_hi = _h(sensitivity, n)
+    pts = box_points(d, R)
+    lo, _ = _cost_at(cost, pts, h_lo, h_hi)
+    # the largest error over the 2^d cubes with corner k: lowest corners k − s, s ∈ {0, 1}^d
+    e = np.zeros(len(pts))
+    for s in np.ndindex(*(2,) * d):
+        e = np.maximum(e, interpolation_errors(cost, pts - np.array(s, dtype=np.int64), h_hi))
+    price = np.where(e == 0, lo, round_down(lo - e))
+    far = _outside_min(cost, R, h_lo)
+    edge = np.abs(pts).max(axis=1) == R
+    price = np.where(edge, np.minimum(price, far), price)
+    return price, far  # may be negative near the origin: the bound needs E[L̂(Y) | X] <= L(X), not L̂ >= 0
+
+
+def _outside_min(cost: str, R: int, h_lo: float) -> float:
+    """inf of L over ‖x‖∞ >= R·h: every cost here is >= ‖x‖∞ (l2sq: >= ‖x‖∞²)."""
+    r = float(round_down(R * h_lo))
+    return float(round_down(r * r)) if cost == "l2sq" else r
+
+
+def cell_mean_upper_nd(cost: str, k: np.ndarray, sensitivity: float, n: int) -> np.ndarray:
+    """Upper bounds of the mean of L over the cubes C_k (rows of k):
+
+    * l1: Σ_i mean |x_i| = Σ_i (|k_i|·h, or h/4 where k_i = 0);
+    * l2sq: h²·(‖k‖² + d/12);
+    * l2: <= √(mean ‖x‖²) = h·√(‖k‖² + d/12) (Jensen).
+
+    >>> [round(float(v), 12) for v in cell_mean_upper_nd("l1", np.array([[0, 0], [1, 0]]), 1.0, 2)]
+    [0.25, 0.625]
+    """
+    _, h_hi = _h(sensitivity, n)
+    d = k.shape[1]
+    a = np.abs(k).astype(float)
+    if cost == "l1":
+        return round_up(np.where(a == 0, 0.25, a).sum(axis=1) * h_hi)
+    sq = (k.astype(np.int64) ** 2).sum(axis=1).astype(float) + d / 12.0
+    if cost == "l2sq":
+        return round_up(round_up(sq) * (h_hi * h_hi))
+    return round_up(round_up(np.sqrt(round_up(sq))) * h_hi)
+
+
+def cell_prices(cost: str, d: int, n: int, R: int, N: int, sensitivity: float) -> tuple[np.ndarray, float]:
+    """The candidate LP's prices: cell means on the inner box [−N, N]^d, prohibitive on the layer and
+    the far mass (they have no rows of their own)."""
+    _check(cost, d)
+    pts = box_points(d, R)
+    mean = cell_mean_upper_nd(cost, pts, sensitivity, n)
+    top = 1e3 * float(mean.max())
+    inner = np.abs(pts).max(axis=1) <= N
+    return np.where(inner, mean, top), top
