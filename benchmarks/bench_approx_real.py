@@ -1,0 +1,687 @@
+"""(ε, δ)-DP noise on the real line: optmech's certified bracket, and a fixed-grid LP as the DRO code writes it.
+
+**Part A, targets (issue 20).**  For the costs |x| (``abs``) and x² (``square``) and each (ε, δ) in
+{0.1, 0.5, 1, 2, 5} × {1e-6, 1e-4, 1e-2}, sensitivity Δ = 1, target relative gap 1e-4 (the
+family's default): ``optmech solve --privacy approx --domain continuous --json`` in its own
+process with ``--time-limit`` (default 60 s; the process is killed after 1.5 × that + 30 s).
+Reported: the solve's own seconds (the JSON's ``seconds``: interpreter start and imports
+excluded) and the process's wall time, the certified bracket and relative gap, the resolution
+reached (cells per Δ, cell width, the inner half-width N and the box half-width R in cells), the
+final LP's size and the number of LPs solved; pass = certified, gap <= 1e-4 and seconds <= 10.
+``--dim 2`` runs the d = 2 targets instead (ℓ2 sensitivity, costs ``l2`` and ``l2sq``, ε ∈
+{0.5, 1, 2}, δ = 1e-3, target gap 1e-2 within 120 s, ``--time-limit`` 180 s there); a case the
+command line refuses (exit 2: today (ε, δ) in d > 1 is solved on the integer lattice only) is
+reported as ``refused: <its message>``.
+
+**Part B, against a fixed-grid LP** written the way the code of Selvi, Liu and Wiesemann,
+"Differential Privacy via Distributionally Robust Optimization" (Operations Research, 2025),
+writes its upper-bounding problem: the noise density is constant on a FIXED grid of M cells of
+width h (so that Δ/h = n is an integer), with variables p_i (the mass of cell i), and for every
+shift s ∈ {±1, …, ±n} (in cells; both signs) and every cell i an epigraph variable
+t_{s,i} >= p_i − e^ε p_{i+s} (a cell shifted outside the grid counts as mass 0), t >= 0, one
+hockey-stick row Σ_i t_{s,i} <= δ per shift, Σ_i p_i = 1, p >= 0, objective Σ_i p_i·L(c_i)
+with c_i the cell's centre.  All 2n·M cell-shift pairs are separate rows; the sparse matrix is
+assembled with numpy/scipy.sparse (so that building it costs little) and solved by cvxpy with
+HiGHS at its default tolerances (``--naive-solver linprog``: ``scipy.optimize.linprog(method=
+"highs")`` without cvxpy).  Build time (matrix and cvxpy problem), cvxpy's compilation time and
+the solver's time are reported separately; their sum is the naive time.  A warm-up solve of a
+tiny instance in the same process comes first, untimed.
+
+It is run (i) at optmech's final resolution: cells centred on k·h, h = Δ/n, k = −R..R, with n and
+R those of the optmech solve of part A (``truncation.cells_per_sensitivity`` and
+``box_half_width_cells``: the box on which optmech's upper-bound masses live), for ε ∈ {0.5, 1, 2}
+× δ ∈ {1e-4, 1e-2} and both costs; (ii) at the paper's own grid, [−4Δ, 4Δ] with step 0.1Δ
+(80 cells, n = 10); and (iii) at the paper's step 0.1Δ on optmech's window (half-width (R + ½)h
+rounded up to a multiple of the step), which separates the step's error from the window's.  Its
+value is placed against optmech's certified [lower, upper]: the signed
+relative distance (value − lower)/upper when below, (value − upper)/upper when above, 0 inside.
+For the naive solution two exact numbers are added: its realised δ (the largest hockey-stick sum
+Σ_i (p_i − e^ε p_{i+s})_+ over the shifts, of its p clipped at 0; by linearity in the shift for
+a cell-constant density this is its δ for every real |t| <= Δ) and the true expected cost of its
+cell-constant density (Σ p_i times the mean of L over cell i; centre pricing is exact for |x| off
+the centre cell and h²/12 low per unit mass for x²).
+
+What to expect (not assumed by the script): at optmech's resolution the naive LP is the lattice
+problem with sensitivity n restricted to the box, priced at L(kh); optmech's relaxation prices
+the nodes at L(kh) minus a proven chord error (0 for |x|, h²/4 for x²) and its restriction at
+the cells' mean, so the naive value should fall inside the bracket up to the solver's tolerance
+(or above it, when optmech's best upper bound came from an earlier LP on other cells).
+On the paper's grid the window [−4Δ, 4Δ] is too small when δ is small and ε is too: the mass
+within Δ of the window's edge is at most about δ, and the density can fall by at most e^ε per Δ
+inwards, so the LP is infeasible unless roughly e^{4ε} >~ 1/δ; its value, when it has one, is the
+cost of a genuinely (ε, δ)-DP density (up to the solver's tolerance and, for x², the h²/12 of
+centre pricing), so it should lie above the lower bound.
+
+Run ``python benchmarks/bench_approx_real.py`` (``--quick`` for 4 targets and 2 naive cases;
+``--skip-targets``, ``--skip-naive``, ``--dim 2``); writes ``benchmarks/results/approx_real.json``
+with the keys ``targets_1d``, ``targets_2d`` and ``naive``.  A part not run keeps what the file
+held for it, with the metadata of the run that produced it under ``carried_over``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    RESULTS_DIR,
+    fmt,
+    markdown_table,
+    run_isolated,
+    run_measured,
+    short_error,
+    write_json,
+)
+
+COSTS_1D = ["abs", "square"]
+EPSILONS_1D = [0.1, 0.5, 1.0, 2.0, 5.0]
+DELTAS_1D = [1e-6, 1e-4, 1e-2]
+QUICK_1D = [("abs", 1.0, 1e-2), ("square", 1.0, 1e-2), ("abs", 2.0, 1e-4), ("square", 5.0, 1e-6)]
+
+COSTS_2D = ["l2", "l2sq"]
+EPSILONS_2D = [0.5, 1.0, 2.0]
+DELTA_2D = 1e-3
+QUICK_2D = [("l2", 1.0, 1e-3)]
+
+NAIVE_EPSILONS = [0.5, 1.0, 2.0]
+NAIVE_DELTAS = [1e-4, 1e-2]
+QUICK_NAIVE = [("abs", 1.0, 1e-2), ("square", 1.0, 1e-2)]
+
+#: The paper's default grid: [−4Δ, 4Δ] with step 0.1Δ.
+PAPER_HALF_WIDTH = 4.0
+PAPER_STEP = 0.1
+
+
+# -- part A: optmech through its command line ------------------------------------------------------
+
+
+def optmech_cli(cost: str, epsilon: float, delta: float, sensitivity: float, target_gap: float,
+                time_limit: float, hard_timeout: float, dim: int = 1, norm: str | None = None) -> dict:
+    """One ``optmech solve --privacy approx --domain continuous --json`` in its own process."""
+    args = ["-m", "optmech", "solve", "--privacy", "approx", "--epsilon", f"{epsilon:g}", "--delta", f"{delta:g}",
+            "--sensitivity", f"{sensitivity:g}", "--domain", "continuous", "--cost", cost,
+            "--target-gap", f"{target_gap:g}", "--time-limit", f"{time_limit:g}", "--json"]
+    if dim != 1:
+        args[3:3] = ["--dim", str(dim)] + (["--norm", norm] if norm else [])
+    rec: dict = {"cost": cost, "epsilon": epsilon, "delta": delta, "sensitivity": sensitivity, "dim": dim,
+                 "norm": norm, "target_gap": target_gap, "time_limit": time_limit,
+                 "command": "optmech " + " ".join(args[2:])}
+    run = run_measured(args, timeout=hard_timeout)
+    rec.update(rc=run["rc"], wall_s=run["wall"], peak_bytes=run["peak_bytes"])
+    err = run["stderr"].strip()
+    if run["rc"] < 0:
+        rec.update(ok=False, outcome="killed",
+                   error=f"killed after {hard_timeout:.0f} s (hard deadline; --time-limit {time_limit:g})")
+        return rec
+    if run["rc"] == 2:
+        line = (err.splitlines() or ["(no message)"])[-1]
+        rec.update(ok=False, outcome="refused", error=line.removeprefix("optmech: error: "))
+        return rec
+    try:
+        doc = json.loads(run["stdout"])
+    except (ValueError, TypeError):
+        rec.update(ok=False, outcome="error",
+                   error=f"exit {run['rc']}, no JSON: " + ((err.splitlines() or ["(no message)"])[-1]))
+        return rec
+    trunc = doc.get("truncation") or {}
+    hist = doc.get("history") or []
+    rec.update(
+        ok=True, outcome="solved", status=doc.get("status"), message=doc.get("message"),
+        lower_bound=doc.get("lower_bound"), upper_bound=doc.get("upper_bound"),
+        relative_gap=doc.get("relative_gap"), certified=bool(doc.get("certified")), seconds=doc.get("seconds"),
+        lp=doc.get("lp"), truncation=trunc, audit=doc.get("audit"),
+        steps=[{"size": h.get("size"), "lp": h.get("lp"), "lower_bound": h.get("lower_bound"),
+                "upper_bound": h.get("upper_bound"), "upper_certified": h.get("upper_certified"),
+                "relative_gap": h.get("relative_gap"), "seconds": h.get("seconds")} for h in hist],
+        final_lp_seconds=(hist[-1].get("seconds") if hist else None),
+        # the best upper bound may come from an earlier, coarser LP: the cells per Δ of the first step whose upper
+        # bound is the result's (the returned mechanism lives on those cells)
+        upper_cells=next(((h.get("size") or {}).get("cells_per_sensitivity") for h in hist
+                          if h.get("upper_bound") == doc.get("upper_bound")), None),
+        # or a closed-form reference mechanism (valid ones seed the upper bound, widened by ~1e-12)
+        upper_reference=next((r.get("name") for r in doc.get("references") or []
+                              if isinstance(r.get("value"), (int, float)) and doc.get("upper_bound")
+                              and abs(r["value"] - doc["upper_bound"]) <= 1e-9 * abs(doc["upper_bound"])), None),
+        references=[{k: r.get(k) for k in ("name", "value", "inside_bracket", "exact")}
+                    for r in doc.get("references") or []],
+    )
+    return rec
+
+
+def judge(rec: dict, target_gap: float, target_s: float) -> dict:
+    """pass = solved, certified, gap <= target, the solve's seconds <= target_s."""
+    if not rec.get("ok"):
+        rec["passed"] = False
+        rec["verdict"] = f"{rec.get('outcome', 'error')}: {rec.get('error', '')}"
+        return rec
+    gap, secs = rec.get("relative_gap"), rec.get("seconds")
+    ok_gap = bool(rec.get("certified")) and gap is not None and gap <= target_gap
+    ok_time = secs is not None and secs <= target_s
+    rec.update(pass_gap=ok_gap, pass_time=ok_time, passed=ok_gap and ok_time)
+    why = [w for w, ok in (("gap", ok_gap), ("time", ok_time)) if not ok]
+    rec["verdict"] = "PASS" if rec["passed"] else "FAIL (" + ", ".join(why) + ")"
+    return rec
+
+
+def run_targets(cases, *, sensitivity, target_gap, target_s, time_limit, dim=1, norm=None, label="") -> list[dict]:
+    out = []
+    for cost, eps, delta in cases:
+        print(f"  [{label}] {cost}, ε={eps:g}, δ={delta:g} …", end="", flush=True)
+        try:
+            rec = optmech_cli(cost, eps, delta, sensitivity, target_gap, time_limit, 1.5 * time_limit + 30,
+                              dim=dim, norm=norm)
+        except Exception as exc:  # noqa: BLE001 - reported per case
+            rec = {"cost": cost, "epsilon": eps, "delta": delta, "ok": False, "outcome": "error",
+                   "error": f"{type(exc).__name__}: {exc}"}
+        judge(rec, target_gap, target_s)
+        if rec.get("ok"):
+            print(f" gap {rec['relative_gap']:.3g} in {rec['seconds']:.3g} s "
+                  f"(n = {rec['truncation'].get('cells_per_sensitivity')}): {rec['verdict']}", flush=True)
+        else:
+            print(f" {rec['verdict']}", flush=True)
+        out.append(rec)
+    return out
+
+
+def _lp_text(lp: dict | None) -> str:
+    if not lp:
+        return "—"
+    return f"{lp.get('rows')}×{lp.get('cols')}"
+
+
+def targets_table(recs: list[dict], dim: int) -> str:
+    rows = []
+    for c in recs:
+        head = [c["cost"], f"{c['epsilon']:g}", f"{c['delta']:g}"]
+        if not c.get("ok"):
+            rows.append(head + ["—", fmt(c.get("wall_s"), ".3g")] + ["—"] * 5 + [c.get("outcome", "error"),
+                                                                            c["verdict"].replace("|", "/")])
+            continue
+        t = c.get("truncation") or {}
+        n = t.get("cells_per_sensitivity") or t.get("resolution")
+        up_n = c.get("upper_cells")
+        res = ", ".join(f"{k}={t[key]}" for k, key in (("n", "cells_per_sensitivity"), ("N", "half_width_cells"),
+                                                        ("R", "box_half_width_cells")) if t.get(key) is not None)
+        if c.get("upper_reference"):
+            res += f" (upper: the {c['upper_reference']} reference)"
+        elif up_n and up_n != n:
+            res += f" (upper from n={up_n})"
+        rows.append(head + [
+            fmt(c["seconds"], ".3g"), fmt(c["wall_s"], ".3g"),
+            f"[{c['lower_bound']:.9g}, {c['upper_bound']:.9g}]", fmt(c["relative_gap"], ".2e"), res,
+            _lp_text(c.get("lp")), str(len(c.get("steps") or [])), c.get("status") or "—", c["verdict"],
+        ])
+    return markdown_table(["cost", "ε", "δ", "solve s", "wall s", "certified [lower, upper]", "rel. gap",
+                           "resolution (cells per Δ, N, R)", "final LP", "LPs", "status", "result"], rows)
+
+
+def targets_grid(recs: list[dict]) -> str:
+    """cost × δ rows, ε columns: 'gap / seconds'."""
+    eps_list = sorted({c["epsilon"] for c in recs})
+    rows = []
+    for cost in dict.fromkeys(c["cost"] for c in recs):
+        for delta in sorted({c["delta"] for c in recs if c["cost"] == cost}):
+            row = [cost, f"{delta:g}"]
+            for eps in eps_list:
+                c = next((c for c in recs if c["cost"] == cost and c["delta"] == delta and c["epsilon"] == eps), None)
+                if c is None:
+                    row.append("")
+                elif not c.get("ok"):
+                    row.append(c.get("outcome", "error"))
+                else:
+                    mark = "" if c["passed"] else " ✗"
+                    row.append(f"{c['relative_gap']:.1e} / {c['seconds']:.2g} s{mark}")
+            rows.append(row)
+    return markdown_table(["cost", "δ"] + [f"ε = {e:g}" for e in eps_list], rows)
+
+
+# -- part B: the fixed-grid LP -------------------------------------------------------------------
+
+
+def naive_lp_matrices(cell_costs, epsilon: float, delta: float, n_shift: int):
+    """The fixed-grid LP with one row per cell-shift pair (module docstring), as sparse matrices.
+
+    Variables x = [p_0 … p_{M−1}, t_{s,i} for s in (−n … −1, 1 … n), i in 0 … M−1] (shift-major),
+    all >= 0.  Rows of ``A_ub x <= b_ub``: for each shift s and cell i,
+    p_i − e^ε p_{i+s} − t_{s,i} <= 0 (the middle term only when 0 <= i+s < M), then for each shift
+    Σ_i t_{s,i} <= δ.  ``A_eq x = b_eq`` is Σ_i p_i = 1.  Returns a dict with ``A_ub``, ``b_ub``,
+    ``A_eq``, ``b_eq``, ``c`` (the objective: the cell costs, 0 on t) and ``shifts``.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+
+    c_cells = np.asarray(cell_costs, dtype=float)
+    M, n = c_cells.size, int(n_shift)
+    shifts = np.concatenate([np.arange(-n, 0), np.arange(1, n + 1)])
+    S = shifts.size
+    e = math.exp(epsilon)
+    i = np.tile(np.arange(M), S)  # cell of each pair row, shift-major
+    s = np.repeat(shifts, M)
+    row = np.arange(S * M)
+    j = i + s
+    inside = (j >= 0) & (j < M)
+    rows = np.concatenate([row, row[inside], row, S * M + row // M])
+    cols = np.concatenate([i, j[inside], M + row, M + row])
+    vals = np.concatenate([np.ones(S * M), np.full(int(inside.sum()), -e), -np.ones(S * M), np.ones(S * M)])
+    A_ub = sp.csr_matrix((vals, (rows, cols)), shape=(S * M + S, M + S * M))
+    b_ub = np.concatenate([np.zeros(S * M), np.full(S, float(delta))])
+    A_eq = sp.csr_matrix((np.ones(M), (np.zeros(M, dtype=int), np.arange(M))), shape=(1, M + S * M))
+    c = np.concatenate([c_cells, np.zeros(S * M)])
+    return {"A_ub": A_ub, "b_ub": b_ub, "A_eq": A_eq, "b_eq": np.ones(1), "c": c, "shifts": shifts, "M": M}
+
+
+def realised_delta(p, epsilon: float, n_shift: int) -> float:
+    """max over s in ±1..±n of Σ_i (p_i − e^ε p_{i+s})_+, with p_{i+s} = 0 off the grid."""
+    import numpy as np
+
+    p = np.maximum(np.asarray(p, dtype=float), 0.0)
+    n = int(n_shift)
+    pad = np.concatenate([np.zeros(n), p, np.zeros(n)])
+    e = math.exp(epsilon)
+    best = 0.0
+    for s in list(range(-n, 0)) + list(range(1, n + 1)):
+        shifted = np.roll(pad, -s)  # shifted[k] = pad[k + s]; the zero padding absorbs the wrap-around
+        best = max(best, float(np.sum(np.maximum(pad - e * shifted, 0.0))))
+    return best
+
+
+def cell_means(cost: str, centres, h: float):
+    """Exact mean of L over each cell [c − h/2, c + h/2] for L = |x| or x²."""
+    import numpy as np
+
+    c = np.asarray(centres, dtype=float)
+    a, b = c - h / 2, c + h / 2
+    if cost == "abs":
+        straddle = (a < 0) & (b > 0)
+        return np.where(straddle, (a * a + b * b) / (2 * h), np.abs(c))
+    if cost == "square":
+        return c * c + h * h / 12
+    raise ValueError(f"cell means are implemented for abs and square, not {cost!r}")
+
+
+def cost_at(cost: str, x):
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    if cost == "abs":
+        return np.abs(x)
+    if cost == "square":
+        return x * x
+    raise ValueError(f"the naive LP is implemented for abs and square, not {cost!r}")
+
+
+def grid_same_resolution(sensitivity: float, n: int, R: int):
+    """Cells centred on k·h, h = Δ/n, k = −R..R (optmech's box)."""
+    import numpy as np
+
+    h = sensitivity / n
+    return np.arange(-R, R + 1) * h, h, n
+
+
+def grid_paper(sensitivity: float, half_width: float = PAPER_HALF_WIDTH):
+    """[−WΔ, WΔ] with step 0.1Δ (W = 4: the paper's 80 cells), centres ±0.05Δ, ±0.15Δ, …; n = 10 shifts per
+    sign.  W is rounded up to a multiple of the step."""
+    import numpy as np
+
+    units = int(math.ceil(half_width / PAPER_STEP - 1e-9))
+    M = 2 * units
+    h = PAPER_STEP * sensitivity
+    centres = (PAPER_STEP * (np.arange(M) - units + 0.5)) * sensitivity
+    return centres, h, int(round(1 / PAPER_STEP))
+
+
+class _QuietStdout:
+    """Send file descriptor 1 to /dev/null for a while (HiGHS prints a banner on its first use, from C)."""
+
+    def __enter__(self):
+        import os
+
+        sys.stdout.flush()
+        self.saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+        return self
+
+    def __exit__(self, *exc):
+        import os
+
+        sys.stdout.flush()
+        os.dup2(self.saved, 1)
+        os.close(self.saved)
+        return False
+
+
+def _solve_matrices(mats: dict, solver: str) -> dict:
+    """Solve the naive LP; returns status, value, x and the timings (build of the cvxpy problem, compile,
+    solver)."""
+    import numpy as np
+
+    M = mats["M"]
+    if solver == "linprog":
+        from scipy.optimize import linprog
+
+        t0 = time.perf_counter()
+        res = linprog(mats["c"], A_ub=mats["A_ub"], b_ub=mats["b_ub"], A_eq=mats["A_eq"], b_eq=mats["b_eq"],
+                      bounds=(0, None), method="highs")
+        t1 = time.perf_counter()
+        ok = res.status == 0
+        return {"status": "optimal" if ok else f"status {res.status}: {res.message}",
+                "value": float(res.fun) if ok else None, "x": res.x if ok else None,
+                "model_s": 0.0, "compile_s": 0.0, "solver_s": t1 - t0, "solve_call_s": t1 - t0}
+    import cvxpy as cp
+
+    t0 = time.perf_counter()
+    x = cp.Variable(mats["c"].size, nonneg=True)
+    prob = cp.Problem(cp.Minimize(mats["c"] @ x), [mats["A_ub"] @ x <= mats["b_ub"], cp.sum(x[:M]) == 1])
+    t1 = time.perf_counter()
+    try:
+        prob.solve(solver=cp.HIGHS)
+        status = prob.status
+    except cp.error.SolverError as exc:
+        status = f"solver error: {exc}"
+    t2 = time.perf_counter()
+    stats = prob.solver_stats
+    solver_s = getattr(stats, "solve_time", None) if stats is not None else None
+    compile_s = getattr(prob, "compilation_time", None)
+    val = prob.value if status in ("optimal", "optimal_inaccurate") else None
+    xv = np.asarray(x.value) if val is not None and x.value is not None else None
+    return {"status": status, "value": float(val) if val is not None else None, "x": xv,
+            "model_s": t1 - t0, "compile_s": compile_s, "solver_s": solver_s, "solve_call_s": t2 - t1}
+
+
+def naive_case(cost: str, epsilon: float, delta: float, grid: str, sensitivity: float = 1.0, n: int = 0,
+               R: int = 0, half_width: float = PAPER_HALF_WIDTH, solver: str = "cvxpy") -> dict:
+    """Build and solve the fixed-grid LP in this (child) process, after an untimed warm-up."""
+    import numpy as np
+
+    # warm-up: imports, cvxpy's canonicalisation code and HiGHS on a tiny instance
+    wc, wh, wn = grid_same_resolution(1.0, 2, 6)
+    with _QuietStdout():
+        _solve_matrices(naive_lp_matrices(cost_at(cost, wc), 1.0, 0.1, wn), solver)
+
+    t0 = time.perf_counter()
+    if grid in ("paper", "paper_wide"):
+        centres, h, nsh = grid_paper(sensitivity, half_width)
+    else:
+        centres, h, nsh = grid_same_resolution(sensitivity, n, R)
+    mats = naive_lp_matrices(cost_at(cost, centres), epsilon, delta, nsh)
+    build_s = time.perf_counter() - t0
+    with _QuietStdout():
+        sol = _solve_matrices(mats, solver)
+    out = {
+        "grid": grid, "cells": int(centres.size), "cell_width": h, "shifts_per_sign": nsh,
+        "window": [float(centres[0] - h / 2), float(centres[-1] + h / 2)],
+        "rows": int(mats["A_ub"].shape[0] + 1), "cols": int(mats["A_ub"].shape[1]),
+        "nonzeros": int(mats["A_ub"].nnz + mats["A_eq"].nnz), "solver": solver,
+        "status": sol["status"], "value": sol["value"],
+        "matrix_build_s": build_s, "model_s": sol["model_s"], "compile_s": sol["compile_s"],
+        "solver_s": sol["solver_s"], "solve_call_s": sol["solve_call_s"],
+        "build_s": build_s + sol["model_s"],
+    }
+    out["total_s"] = out["build_s"] + sol["solve_call_s"]
+    if sol["x"] is not None:
+        p = sol["x"][: mats["M"]]
+        pc = np.maximum(p, 0.0)
+        out.update(
+            mass=float(np.sum(p)), min_p=float(np.min(p)),
+            realised_delta=realised_delta(pc, epsilon, nsh),
+            delta_excess=realised_delta(pc, epsilon, nsh) / delta - 1.0,
+            cell_mean_cost=float(np.dot(pc, cell_means(cost, centres, h))),
+            edge_mass=float(pc[:nsh].sum() + pc[-nsh:].sum()),
+            support_half_width=float(np.max(np.abs(centres[pc > 1e-12 * pc.max()])) + h / 2),
+        )
+    return out
+
+
+def signed_distance(value, lower, upper) -> tuple[float | None, str]:
+    """(value − lower)/|upper| below, (value − upper)/|upper| above, 0 inside."""
+    if value is None or lower is None or upper is None:
+        return None, "n/a"
+    scale = abs(upper) if upper else 1.0
+    if value < lower:
+        return (value - lower) / scale, "below"
+    if value > upper:
+        return (value - upper) / scale, "above"
+    return 0.0, "inside"
+
+
+def run_naive(cases, opt_by_key: dict, args) -> list[dict]:
+    out = []
+    for cost, eps, delta in cases:
+        key = (cost, eps, delta)
+        opt = opt_by_key.get(key)
+        if opt is None:
+            print(f"  [naive] optmech {cost}, ε={eps:g}, δ={delta:g} …", end="", flush=True)
+            opt = optmech_cli(cost, eps, delta, args.sensitivity, args.target_gap, args.time_limit,
+                              1.5 * args.time_limit + 30)
+            judge(opt, args.target_gap, args.target_seconds)
+            print(f" {opt['verdict']}", flush=True)
+        rec: dict = {"cost": cost, "epsilon": eps, "delta": delta, "optmech": {
+            k: opt.get(k) for k in ("ok", "outcome", "error", "status", "lower_bound", "upper_bound", "relative_gap",
+                                    "certified", "seconds", "final_lp_seconds", "wall_s", "lp", "truncation",
+                                    "upper_cells")}}
+        t = opt.get("truncation") or {}
+        n, R = t.get("cells_per_sensitivity"), t.get("box_half_width_cells")
+        for grid in ("same", "paper", "paper_wide"):
+            if grid != "paper" and (not opt.get("ok") or not n or not R):
+                rec[grid] = {"ok": False, "error_type": "NoResolution",
+                             "error": "optmech gave no final resolution: " + str(opt.get("error") or opt.get("status"))}
+                continue
+            if grid == "same":
+                kw = dict(n=int(n), R=int(R))
+                what = f"n={n}, R={R}"
+            elif grid == "paper":
+                kw, what = {}, f"[−{PAPER_HALF_WIDTH:g}Δ, {PAPER_HALF_WIDTH:g}Δ]"
+            else:  # the paper's step on optmech's window, rounded out to the step
+                kw = dict(half_width=(int(R) + 0.5) / int(n))
+                what = f"[−{kw['half_width']:.3g}Δ, {kw['half_width']:.3g}Δ] or just beyond"
+            print(f"  [naive] {grid} grid {cost}, ε={eps:g}, δ={delta:g} ({what}) …", end="", flush=True)
+            res = run_isolated(naive_case, dict(cost=cost, epsilon=eps, delta=delta, grid=grid,
+                                                sensitivity=args.sensitivity, solver=args.naive_solver, **kw),
+                               args.naive_timeout)
+            if res.get("ok") and res.get("value") is not None:
+                d, side = signed_distance(res["value"], opt.get("lower_bound"), opt.get("upper_bound"))
+                res["rel_distance"], res["side"] = d, side
+                dm, sm = signed_distance(res.get("cell_mean_cost"), opt.get("lower_bound"), opt.get("upper_bound"))
+                res["cell_mean_rel_distance"], res["cell_mean_side"] = dm, sm
+                if opt.get("seconds"):
+                    res["ratio_to_optmech"] = res["total_s"] / opt["seconds"]
+                if opt.get("final_lp_seconds"):
+                    res["ratio_to_optmech_final_lp"] = res["total_s"] / opt["final_lp_seconds"]
+                print(f" {res['status']}, {res['total_s']:.3g} s, value {res['value']:.9g} ({side})", flush=True)
+            elif res.get("ok"):
+                print(f" {res['status']} ({res['total_s']:.3g} s)", flush=True)
+            else:
+                print(f" FAILED: {short_error(res)}", flush=True)
+            rec[grid] = res
+        out.append(rec)
+    return out
+
+
+def _dist_text(d, side) -> str:
+    if d is None:
+        return "—"
+    return "inside" if side == "inside" else f"{d:+.2e} ({side})"
+
+
+def _excess(res: dict, delta: float) -> str:
+    """realised δ / δ − 1 of the naive solution (positive: it is not (ε, δ)-DP)."""
+    x = res.get("delta_excess")
+    if x is None and res.get("realised_delta") is not None:
+        x = res["realised_delta"] / delta - 1.0
+    return "—" if x is None else f"{x:+.1e}"
+
+
+def naive_tables(recs: list[dict]) -> tuple[str, str]:
+    same_rows, paper_rows = [], []
+    for r in recs:
+        o = r["optmech"]
+        head = [r["cost"], f"{r['epsilon']:g}", f"{r['delta']:g}"]
+        br = (f"[{o['lower_bound']:.9g}, {o['upper_bound']:.9g}]" if o.get("ok") else "—")
+        s = r.get("same") or {}
+        if not s.get("ok"):
+            same_rows.append(head + ["—", "FAILED: " + short_error(s, 80)] + ["—"] * 10 + [br, "—", "—", "—"])
+        else:
+            solved = s.get("value") is not None
+            same_rows.append(head + [
+                f"{s['cells']} ({s['shifts_per_sign']}/Δ)" + (
+                    f"; optmech's upper from {o['upper_cells']}/Δ"
+                    if o.get("upper_cells") and o["upper_cells"] != s["shifts_per_sign"] else ""),
+                f"{s['rows']}×{s['cols']}",
+                fmt(s["build_s"], ".3g"), fmt(s.get("compile_s"), ".3g"), fmt(s.get("solver_s"), ".3g"),
+                fmt(s["total_s"], ".3g"),
+                fmt(o.get("seconds"), ".3g"), fmt(o.get("final_lp_seconds"), ".3g"), _lp_text(o.get("lp")),
+                fmt(s.get("ratio_to_optmech"), ".3g"), fmt(s.get("ratio_to_optmech_final_lp"), ".3g"),
+                f"{s['value']:.9g}" if solved else s["status"], br,
+                _dist_text(s.get("rel_distance"), s.get("side")),
+                _excess(s, r["delta"]),
+                _dist_text(s.get("cell_mean_rel_distance"), s.get("cell_mean_side")) if solved else "—",
+            ])
+        for grid in ("paper", "paper_wide"):
+            q = r.get(grid) or {}
+            if not q.get("ok"):
+                paper_rows.append(head + [grid, "FAILED: " + short_error(q, 80)] + ["—"] * 7)
+                continue
+            solved = q.get("value") is not None
+            lo, hi = q["window"]
+            paper_rows.append(head + [
+                f"[{lo:.4g}, {hi:.4g}], {q['cells']} cells", q["status"], fmt(q["total_s"], ".3g"),
+                f"{q['value']:.9g}" if solved else "—", br,
+                _dist_text(q.get("rel_distance"), q.get("side")) if solved else "—",
+                _excess(q, r["delta"]),
+                (f"{q['cell_mean_cost']:.9g}, " + _dist_text(q.get("cell_mean_rel_distance"), q.get("cell_mean_side"))
+                 if solved else "—"),
+                fmt(q.get("edge_mass"), ".2e"),
+            ])
+    same = markdown_table(["cost", "ε", "δ", "cells", "naive LP rows×cols", "build s", "compile s", "solver s",
+                           "naive total s", "optmech s", "optmech final LP s", "optmech LP", "naive/optmech",
+                           "naive/final LP", "naive value", "optmech [lower, upper]", "naive − bracket (rel.)",
+                           "naive realised δ/δ − 1", "naive density's true cost − bracket"], same_rows)
+    paper = markdown_table(["cost", "ε", "δ", "window (step 0.1Δ)", "status", "naive s", "naive value",
+                            "optmech [lower, upper]",
+                            "naive − bracket (rel.)", "realised δ/δ − 1", "true cost (cell means) − bracket",
+                            "mass in the outermost Δ"], paper_rows)
+    return same, paper
+
+
+# -- main --------------------------------------------------------------------------------------------
+
+
+def source_state() -> dict:
+    """Uncommitted changes under optmech/ when the run started (the metadata records HEAD only): the
+    changed paths and a hash of their diff, so that runs of the same dirty tree can be told apart."""
+    import hashlib
+    import subprocess
+
+    from _common import REPO_ROOT
+
+    try:
+        st = subprocess.run(["git", "status", "--porcelain", "--", "optmech"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=20).stdout
+        diff = subprocess.run(["git", "diff", "HEAD", "--", "optmech"], cwd=REPO_ROOT, capture_output=True,
+                              timeout=20).stdout
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"optmech_changed": [ln[3:] for ln in st.splitlines()],
+            "optmech_diff_sha1": hashlib.sha1(diff).hexdigest() if diff else None}
+
+
+def _previous(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="4 targets (1-D), 1 target (2-D), 2 naive cases")
+    ap.add_argument("--dim", default="1", help="which targets: 1, 2 or 1,2 (the naive part runs with 1)")
+    ap.add_argument("--skip-targets", action="store_true", help="no part A (the naive part solves what it needs)")
+    ap.add_argument("--skip-naive", action="store_true", help="no part B")
+    ap.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity Δ")
+    ap.add_argument("--target-gap", type=float, default=1e-4, help="1-D target relative gap")
+    ap.add_argument("--target-seconds", type=float, default=10.0, help="1-D target seconds per case")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="--time-limit of each 1-D optmech solve")
+    ap.add_argument("--target-gap-2d", type=float, default=1e-2)
+    ap.add_argument("--target-seconds-2d", type=float, default=120.0)
+    ap.add_argument("--time-limit-2d", type=float, default=180.0)
+    ap.add_argument("--naive-solver", choices=["cvxpy", "linprog"], default="cvxpy",
+                    help="cvxpy with HiGHS, or scipy's linprog(method='highs') directly")
+    ap.add_argument("--naive-timeout", type=float, default=600.0, help="kill a naive solve after this many seconds")
+    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "approx_real.json")
+    args = ap.parse_args(argv)
+    dims = {int(d) for d in args.dim.split(",") if d.strip()}
+
+    out: dict = {"benchmark": "approx_real", "settings": vars(args) | {"json": str(args.json)},
+                 "source_state": source_state()}
+    t_start = time.perf_counter()
+    if 1 in dims and not args.skip_targets:
+        cases = QUICK_1D if args.quick else [(c, e, d) for c in COSTS_1D for d in DELTAS_1D for e in EPSILONS_1D]
+        print(f"Part A, 1-D targets: {len(cases)} cases")
+        recs = run_targets(cases, sensitivity=args.sensitivity, target_gap=args.target_gap,
+                           target_s=args.target_seconds, time_limit=args.time_limit, label="1-D")
+        out["targets_1d"] = recs
+    if 2 in dims and not args.skip_targets:
+        cases = QUICK_2D if args.quick else [(c, e, DELTA_2D) for c in COSTS_2D for e in EPSILONS_2D]
+        print(f"Part A, d = 2 targets (ℓ2 sensitivity): {len(cases)} cases")
+        out["targets_2d"] = run_targets(cases, sensitivity=args.sensitivity, target_gap=args.target_gap_2d,
+                                        target_s=args.target_seconds_2d, time_limit=args.time_limit_2d, dim=2,
+                                        norm="l2", label="d=2")
+    if 1 in dims and not args.skip_naive:
+        cases = (QUICK_NAIVE if args.quick
+                 else [(c, e, d) for c in COSTS_1D for d in NAIVE_DELTAS for e in NAIVE_EPSILONS])
+        have = {(r["cost"], r["epsilon"], r["delta"]): r for r in out.get("targets_1d", [])}
+        print(f"Part B, fixed-grid LP: {len(cases)} cases")
+        out["naive"] = run_naive(cases, have, args)
+    out["elapsed_s"] = time.perf_counter() - t_start
+
+    print("\nTimes on a shared machine; see the JSON's load average.")
+    if "targets_1d" in out:
+        recs = out["targets_1d"]
+        print(f"\n### (ε, δ) on ℝ, Δ = {args.sensitivity:g}: certified gap ≤ {args.target_gap:g} within "
+              f"{args.target_seconds:g} s\n")
+        print(targets_grid(recs))
+        print()
+        print(targets_table(recs, 1))
+        n_pass = sum(1 for c in recs if c.get("passed"))
+        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap:g} within {args.target_seconds:g} s")
+    if "targets_2d" in out:
+        recs = out["targets_2d"]
+        print(f"\n### (ε, δ) on ℝ², ℓ2 sensitivity {args.sensitivity:g}: "
+              f"certified gap ≤ {args.target_gap_2d:g} "
+              f"within {args.target_seconds_2d:g} s\n")
+        print(targets_table(recs, 2))
+        n_pass = sum(1 for c in recs if c.get("passed"))
+        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap_2d:g} within {args.target_seconds_2d:g} s")
+    if "naive" in out:
+        same, paper = naive_tables(out["naive"])
+        print(f"\n### Fixed-grid LP (all cell-shift pairs, {args.naive_solver}/HiGHS default tolerances) at optmech's "
+              "final resolution\n")
+        print(same)
+        print("\n### Fixed-grid LP at the paper's step 0.1Δ: its window [−4Δ, 4Δ] (80 cells), "
+              "and optmech's window\n")
+        print(paper)
+
+    prev = _previous(args.json)
+    carried = [k for k in ("targets_1d", "targets_2d", "naive") if k not in out and k in prev]
+    if carried:
+        before = prev.get("carried_over") if isinstance(prev.get("carried_over"), dict) else {}
+        out["carried_over"] = {k: before.get(k, prev.get("metadata")) for k in carried}
+        for k in carried:
+            out[k] = prev[k]
+    write_json(args.json, out)
+    print(f"\nwrote {args.json}" + (f" (kept {', '.join(carried)} from the previous run)" if carried else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
