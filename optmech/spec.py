@@ -461,6 +461,8 @@ class Problem:
         if isinstance(self.privacy, ApproxDP):
             d["delta"] = self.delta
             d["dim"] = self.dim
+            if self.norm != "l1":  # (ε, δ) on ℝ^d with ℓ2 sensitivity (ℓ1 elsewhere, as stores have always keyed it)
+                d["norm"] = self.norm
         elif self.dim > 1:
             d["dim"] = self.dim
             d["norm"] = self.norm

@@ -144,7 +144,9 @@ def test_cli_json_and_bad_input():
                        timeout=300)
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)
-    assert j["lower_bound"] <= j["upper_bound"]
+    assert j["lower_bound"] <= j["upper_bound"] and j["problem"]["norm"] == "l2"
+    t = subprocess.run(p.args[:-1], capture_output=True, text=True, timeout=300)  # the text report
+    assert t.returncode == 0 and "(ℓ2), dim 2" in t.stdout and "bracket (certified)" in t.stdout, t.stderr
     for args, needle in ((["--cost", "linf"], "l1, l2 and l2sq"), (["--cost", "l2", "--norm", "linf"], "l2"),
                          (["--cost", "abs(x1)+x2**2"], "l1, l2 and l2sq")):
         p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "1",

@@ -220,9 +220,10 @@ def _format_approx(result, tag: str) -> str:
     pr, a = result.problem, result.audit
     rows = [
         f"optmech {__version__} — (ε,δ)-DP, epsilon={pr['epsilon']:g}, delta={pr['delta']:g}, "
-        f"sensitivity={pr['sensitivity']:g} (ℓ1), dim {pr['dim']}, {pr.get('domain', 'integer')} domain, cost {pr['cost']}",
+        f"sensitivity={pr['sensitivity']:g} ({'ℓ2' if pr.get('norm') == 'l2' else 'ℓ1'}), dim {pr['dim']}, {pr.get('domain', 'integer')} domain, cost {pr['cost']}",
         *_bracket_rows(result, tag),
-        f"  audited delta     {_g17(a['realised_delta'])} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})",
+        (f"  audited delta     {_g17(a['realised_delta'])} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})"
+         if a.get("realised_delta") is not None or not a.get("passed") else f"  privacy           {a.get('method')}"),
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
         f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
         f"  time              {result.seconds:.3f} s",
