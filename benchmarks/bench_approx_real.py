@@ -10,8 +10,8 @@ reached (cells per Δ, cell width, the inner half-width N and the box half-width
 final LP's size and the number of LPs solved; pass = certified, gap <= 1e-4 and seconds <= 10.
 ``--dim 2`` runs the d = 2 targets instead (ℓ2 sensitivity, costs ``l2`` and ``l2sq``, ε ∈
 {0.5, 1, 2}, δ = 1e-3, target gap 1e-2 within 120 s, ``--time-limit`` 180 s there); a case the
-command line refuses (exit 2: today (ε, δ) in d > 1 is solved on the integer lattice only) is
-reported as ``refused: <its message>``.
+command line refuses (exit 2, as before ℝ^d was implemented) is reported as
+``refused: <its message>``, any other exit without JSON as ``error: exit N, <its last line>``.
 
 **Part B, against a fixed-grid LP** written the way the code of Selvi, Liu and Wiesemann,
 "Differential Privacy via Distributionally Robust Optimization" (Operations Research, 2025),
@@ -139,7 +139,8 @@ def optmech_cli(cost: str, epsilon: float, delta: float, sensitivity: float, tar
         steps=[{"size": h.get("size"), "lp": h.get("lp"), "lower_bound": h.get("lower_bound"),
                 "upper_bound": h.get("upper_bound"), "upper_certified": h.get("upper_certified"),
                 "relative_gap": h.get("relative_gap"), "seconds": h.get("seconds")} for h in hist],
-        final_lp_seconds=(hist[-1].get("seconds") if hist else None),
+        # the history's seconds are the clock when each step finished: the time to the last completed LP
+        seconds_at_last_step=(hist[-1].get("seconds") if hist else None),
         # the best upper bound may come from an earlier, coarser LP: the cells per Δ of the first step whose upper
         # bound is the result's (the returned mechanism lives on those cells)
         upper_cells=next(((h.get("size") or {}).get("cells_per_sensitivity") for h in hist
@@ -465,7 +466,7 @@ def run_naive(cases, opt_by_key: dict, args) -> list[dict]:
             print(f" {opt['verdict']}", flush=True)
         rec: dict = {"cost": cost, "epsilon": eps, "delta": delta, "optmech": {
             k: opt.get(k) for k in ("ok", "outcome", "error", "status", "lower_bound", "upper_bound", "relative_gap",
-                                    "certified", "seconds", "final_lp_seconds", "wall_s", "lp", "truncation",
+                                    "certified", "seconds", "seconds_at_last_step", "wall_s", "lp", "truncation",
                                     "upper_cells")}}
         t = opt.get("truncation") or {}
         n, R = t.get("cells_per_sensitivity"), t.get("box_half_width_cells")
@@ -493,8 +494,8 @@ def run_naive(cases, opt_by_key: dict, args) -> list[dict]:
                 res["cell_mean_rel_distance"], res["cell_mean_side"] = dm, sm
                 if opt.get("seconds"):
                     res["ratio_to_optmech"] = res["total_s"] / opt["seconds"]
-                if opt.get("final_lp_seconds"):
-                    res["ratio_to_optmech_final_lp"] = res["total_s"] / opt["final_lp_seconds"]
+                if opt.get("seconds_at_last_step"):
+                    res["ratio_to_optmech_last_step"] = res["total_s"] / opt["seconds_at_last_step"]
                 print(f" {res['status']}, {res['total_s']:.3g} s, value {res['value']:.9g} ({side})", flush=True)
             elif res.get("ok"):
                 print(f" {res['status']} ({res['total_s']:.3g} s)", flush=True)
@@ -537,8 +538,8 @@ def naive_tables(recs: list[dict]) -> tuple[str, str]:
                 f"{s['rows']}×{s['cols']}",
                 fmt(s["build_s"], ".3g"), fmt(s.get("compile_s"), ".3g"), fmt(s.get("solver_s"), ".3g"),
                 fmt(s["total_s"], ".3g"),
-                fmt(o.get("seconds"), ".3g"), fmt(o.get("final_lp_seconds"), ".3g"), _lp_text(o.get("lp")),
-                fmt(s.get("ratio_to_optmech"), ".3g"), fmt(s.get("ratio_to_optmech_final_lp"), ".3g"),
+                fmt(o.get("seconds"), ".3g"), fmt(o.get("seconds_at_last_step"), ".3g"), _lp_text(o.get("lp")),
+                fmt(s.get("ratio_to_optmech"), ".3g"), fmt(s.get("ratio_to_optmech_last_step"), ".3g"),
                 f"{s['value']:.9g}" if solved else s["status"], br,
                 _dist_text(s.get("rel_distance"), s.get("side")),
                 _excess(s, r["delta"]),
@@ -561,8 +562,9 @@ def naive_tables(recs: list[dict]) -> tuple[str, str]:
                 fmt(q.get("edge_mass"), ".2e"),
             ])
     same = markdown_table(["cost", "ε", "δ", "cells", "naive LP rows×cols", "build s", "compile s", "solver s",
-                           "naive total s", "optmech s", "optmech final LP s", "optmech LP", "naive/optmech",
-                           "naive/final LP", "naive value", "optmech [lower, upper]", "naive − bracket (rel.)",
+                           "naive total s", "optmech s", "optmech s at its last LP", "optmech LP", "naive/optmech",
+                           "naive/(optmech at last LP)", "naive value", "optmech [lower, upper]",
+                           "naive − bracket (rel.)",
                            "naive realised δ/δ − 1", "naive density's true cost − bracket"], same_rows)
     paper = markdown_table(["cost", "ε", "δ", "window (step 0.1Δ)", "status", "naive s", "naive value",
                             "optmech [lower, upper]",
@@ -593,6 +595,38 @@ def source_state() -> dict:
             "optmech_diff_sha1": hashlib.sha1(diff).hexdigest() if diff else None}
 
 
+def print_report(out: dict, args: argparse.Namespace) -> None:
+    """The markdown summary of ``out`` (a run's results, or a JSON file's with ``--report``)."""
+    print("\nTimes on a shared machine; see the JSON's load average.")
+    if "targets_1d" in out:
+        recs = out["targets_1d"]
+        print(f"\n### (ε, δ) on ℝ, Δ = {args.sensitivity:g}: certified gap ≤ {args.target_gap:g} within "
+              f"{args.target_seconds:g} s\n")
+        print(targets_grid(recs))
+        print()
+        print(targets_table(recs, 1))
+        n_pass = sum(1 for c in recs if c.get("passed"))
+        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap:g} within {args.target_seconds:g} s")
+    if "targets_2d" in out:
+        recs = out["targets_2d"]
+        print(f"\n### (ε, δ) on ℝ², ℓ2 sensitivity {args.sensitivity:g}: "
+              f"certified gap ≤ {args.target_gap_2d:g} "
+              f"within {args.target_seconds_2d:g} s\n")
+        print(targets_table(recs, 2))
+        n_pass = sum(1 for c in recs if c.get("passed"))
+        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap_2d:g} within {args.target_seconds_2d:g} s")
+    if "naive" in out:
+        same, paper = naive_tables(out["naive"])
+        solver = next((r["same"]["solver"] for r in out["naive"] if (r.get("same") or {}).get("solver")),
+                      args.naive_solver)
+        print(f"\n### Fixed-grid LP (all cell-shift pairs, {solver}/HiGHS default tolerances) at optmech's "
+              "final resolution\n")
+        print(same)
+        print("\n### Fixed-grid LP at the paper's step 0.1Δ: its window [−4Δ, 4Δ] (80 cells), "
+              "and optmech's window\n")
+        print(paper)
+
+
 def _previous(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
@@ -618,7 +652,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="cvxpy with HiGHS, or scipy's linprog(method='highs') directly")
     ap.add_argument("--naive-timeout", type=float, default=600.0, help="kill a naive solve after this many seconds")
     ap.add_argument("--json", type=Path, default=RESULTS_DIR / "approx_real.json")
+    ap.add_argument("--report", action="store_true", help="print the tables of the JSON file (--json) and exit")
     args = ap.parse_args(argv)
+    if args.report:
+        doc = _previous(args.json)
+        if not doc:
+            print(f"no results in {args.json}", file=sys.stderr)
+            return 2
+        print(f"{args.json}: run {(doc.get('metadata') or {}).get('timestamp')}, commit "
+              f"{(doc.get('metadata') or {}).get('git_commit')}; carried over: {sorted(doc.get('carried_over') or {})}")
+        print_report(doc, args)
+        return 0
     dims = {int(d) for d in args.dim.split(",") if d.strip()}
 
     out: dict = {"benchmark": "approx_real", "settings": vars(args) | {"json": str(args.json)},
@@ -644,33 +688,6 @@ def main(argv: list[str] | None = None) -> int:
         out["naive"] = run_naive(cases, have, args)
     out["elapsed_s"] = time.perf_counter() - t_start
 
-    print("\nTimes on a shared machine; see the JSON's load average.")
-    if "targets_1d" in out:
-        recs = out["targets_1d"]
-        print(f"\n### (ε, δ) on ℝ, Δ = {args.sensitivity:g}: certified gap ≤ {args.target_gap:g} within "
-              f"{args.target_seconds:g} s\n")
-        print(targets_grid(recs))
-        print()
-        print(targets_table(recs, 1))
-        n_pass = sum(1 for c in recs if c.get("passed"))
-        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap:g} within {args.target_seconds:g} s")
-    if "targets_2d" in out:
-        recs = out["targets_2d"]
-        print(f"\n### (ε, δ) on ℝ², ℓ2 sensitivity {args.sensitivity:g}: "
-              f"certified gap ≤ {args.target_gap_2d:g} "
-              f"within {args.target_seconds_2d:g} s\n")
-        print(targets_table(recs, 2))
-        n_pass = sum(1 for c in recs if c.get("passed"))
-        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap_2d:g} within {args.target_seconds_2d:g} s")
-    if "naive" in out:
-        same, paper = naive_tables(out["naive"])
-        print(f"\n### Fixed-grid LP (all cell-shift pairs, {args.naive_solver}/HiGHS default tolerances) at optmech's "
-              "final resolution\n")
-        print(same)
-        print("\n### Fixed-grid LP at the paper's step 0.1Δ: its window [−4Δ, 4Δ] (80 cells), "
-              "and optmech's window\n")
-        print(paper)
-
     prev = _previous(args.json)
     carried = [k for k in ("targets_1d", "targets_2d", "naive") if k not in out and k in prev]
     if carried:
@@ -678,6 +695,7 @@ def main(argv: list[str] | None = None) -> int:
         out["carried_over"] = {k: before.get(k, prev.get("metadata")) for k in carried}
         for k in carried:
             out[k] = prev[k]
+    print_report(out, args)
     write_json(args.json, out)
     print(f"\nwrote {args.json}" + (f" (kept {', '.join(carried)} from the previous run)" if carried else ""))
     return 0
