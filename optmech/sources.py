@@ -47,6 +47,8 @@ WORKS: dict[str, str] = {
               'Differential Privacy", AISTATS 2020, arXiv:1810.00877.',
     "CKS20": 'C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, '
              "arXiv:2004.00010.",
+    "SLW25": 'A. Selvi, H. Liu, W. Wiesemann, "Differential Privacy via Distributionally Robust Optimization", '
+             "*Operations Research*, 2025. doi:10.1287/opre.2023.0218, arXiv:2304.12681.",
 }
 
 

@@ -1,0 +1,175 @@
+"""The catalogue entry "How far from optimal is the Gaussian?" (problems/comparison-gaussian-gap.toml) and its report
+(optmech/reproduce/gaussian.py): the spec in quick and full form, the certified ratio intervals on real solves
+(δ = 0.01, ε ∈ {0.5, 1}, target gap 1e-3: a few seconds), the heatmap, and the handling of wide and failed rows.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+
+import pytest
+
+from optmech.reproduce import REPORTS, load_catalogue
+from optmech.reproduce.gaussian import AG, TL, Ratio, analytic_sigma, gap_rows, interval_text
+from optmech.reproduce.report import Context
+from optmech.reproduce.scope import spec_scope
+from optmech.sweep import normalised, run_job
+
+NAME = "comparison-gaussian-gap"
+TITLE = "How far from optimal is the Gaussian?"
+
+
+def _spec(quick: bool):
+    return next(s for s in load_catalogue(quick=quick) if s.name == NAME)
+
+
+def _ag_cost(eps: float, delta: float, cost: str) -> float:
+    """E|Z| = σ√(2/π) or E Z² = σ² with σ of optmech.mechanisms.gaussian (the report recomputes σ its own way)."""
+    from optmech.mechanisms.gaussian import analytic_gaussian_sigma
+
+    s = analytic_gaussian_sigma(eps, delta, 1.0)
+    return s * math.sqrt(2 / math.pi) if cost == "abs" else s * s
+
+
+# -- the spec ---------------------------------------------------------------------------------------
+
+def test_spec_validates_in_full_and_quick_form():
+    from optmech.sources import section_tags
+
+    full, quick = _spec(False), _spec(True)
+    assert full.reproduce == {"seed": "comparison", "item": full.reproduce["item"], "report": "gaussian_gap",
+                              "title": TITLE}
+    assert full.reproduce["report"] in REPORTS
+    grid = {(p["epsilon"], p["delta"], p["cost"]) for p in full.problems}
+    assert grid == {(e, d, c) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-4, 1e-2) for c in ("abs", "square")}
+    assert len(full.problems) == 30
+    for p in full.problems + quick.problems:
+        assert (p["privacy"], p["domain"], p["sensitivity"], p["dim"]) == ("approx", "continuous", 1, 1)
+    assert {p["target_gap"] for p in full.problems} == {1e-4}
+    assert {(p["epsilon"], p["delta"], p["cost"], p["target_gap"]) for p in quick.problems} == \
+        {(e, 0.01, c, 1e-3) for e in (0.5, 1.0) for c in ("abs", "square")}
+    # every problem is one the solver accepts
+    from optmech.spec import Problem
+    for p in full.problems:
+        Problem.from_params(dict(p))
+    assert section_tags("comparison", full.reproduce["item"])[:2] == ["BW18", "GDGK20"]
+
+
+def test_scope_sentence_names_what_quick_leaves_out():
+    from optmech.reproduce import catalogue_paths
+
+    path = next(p for p in catalogue_paths() if p.stem == NAME)
+    line = spec_scope(path)
+    assert line.startswith("Quick mode: 4 of 30 problems (ε ∈ {0.5, 1}, δ = 0.01")
+    assert "adds ε ∈ {0.1, 2, 5} and δ ∈ {1e-06, 0.0001}" in line and "target gap 0.0001 instead of 0.001" in line
+
+
+def test_the_independent_sigma_agrees_with_optmech():
+    from optmech.mechanisms.gaussian import analytic_gaussian_sigma
+
+    for eps, delta in ((0.1, 1e-6), (0.5, 1e-4), (1.0, 1e-2), (2.0, 1e-6), (5.0, 1e-6), (5.0, 1e-2)):
+        assert analytic_sigma(eps, delta) == pytest.approx(analytic_gaussian_sigma(eps, delta, 1.0), rel=1e-11)
+
+
+def test_intervals_are_rounded_outward_and_points_only_when_narrow():
+    assert interval_text(1.4241234, 1.4242876) == "[1.4241, 1.4243]"
+    assert interval_text(2.0, 2.0) == "[2.0000, 2.0000]"
+    assert interval_text(1.2, 1.3) == "[1.1999, 1.3001]"              # the doubles 1.2 < 1.2 and 1.3 > 1.3
+    r = Ratio(1.25, 1.375)
+    assert r.wide and r.text() == "[1.2500, 1.3750]" and "≈" not in r.text()
+    assert Ratio(1.0, 1.0005).text() == "≈1.000 [1.0000, 1.0005]"
+    assert Ratio.of(2.0, {"certified": True, "lower_bound": 1.0, "upper_bound": 1.25}) == Ratio(1.6, 2.0)
+    assert Ratio.of(2.0, {"certified": False, "lower_bound": 1.0, "upper_bound": 1.25}) is None
+
+
+# -- the report on real solves ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def solved():
+    """The quick spec's four problems (δ = 0.01, ε ∈ {0.5, 1}, |x| and x², target gap 1e-3), solved once."""
+    spec = _spec(True)
+    return spec, [(normalised(p), run_job(normalised(p))) for p in spec.problems]
+
+
+def _report(tmp_path, solved, change=None):
+    spec, rows = solved
+    rows = copy.deepcopy(rows)
+    if change:
+        rows = [(p, change(p, r)) for p, r in rows]
+    ctx = Context(spec, rows, tmp_path, True)
+    return ctx, REPORTS["gaussian_gap"](ctx)
+
+
+def _ratio_cells(text: str) -> list[tuple[float, float]]:
+    return [(float(a), float(b)) for a, b in re.findall(r"\[(\d+\.\d+), (\d+\.\d+)\]", text)]
+
+
+def test_report_on_real_solves(tmp_path, solved):
+    ctx, sec = _report(tmp_path, solved)
+    assert sec.title == TITLE and sec.name == NAME and sec.failed == 0
+    text = "\n".join(sec.body)
+    assert "**|x|, d = 1**" in text and "**x², d = 1**" in text
+    assert "Pending: the ℓ2 panel in d = 2." in text
+    assert "invalid (ε ≥ 1)" in text                             # the classic Gaussian at ε = 1
+    for tag in ("BW18", "GDGK20", "DR14", "SLW25"):
+        from optmech.sources import citation
+        assert citation(tag) in text, tag
+    # every ratio interval contains V_ref/V for V at both ends of the certified bracket (computed here)
+    rows = gap_rows(ctx)
+    assert len(rows) == 4
+    for row in rows:
+        r = row.result
+        assert r["certified"] and r["relative_gap"] <= 1e-3
+        v = _ag_cost(row.epsilon, row.delta, row.cost)
+        q = row.ratios[AG]
+        for x in (v / r["upper_bound"], v / r["lower_bound"]):
+            assert q.lo * (1 - 1e-12) <= x <= q.hi * (1 + 1e-12)
+        # and so does the interval printed in the row's table cell (rounded outward)
+        head = next(i for i, b in enumerate(sec.body) if b.startswith("**|x|, d = 1**" if row.cost == "abs" else "**x², d = 1**"))
+        line = next(ln for ln in sec.body[head + 1].splitlines() if ln.startswith(f"| {row.epsilon:g} | {row.delta:g} |"))
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        lo, hi = _ratio_cells(cells[5])[0]
+        assert lo <= v / r["upper_bound"] and v / r["lower_bound"] <= hi, (cells[5], v)
+        assert row.ratios[TL] and row.ratios[TL].lo > 1            # the truncated Laplace is not optimal here
+    # the statements: none differs on certified results
+    assert sec.checks and not any(c.ok is False for c in sec.checks), [(c.claim, c.optmech) for c in sec.checks]
+    assert any("[BW18]" in c.claim for c in sec.checks) and any("[GDGK20]" in c.claim for c in sec.checks)
+    # the findings are computed: the worst analytic-Gaussian cell for x² is named with its certified lower end
+    sq = [row for row in rows if row.cost == "square"]
+    worst = max(sq, key=lambda row: row.ratios[AG].lo)
+    assert (f"costs at least {worst.ratios[AG].lo:.3g} times the optimum at ε = {worst.epsilon:g}, "
+            f"δ = {worst.delta:g}") in text
+    # the heatmap
+    assert sec.figures == [f"figures/{NAME}.png"]
+    assert (tmp_path / sec.figures[0]).stat().st_size > 10_000
+
+
+def test_a_wide_bracket_gives_an_interval_not_a_point(tmp_path, solved):
+    def widen(p, r):          # a certified but wide bracket, as the solver returns at ε = 5
+        if p["epsilon"] == 1.0 and p["cost"] == "abs":
+            r["lower_bound"] *= 0.9
+            r["relative_gap"] = (r["upper_bound"] - r["lower_bound"]) / r["upper_bound"]
+            r["status"] = "gap_not_reached"
+        return r
+    ctx, sec = _report(tmp_path, solved, widen)
+    row = next(row for row in gap_rows(ctx) if row.epsilon == 1.0 and row.cost == "abs")
+    q = row.ratios[AG]
+    assert q.wide and q.hi / q.lo == pytest.approx(row.result["upper_bound"] / row.result["lower_bound"], rel=1e-12)
+    text = "\n".join(sec.body)
+    line = next(ln for ln in text.splitlines() if ln.startswith("| 1 | 0.01 |") and "gap not reached" in ln)
+    cell = [c.strip() for c in line.strip("|").split(" | ")][5]
+    assert "≈" not in cell and cell == interval_text(q.lo, q.hi)
+    assert "3 of 4 brackets reached the solver's target gap; the other 1 stopped short (status gap_not_reached)" in text
+    assert "1 cell of the heatmap has a ratio interval wider than 1% (marked ≥ and hatched)" in text
+    assert not any(c.ok is False for c in sec.checks)
+
+
+def test_failed_problems_are_listed_not_fatal(tmp_path, solved):
+    ctx, sec = _report(tmp_path, solved, lambda p, r: None if p["epsilon"] == 0.5 else r)
+    assert sec.failed == 2
+    assert "2 problems failed and are missing from this section" in "\n".join(sec.body)
+    assert "failed" in "\n".join(sec.body) and sec.figures        # the rest is still reported and drawn
+    ctx, sec = _report(tmp_path, solved, lambda p, r: None)
+    assert sec.failed == 4 and not sec.figures
