@@ -16,7 +16,7 @@ or ``[zip]``)::
     [quick]                            # optional: smaller values for some [grid] axes (--quick)
     epsilon = [1.0]
     [reproduce]                        # optional: what `optmech reproduce` reports for this spec
-    seed = "000"                       # the paper: "000".."004" (optmech.sources.TAGS), or "conjecture"
+    seed = "000"                       # the paper: "000".."004" (optmech.sources.TAGS), "conjecture" or "comparison"
     item = "Fig. 2.7"                  # the table, figure or statement reproduced
     report = "staircase_gain"          # the report that compares the results with the paper
 

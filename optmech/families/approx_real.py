@@ -85,6 +85,7 @@ class ApproxRealFamily:
                             f"floor of {cost} is {floor:g}")
         self.prev_gap = math.inf
         self.slack_scale = 1.0
+        self.aligned_won = False
         self.refinements = 0
         self._plans: dict = {}
 
@@ -180,8 +181,9 @@ class ApproxRealFamily:
         return q0 * (mean0 - node) / width
 
     def extra_uppers(self, step: Step) -> list:
-        """The aligned-cell candidate (module docstring) when the centre cell makes most of the gap."""
-        if self._centre_share(step) < CENTRE_SHARE or self.ctx is None:
+        """The aligned-cell candidate (module docstring) when the centre cell makes most of the gap, or
+        when it beat the centred cells at an earlier resolution."""
+        if self.ctx is None or (self._centre_share(step) < CENTRE_SHARE and not self.aligned_won):
             return []
         n, N, shifts = self._current
         lp, alp, _ = self._build(n, N, shifts, AlignedCells(self.problem.cost, self.D, n))
@@ -201,6 +203,8 @@ class ApproxRealFamily:
 
         up = upper_from_pmf(self.problem.cost, box, R1, self.eps, self.delta, n, price=self._price(n, means))
         up.cells, up.aligned = n, True
+        if up.certified and up.value < step.upper.value:
+            self.aligned_won = True  # keep proposing aligned masses at the finer resolutions
         return [up]
 
     def diagnostics(self, built: Built, raw, upper) -> dict:

@@ -104,6 +104,10 @@ class ApproxRealNDFamily:
                 out.append(up)
         return out
 
+    def fallback_lower(self) -> tuple[float, str]:
+        """When even the first LP does not fit the time limit: the costs' floor (they are norms)."""
+        return 0.0, "the cost's floor on R^d (l1, l2 and l2sq are nonnegative): no LP fitted in the time limit"
+
     def start(self) -> tuple[int, int]:
         res = getattr(self.problem.domain, "resolution", None)
         n = int(res) if res else FIRST_CELLS.get(self.d, 2)
