@@ -50,6 +50,7 @@ TOPICS: tuple[str, ...] = (
     "003-fig9-w-vs-m",
     "004-mse",
     "conjecture-staircase-d3-5",
+    "comparison-gaussian-gap",
 )
 
 
