@@ -43,11 +43,16 @@ def _price(cost, p: np.ndarray, R: int) -> float:
     coords = np.stack(np.unravel_index(np.arange(p.size), (side,) * d), axis=-1) - R
     nz = p.ravel() > 0
     _, hi = point_costs(cost, coords[nz])
-    num = math.fsum(hi * p.ravel()[nz])
-    den = math.fsum(p.ravel())
-    if not (math.isfinite(num) and den > 0):
+    return outward_mean(hi, p.ravel()[nz], math.fsum(p.ravel()))
+
+
+def outward_mean(prices: np.ndarray, masses: np.ndarray, total: float) -> float:
+    """An upper bound of Σ prices·masses / total (nonnegative masses, upper-bound prices), rounded
+    outward; inf when it is not finite or the total is not positive."""
+    num = math.fsum(np.asarray(prices, dtype=float) * np.asarray(masses, dtype=float))
+    if not (math.isfinite(num) and total > 0):
         return math.inf
-    return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
+    return float(np.nextafter(num * (1 + 4 * _U) / (total * (1 - 4 * _U)), np.inf))
 
 
 def _far_shift(cost, up: "_Upper", D: int) -> tuple[float, int] | None:

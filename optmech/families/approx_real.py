@@ -36,7 +36,7 @@ import numpy as np
 
 from optmech.budget import LPPlan, gib
 from optmech.errors import SpecError
-from optmech.families.approx import audit_record, reference_values, upper_from_pmf
+from optmech.families.approx import audit_record, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
@@ -46,7 +46,6 @@ from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell
 from optmech.lp import LinearProgram
 from optmech.result import ReferenceValue
 
-_U = 2.0**-53
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = 8
 #: The window is widened (not refined) while the layer and far mass exceed this share of the target gap.
@@ -151,12 +150,7 @@ class ApproxRealFamily:
         def price(p: np.ndarray, R: int) -> float:
             k = np.arange(-R, R + 1)
             nz = p > 0
-            hi = means(self.problem.cost, k[nz], self.D, n)
-            num = math.fsum(hi * p[nz])
-            den = math.fsum(p)
-            if not (math.isfinite(num) and den > 0):
-                return math.inf
-            return float(np.nextafter(num * (1 + 4 * _U) / (den * (1 - 4 * _U)), np.inf))
+            return outward_mean(means(self.problem.cost, k[nz], self.D, n), p[nz], math.fsum(p))
 
         return price
 

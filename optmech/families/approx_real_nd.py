@@ -26,7 +26,7 @@ from optmech.audit import hockey_stick_array
 from optmech.budget import LPPlan, gib
 from optmech.certify import dual_lower_bound
 from optmech.errors import SpecError
-from optmech.families.approx import audit_record, reference_values
+from optmech.families.approx import audit_record, outward_mean, reference_values
 from optmech.families.base import Built, Step
 from optmech.lp import LinearProgram
 from optmech.mechanisms.approx_bounds import thm8_n
@@ -35,7 +35,6 @@ from optmech.problems.approx_cells_nd import (COSTS, NORMS, audit_shifts, ball_s
                                               cell_prices, node_prices)
 from optmech.result import ReferenceValue
 
-_U = 2.0**-53
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -164,8 +163,7 @@ class ApproxRealNDFamily:
         side = 2 * R + 1
         pts = np.stack(np.unravel_index(np.flatnonzero(p.ravel() > 0), (side,) * self.d), axis=-1) - R
         mean = cell_mean_upper_nd(self.cost, pts, self.D, n)
-        num = math.fsum(mean * p.ravel()[p.ravel() > 0])
-        value = float(np.nextafter(num * (1 + 4 * _U) / (math.fsum(p.ravel()) * (1 - 4 * _U)), np.inf))
+        value = outward_mean(mean, p.ravel()[p.ravel() > 0], math.fsum(p.ravel()))
         ok = real <= self.delta and math.isfinite(value)
         return _Upper(p, R, value, real, ok, "" if ok else f"audit failed: delta({self.eps:g}) = {real:.6g} > "
                                                             f"{self.delta:g}", per)
