@@ -97,24 +97,6 @@ __all__ = [
 NORMS = ("l1", "l2")
 
 
-def _up(x: float, ulps: int = 1) -> float:
-    for _ in range(ulps):
-        x = math.nextafter(x, math.inf)
-    return x
-
-
-def _mp_up(value) -> float:
-    """The smallest double >= an mpmath value (padded by 1e-30 relative)."""
-    import mpmath
-
-    with mpmath.workdps(max(mpmath.mp.dps, 50)):
-        v = value * (1 + mpmath.mpf(10) ** -30) if value > 0 else +value
-        f = float(v)
-        if math.isfinite(f) and mpmath.mpf(f) < v:
-            f = math.nextafter(f, math.inf)
-    return f
-
-
 def _check_tl(epsilon, delta, sensitivity) -> tuple[float, float, float]:
     eps = nx.check_epsilon(epsilon)
     return eps, check_delta(delta), nx.check_sensitivity(sensitivity)
@@ -165,14 +147,14 @@ def truncated_laplace(epsilon, delta, sensitivity) -> TruncatedLaplaceParameters
     eps, dlt, D = _check_tl(epsilon, delta, sensitivity)
     lam = D / eps
     if lam * eps < D:
-        lam = _up(lam)
+        lam = nx.up_ulps(lam)
     with mpmath.workdps(50):
         e = mpmath.mpf(eps)
         a = mpmath.log1p(mpmath.expm1(e) / (2 * mpmath.mpf(dlt)))
-        a_up = _mp_up(a)
+        a_up = nx.mp_round_up(a, 30)
         A = float(mpmath.mpf(lam) * mpmath.mpf(a_up))
         while mpmath.mpf(A) / mpmath.mpf(lam) < mpmath.mpf(a_up):
-            A = _up(A)
+            A = nx.up_ulps(A)
         B = float(1 / (2 * mpmath.mpf(lam) * -mpmath.expm1(-mpmath.mpf(A) / mpmath.mpf(lam))))
     return TruncatedLaplaceParameters(lam, A, B)
 
@@ -214,7 +196,7 @@ def _tl_cost_detail(cost, eps: float, dlt: float, D: float) -> tuple[float, bool
         with mpmath.workdps(40):
             L, a, P = mpmath.mpf(lam), mpmath.mpf(A) / mpmath.mpf(lam), mpmath.mpf(p)
             v = L**P * mpmath.gammainc(P + 1, 0, a) / -mpmath.expm1(-a)
-            return (_mp_up(v), True,
+            return (nx.mp_round_up(v, 30), True,
                     "closed form E|X|^P = lambda^P gamma(P+1, A/lambda)/(1 - e^(-A/lambda)) [derived], mpmath, rounded up",
                     params)
     from optmech.mechanisms.gaussian import cost_breaks, expr_cost_quad
@@ -223,7 +205,7 @@ def _tl_cost_detail(cost, eps: float, dlt: float, D: float) -> tuple[float, bool
         return B * math.exp(-abs(x) / lam)
 
     v, err = expr_cost_quad(marg, density, cost_breaks(marg, -A, A))
-    return (_up(v + err, 4), False,
+    return (nx.up_ulps(v + err, 4), False,
             f"numeric: scipy quad over [-A, A] cut at the cost's breakpoints, plus its error estimate ({err:.1e}); "
             "not certified", params)
 
@@ -430,7 +412,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
     elif nrm == "l1":
         where, D1 = f"d = {d}, l1 sensitivity {D:g} (l2 sensitivity {D:g}, a shift along one axis)", D
     else:
-        where, D1 = f"d = {d}, l2 sensitivity {D:g}", _up(math.sqrt(d) * D, 2)
+        where, D1 = f"d = {d}, l2 sensitivity {D:g}", nx.up_ulps(math.sqrt(d) * D, 2)
     out = _gaussian_bounds(cost_arg, eps, dlt, D, d, where)
     pos = {"epsilon_positive": eps > 0.0}
 
@@ -498,7 +480,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
     half = D1 / (2.0 * dlt)
     if d == 1:
         lo, hi = marg.integral(np.array([-half]), np.array([half]), pieces=4096)
-        value = _up(float(hi[0]) / (2.0 * half), 2)
+        value = nx.up_ulps(float(hi[0]) / (2.0 * half), 2)
         exact = marg.kind != "expr"
         note = ("U[-Delta/(2 delta), Delta/(2 delta)], (0, delta)-DP: TV(U, U + t) = |t| delta/Delta [derived]; cost: "
                 + ("closed-form integral, outward rounded" if exact else "rigorous upper enclosure of the integral (4096 pieces)"))

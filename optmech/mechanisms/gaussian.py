@@ -108,8 +108,6 @@ _SIGMA_MAX = 1e300
 #: Dimensions accepted by :func:`gaussian_cost`.
 _MAX_DIM = 64
 _U = 2.0**-53  # unit roundoff
-_ND_COSTS = ("l1", "l2", "l2sq", "linf")
-_ND_AT_1D = {"l1": "abs", "l2": "abs", "linf": "abs", "l2sq": "square"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,25 +166,6 @@ def _check_dim(dim: Any) -> int:
     return nx.check_int_range(dim, "dim", 1, _MAX_DIM)
 
 
-def _up(x: float, ulps: int = 1) -> float:
-    """x moved up by ``ulps`` units in the last place (an upper bound after rounding)."""
-    for _ in range(ulps):
-        x = math.nextafter(x, math.inf)
-    return x
-
-
-def _mp_up(value) -> float:
-    """The smallest double >= an mpmath value (computed with >= 30 digits, padded by 1e-25 relative)."""
-    import mpmath
-
-    with mpmath.workdps(max(mpmath.mp.dps, 50)):
-        v = value * (1 + mpmath.mpf(10) ** -25) if value > 0 else +value
-        f = float(v)
-        if math.isfinite(f) and mpmath.mpf(f) < v:
-            f = math.nextafter(f, math.inf)
-    return f
-
-
 def _bits(x: float) -> int:
     return struct.unpack("<q", struct.pack("<d", x))[0]
 
@@ -197,15 +176,10 @@ def _from_bits(b: int) -> float:
 
 def _resolve_cost(cost, dim: int):
     """(1-D Cost, None) for dim = 1; (None, name) for dim > 1 (``l1``, ``l2``, ``l2sq``, ``linf``)."""
-    from optmech.costs import as_cost
+    from optmech.mechanisms.approx_bounds import resolve_cost
 
-    if dim == 1:
-        if isinstance(cost, str) and cost.strip().lower() in _ND_AT_1D:
-            cost = _ND_AT_1D[cost.strip().lower()]
-        return as_cost(cost), None
-    if not isinstance(cost, str) or cost.strip().lower() not in _ND_COSTS:
-        raise SpecError(f"d-dimensional costs are {', '.join(_ND_COSTS)}; got {cost!r}")
-    return None, cost.strip().lower()
+    marginal, name = resolve_cost(cost, dim)
+    return (marginal, None) if dim == 1 else (None, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,7 +235,7 @@ def gaussian_delta(sigma, epsilon, sensitivity) -> float:
     True
     """
     s, eps, D = _check_sigma(sigma), _check_epsilon(epsilon), nx.check_sensitivity(sensitivity)
-    return min(_mp_up(_delta_g_mp(s, eps, D)), 1.0)
+    return min(nx.mp_round_up(_delta_g_mp(s, eps, D)), 1.0)
 
 
 class ClassicSigma(NamedTuple):
@@ -303,7 +277,7 @@ def classic_gaussian_sigma(epsilon, delta, sensitivity) -> ClassicSigma:
     ok = 0.0 < eps < 1.0
     if eps == 0.0:
         return ClassicSigma(math.inf, False, "not defined at epsilon = 0 ([DR14, Thm A.1] needs 0 < epsilon < 1)")
-    sigma = _up(D * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, 2)
+    sigma = nx.up_ulps(D * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps, 2)
     if ok:
         note = "sigma = Delta sqrt(2 ln(1.25/delta))/epsilon, (epsilon, delta)-DP for 0 < epsilon < 1 [DR14, Thm A.1]"
     else:
@@ -447,19 +421,19 @@ def _gaussian_cost_detail(cost, sigma: float, dim: int) -> tuple[float, bool, st
                 # E|X|^P = σ^P 2^{P/2} Γ((P+1)/2)/√π  (P = 1: σ√(2/π); P = 2: σ²)
                 pp = mpmath.mpf(p)
                 v = s**pp * mpmath.power(2, pp / 2) * mpmath.gamma((pp + 1) / 2) / mpmath.sqrt(mpmath.pi)
-                return _mp_up(v), True, "closed form E|X|^P = sigma^P 2^(P/2) Gamma((P+1)/2)/sqrt(pi)"
+                return nx.mp_round_up(v), True, "closed form E|X|^P = sigma^P 2^(P/2) Gamma((P+1)/2)/sqrt(pi)"
         else:
             d = mpmath.mpf(dim)
             if name == "l1":
-                return _mp_up(d * s * mpmath.sqrt(2 / mpmath.pi)), True, "closed form d sigma sqrt(2/pi)"
+                return nx.mp_round_up(d * s * mpmath.sqrt(2 / mpmath.pi)), True, "closed form d sigma sqrt(2/pi)"
             if name == "l2sq":
-                return _mp_up(d * s * s), True, "closed form d sigma^2"
+                return nx.mp_round_up(d * s * s), True, "closed form d sigma^2"
             if name == "l2":
                 v = s * mpmath.sqrt(2) * mpmath.gamma((d + 1) / 2) / mpmath.gamma(d / 2)
-                return _mp_up(v), True, "closed form sigma sqrt(2) Gamma((d+1)/2)/Gamma(d/2) (chi distribution)"
+                return nx.mp_round_up(v), True, "closed form sigma sqrt(2) Gamma((d+1)/2)/Gamma(d/2) (chi distribution)"
             v, err = _normal_linf_mean_mp(dim)
             v = s * (v + 10 * abs(err) + mpmath.mpf(10) ** -28)
-            return (_mp_up(v), False,
+            return (nx.mp_round_up(v), False,
                     "numeric: sigma E||Z||_inf = sigma int_0^inf 1 - (1 - erfc(t/sqrt 2))^d dt by mpmath tanh-sinh "
                     "quadrature at 40 digits, plus 10x its error estimate (documented, not certified)")
     # 1-D expression: E L(σZ) by scipy quad in x, cut at the cost's breakpoints and at ±40σ
@@ -472,7 +446,7 @@ def _gaussian_cost_detail(cost, sigma: float, dim: int) -> tuple[float, bool, st
     v, err = expr_cost_quad(marg, density, pieces)
     if not math.isfinite(v):
         return math.inf, False, "numeric: the cost's integral against the Gaussian diverges"
-    return (_up(v + err, 4), False,
+    return (nx.up_ulps(v + err, 4), False,
             f"numeric: scipy quad of L(x) phi(x/sigma)/sigma cut at the cost's breakpoints, plus its error estimate "
             f"({err:.1e}); not certified")
 
@@ -681,7 +655,7 @@ def _shift_delta(sigma: float, eps: float, s: int, log_z: float) -> float:
     total = math.exp(log_body) + math.exp(log_tail)
     if total == 0.0:
         return math.ulp(0.0)  # positive but below the smallest double
-    return _up(total, 2)
+    return nx.up_ulps(total, 2)
 
 
 def _check_dg(sigma, epsilon, sensitivity) -> tuple[float, float, int]:
@@ -788,7 +762,7 @@ def _dg_cost_detail(cost, sigma: float) -> tuple[float, bool, str, bool]:
         body = math.fsum(terms)
         growth = marg.growth(float(K))
         if growth is None or not math.isfinite(body):
-            return (_up(body, 4), False, f"sum over |k| <= {K}; the tail beyond could not be bounded "
+            return (nx.up_ulps(body, 4), False, f"sum over |k| <= {K}; the tail beyond could not be bounded "
                     "(no growth bound for the cost): NOT an upper bound", False)
         C, P, R = growth
         k1 = K + 1.0
@@ -801,7 +775,7 @@ def _dg_cost_detail(cost, sigma: float) -> tuple[float, bool, str, bool]:
                 break
         K *= 2
     eta = 4.0 * _U * (K * K / two_s2 + abs(log_z) + 10.0) + 64.0 * _U  # exponent and product rounding
-    value = _up(body + abs(body) * eta + tail, 2)
+    value = nx.up_ulps(body + abs(body) * eta + tail, 2)
     return (value, True, f"exact sum over |k| <= {K} plus a rigorous tail bound ({tail:.1e}) from the cost's "
             "growth bound, rounded up", True)
 

@@ -28,6 +28,35 @@ EPS_MAX = 700.0
 # validation
 
 
+def up_ulps(x: float, ulps: int = 1) -> float:
+    """x moved up by ``ulps`` units in the last place (an upper bound after rounding).
+
+    >>> up_ulps(1.0) > 1.0
+    True
+    """
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def mp_round_up(value, pad_digits: int = 25) -> float:
+    """The smallest double >= an mpmath value, computed with >= 50 digits and padded by
+    10^-pad_digits relative (positive values).
+
+    >>> import mpmath
+    >>> mp_round_up(mpmath.mpf(1) / 3) >= 1 / 3
+    True
+    """
+    import mpmath
+
+    with mpmath.workdps(max(mpmath.mp.dps, 50)):
+        v = value * (1 + mpmath.mpf(10) ** -pad_digits) if value > 0 else +value
+        f = float(v)
+        if math.isfinite(f) and mpmath.mpf(f) < v:
+            f = math.nextafter(f, math.inf)
+    return f
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float in (0, EPS_MAX], or raise SpecError."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, Real):
