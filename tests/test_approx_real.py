@@ -227,3 +227,44 @@ def test_bad_input_is_one_line(args, needle):
     r = _cli(*base, *args)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+def _staircase_abs_series(eps: float, gamma: float, D: float = 1.0, terms: int = 400) -> float:
+    """E|X| of the staircase [Geng13, (2.13)] by its series, independently of optmech: density a on
+    [0, γΔ), a e^{-ε} on [γΔ, Δ), then the same steps times e^{-kε} on [kΔ, (k+1)Δ), mirrored; a from
+    ∫ = 1."""
+    k = np.arange(terms, dtype=float)
+    r = np.exp(-eps * k)
+    lo, mid, hi = k * D, (k + gamma) * D, (k + 1) * D
+    mass = r * ((mid - lo) + math.exp(-eps) * (hi - mid))
+    first = r * ((mid**2 - lo**2) + math.exp(-eps) * (hi**2 - mid**2)) / 2.0
+    a = 1.0 / (2.0 * math.fsum(mass))
+    return 2.0 * a * math.fsum(first)
+
+
+def test_a_closed_form_reference_is_a_certified_upper_and_the_mechanism_returned():
+    """At ε = 2, δ = 1e-6 the staircase (ε-DP, so (ε, δ)-DP) is cheaper than the coarse cell density:
+    the bracket's upper end is its cost, γ* = 1/(1 + e^{ε/2}) [Geng13, Thm 2.4], and the mechanism
+    handed back is that staircase."""
+    eps = 2.0
+    gamma = 1.0 / (1.0 + math.exp(eps / 2.0))
+    value = _staircase_abs_series(eps, gamma)
+    r = _solve(epsilon=eps, delta=1e-6, cost="abs", resolution=8, target_gap=0.5)
+    assert r.lower_bound <= value <= r.upper_bound <= value * (1 + 1e-11)
+    assert r.truncation["upper_bound_cells"] == "reference:staircase"
+    assert r.mechanism.name == "staircase" and r.mechanism.gamma == pytest.approx(gamma, rel=1e-12)
+    assert r.mechanism.privacy().epsilon == eps
+    x = r.mechanism.sample(200_000, rng=3)
+    assert abs(np.abs(x).mean() - value) < 5 * np.abs(x).std() / math.sqrt(x.size)
+    assert any("closed-form reference 'staircase'" in c for c in r.claims)
+
+
+def test_cli_reports_the_reference_upper_in_one_json_document():
+    out = _cli("solve", "--privacy", "approx", "--epsilon", "2", "--delta", "1e-6", "--sensitivity", "1",
+               "--domain", "continuous", "--cost", "abs", "--resolution", "8", "--target-gap", "0.5", "--json")
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["truncation"]["upper_bound"] == "closed form: the staircase reference"
+    assert d["audit"]["method"].startswith("closed form")
+    ref = {x["name"]: x for x in d["references"]}["staircase"]
+    assert ref["value"] <= d["upper_bound"] <= ref["value"] * (1 + 1e-11)

@@ -110,6 +110,35 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
 
 
+#: Relative widening of a closed-form reference's floating-point value before it serves as a certified
+#: upper bound (each is a closed form of a few correctly rounded operations, or rounded up already).
+CLOSED_FORM_WIDENING = 1e-12
+
+
+def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, dim: int = 1,
+                       norm: str = "l1") -> list[_Upper]:
+    """The valid closed-form references on ℝ or ℝ^d as certified upper bounds on V*.
+
+    Each reference of :func:`~optmech.mechanisms.approx_references.continuous_approx_references`
+    that is ``valid`` (its side conditions hold) and ``exact`` (a closed form, not a quadrature) is an
+    (ε, δ)-DP noise law (the staircase and Laplace are ε-DP, the truncated Laplace and the Gaussians
+    meet δ at the worst shift, the uniform is (0, δ)-DP) with that expected cost; the value is widened
+    by :data:`CLOSED_FORM_WIDENING`.  The bound carries ``reference`` (its name) and ``parameters``
+    (its calibration) and no masses (``p`` is None).
+    """
+    from optmech.mechanisms.approx_references import continuous_approx_references
+
+    out = []
+    for b in continuous_approx_references(cost, epsilon, delta, sensitivity, dim=dim, norm=norm):
+        v = float(b.value)
+        if b.kind == "upper" and b.valid and b.exact and math.isfinite(v) and v > 0:
+            up = _Upper(None, 0, float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), 0.0, np.zeros(0), True,
+                        0.0, f"closed form: {b.name}")
+            up.cells, up.reference, up.parameters = None, b.name, dict(b.parameters)
+            out.append(up)
+    return out
+
+
 def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
     """The audited pmf on ℤ^d as JSON (``lattice_pmf_nd``, finite support: every listed point)."""
     side = 2 * up.R + 1

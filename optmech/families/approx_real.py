@@ -36,7 +36,7 @@ import numpy as np
 
 from optmech.budget import LPPlan, gib
 from optmech.errors import SpecError
-from optmech.families.approx import audit_record, outward_mean, reference_values, upper_from_pmf
+from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
@@ -89,7 +89,9 @@ class ApproxRealFamily:
         self._plans: dict = {}
 
     def initial_uppers(self) -> list:
-        return []
+        """The valid closed-form references (staircase, Laplace, truncated Laplace, Gaussians, uniform) as
+        certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
+        return closed_form_uppers(self.problem.cost, self.eps, self.delta, self.D)
 
     def start(self) -> tuple[int, int, tuple[int, ...]]:
         res = getattr(self.problem.domain, "resolution", None)
@@ -275,24 +277,35 @@ class ApproxRealFamily:
         eps, delta, D = self.eps, self.delta, self.D
         best_up = best.upper
         n, alp = last.built.model.n, last.built.model.alp
+        ref = getattr(best_up, "reference", None)
         mech = None
         aligned = bool(getattr(best_up, "aligned", False))
-        if best_up is not None:
+        if ref is not None:
+            mech = reference_mechanism(ref, best_up.parameters, eps, delta, D)
+        elif best_up is not None:
             if aligned:
                 law = aligned_cells_law(best_up.p, -best_up.R, D, best_up.cells)
             else:
                 law = cells_law(best_up.p, best_up.R, D, best_up.cells)
             mech = Tabulated.from_law(law, eps, delta=delta)
         cells = "aligned cells [kh, (k+1)h)" if aligned else "centred cells [(k-1/2)h, (k+1/2)h)"
+        if ref is not None:
+            upper_claim = (f"upper bound: the closed-form reference {ref!r} (parameters {_plain(mech.parameters if mech is not None else best_up.parameters)}), "
+                           "(epsilon, delta)-DP by its own proof (module optmech.mechanisms.approx_references), its "
+                           "closed-form expected cost widened by 1e-12 relative; no audited cell density at the "
+                           "resolutions solved was cheaper")
+        else:
+            upper_claim = (
+                f"upper bound: masses on {best_up.cells if best_up is not None else n} {cells} per sensitivity as a "
+                "cell-constant density; for such a density the hockey-stick divergence is linear in the shift between "
+                "multiples of the cell width, so the audit of the integer shifts 1..n (outward rounding) is the audit of "
+                "every real shift; cost = the masses times proven upper bounds of the cost's mean on each cell"
+                + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
+                   if best_up is not None and best_up.mixed > 0 else ""))
         claims = [
             "(epsilon, delta)-DP on the real line: the hockey-stick divergence for every real shift |t| <= sensitivity "
             "[GV13, (18)]",
-            f"upper bound: masses on {best_up.cells if best_up is not None else n} {cells} per sensitivity as a "
-            "cell-constant density; for such a density the hockey-stick divergence is linear in the shift between "
-            "multiples of the cell width, so the audit of the integer shifts 1..n (outward rounding) is the audit of "
-            "every real shift; cost = the masses times proven upper bounds of the cost's mean on each cell"
-            + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
-               if best_up is not None and best_up.mixed > 0 else ""),
+            upper_claim,
             "lower bound: the randomised rounding of any (epsilon, delta)-DP noise to the nodes k*h is (epsilon, delta)-DP "
             "for the integer shifts |m| <= n (post-processing that commutes with shifts by whole cells); its expected "
             "node cost exceeds E L(X) by at most the proven chord error of L between nodes, which the node prices "
@@ -303,21 +316,60 @@ class ApproxRealFamily:
         if alp.even:
             claims.append("even reduction p(x) = p(-x): the node prices were proven equal at k and -k at every node of the "
                           "box (exact comparison), which is all the relaxation uses; no monotonicity is assumed")
+        if ref is not None:
+            audit = {"realised_delta": None, "target_delta": delta, "epsilon": eps, "passed": True, "shifts": 0,
+                     "method": f"closed form: the {ref} reference (its own privacy proof)", "mixed_weight": None}
+        else:
+            audit = audit_record(best_up, eps, delta,
+                                 "hockey-stick sums of the cell masses for every integer shift 1..n (exact for every "
+                                 "real shift of a cell-constant density), outward-rounded")
         return {
             "mechanism": mech,
-            "audit": audit_record(best_up, eps, delta,
-                                  "hockey-stick sums of the cell masses for every integer shift 1..n (exact for every "
-                                  "real shift of a cell-constant density), outward-rounded"),
+            "audit": audit,
             "truncation": {
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
                 "shifts_kept": int(len(alp.shifts)),
-                "upper_bound_cells": "aligned" if aligned else "centred",
+                "upper_bound_cells": f"reference:{ref}" if ref is not None else ("aligned" if aligned else "centred"),
                 "lower_bound": "relaxation: randomised rounding to the nodes; hockey-stick rows on the inner nodes for the "
                                "kept shifts, outer layer without rows, far mass",
-                "upper_bound": "restriction: density constant on the cells of the box (zero outside), audited",
+                "upper_bound": (f"closed form: the {ref} reference" if ref is not None else
+                                "restriction: density constant on the cells of the box (zero outside), audited"),
             },
             "claims": claims,
         }
+
+
+def _plain(parameters: dict) -> str:
+    """A reference's calibration as ``name=value`` pairs (floats in repr)."""
+    return ", ".join(f"{k}={v!r}" for k, v in parameters.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: float, sensitivity: float):
+    """The 1-D mechanism object of a closed-form reference with its calibration ``parameters``
+    (:func:`~optmech.mechanisms.approx_references.continuous_approx_references`), or None for a
+    reference without one here.
+
+    >>> m = reference_mechanism("staircase", {"gamma": 0.25}, 1.0, 1e-6, 1.0)
+    >>> m.name, m.gamma
+    ('staircase', 0.25)
+    """
+    from optmech.mechanisms.approx_references import TruncatedLaplace
+    from optmech.mechanisms.gaussian import Gaussian
+    from optmech.mechanisms.laplace import Laplace
+    from optmech.mechanisms.staircase import Staircase
+    from optmech.mechanisms.uniform import UniformContinuous
+
+    if name == "staircase":
+        return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=parameters["gamma"])
+    if name == "laplace":
+        return Laplace(epsilon=epsilon, sensitivity=sensitivity)
+    if name == "truncated_laplace":
+        return TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    if name in ("gaussian", "analytic_gaussian"):
+        return Gaussian(sigma=parameters["sigma"], epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    if name == "uniform":
+        return UniformContinuous(delta=delta, sensitivity=sensitivity)
+    return None
 
 
 def continuous_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
