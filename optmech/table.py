@@ -2,9 +2,10 @@
 
 ``optmech table --privacy approx`` reproduces the lower/upper bound comparisons of [GV13]
 ([Geng13] Ch. 4) on the integer lattice and adds the certified optimum V*; with ``--domain
-continuous`` it brackets V* for (ε, δ)-DP noise on the real line and sets it beside the Gaussian
-([DR14], [BW18]) and the truncated Laplace [GDGK20]; ``--privacy pure`` compares V* with the
-staircase and Laplace closed forms.  Rows are independent and run in worker processes
+continuous`` it brackets V* for (ε, δ)-DP noise on the real line, or on ℝ^d (``--dim 2|3``, with
+``--norm l1|l2`` sensitivity), and sets it beside the Gaussian ([DR14], [BW18]) and the truncated
+Laplace [GDGK20]; ``--privacy pure`` compares V* with the staircase and Laplace closed forms.
+Rows are independent and run in worker processes
 (:func:`optmech.workers.process_pool`, whose workers exit with their parent); a progress bar (tqdm) is drawn on a terminal.
 
 Column contract (more columns may be added, none renamed or removed):
@@ -15,7 +16,8 @@ Column contract (more columns may be added, none renamed or removed):
   ``ub_discrete_gaussian, ratio_discrete_gaussian_to_v_star`` (:data:`APPROX_INTEGER_COLUMNS`), and
   on the real line ``ub_gaussian, ub_analytic_gaussian, ub_truncated_laplace,
   ratio_gaussian_to_v_star, ratio_truncated_laplace_to_v_star`` (:data:`APPROX_CONTINUOUS_COLUMNS`);
-  then ``relative_gap, certified, lb_theorem_name, seconds``.
+  then ``relative_gap, certified, lb_theorem_name, seconds``; on ℝ^d (d > 1) then also
+  ``dim, norm, status`` (:data:`APPROX_ND_COLUMNS`; absent from 1-D tables).
 * pure: ``sensitivity, epsilon, v_star_lower, v_star_upper, staircase, laplace, ratio_laplace_to_v_star``
 
 Every ``ratio_*_to_v_star`` divides by ``v_star_upper``, the upper end of the certified bracket
@@ -31,21 +33,27 @@ conditions fail is still shown, with ``lb_theorem_valid = false``: it is *not* a
 smallest σ whose exact δ(ε) over the shifts 1..Δ is <= δ; null when it is not a valid bound or was
 not computed (d > 1, ε = 0, or Δ above 64, where its calibration is too slow for a table row).
 
-Real line (``--domain continuous``, 1-D only for now: :data:`CONTINUOUS_APPROX_DIMS`):
+Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS` = 1, 2, 3):
 
 * ``lb_theorem``, ``lb_theorem_valid``, ``lb_theorem_name``, ``lb_relaxed_lp``: null.  The
   theorems and relaxed LPs of [GV13] are statements about noise on ℤ; optmech implements no
   closed-form lower bound for (ε, δ)-DP noise on ℝ, and the certified lower bound is ``v_star_lower``.
-* Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ, taken
-  from the solve's references, and null when that reference is not a valid bound (its side
-  condition fails or its value is not finite):
+* Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ (ℝ^d), taken
+  from :func:`optmech.mechanisms.approx_references.continuous_approx_references` (cost, ε, δ, Δ,
+  dim, norm): the solve's own references; null when that reference is not a valid bound (its side
+  condition fails or its value is not finite), or when it has no law in that dimension:
   ``ub_uniform``: U[−Δ/(2δ), Δ/(2δ)], (0, δ)-DP;  ``ub_laplace``: Laplace(Δ/ε) (null at ε = 0);
   ``ub_staircase``: the δ = 0 optimum [Geng13, Thm 2.4] (other costs: the best staircase; null at ε = 0);
   ``ub_gaussian``: the classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε of [DR14, Thm A.1], **null
   unless 0 < ε < 1**, where that calibration is proven (above it σ may not be (ε, δ)-DP at all);
   ``ub_analytic_gaussian``: the Gaussian with the smallest σ whose exact δ(ε) is <= δ
   [BW18, Thm 8] (valid for every ε; E|Z| = σ√(2/π), E Z² = σ²);
-  ``ub_truncated_laplace``: the truncated Laplace of [GDGK20] (null at ε = 0).
+  ``ub_truncated_laplace``: the truncated Laplace of [GDGK20] (null at ε = 0, and in d > 1,
+  where the references have no truncated Laplace).
+  In d > 1 (module docstring of :mod:`optmech.mechanisms.approx_references`): the Gaussians are
+  N(0, σ²I_d) calibrated to the ℓ2 sensitivity (Δ for either norm); ``ub_laplace`` is i.i.d.
+  Laplace(Δ/ε) coordinates for ``--norm l1``, the ℓ2-Laplace for ``--norm l2``; ``ub_staircase``
+  the best ℓ1 staircase; ``ub_uniform`` the product uniform.
 * ``ratio_best_simple_to_v_star`` = min(ub_uniform, ub_laplace) / v_star_upper, as on ℤ.
 * ``ratio_gaussian_to_v_star`` = the best *valid* Gaussian over v_star_upper:
   min(ub_gaussian, ub_analytic_gaussian) / v_star_upper over the non-null ones.  The analytic
@@ -53,8 +61,16 @@ Real line (``--domain continuous``, 1-D only for now: :data:`CONTINUOUS_APPROX_D
   ub_analytic_gaussian / v_star_upper (for costs nondecreasing in |x|).
 * ``ratio_truncated_laplace_to_v_star`` = ub_truncated_laplace / v_star_upper.
 
-The text rendering of a real-line table leaves out those four null theorem columns (CSV, JSON,
-markdown and :meth:`Table.to_frame` keep every column).
+ℝ^d (d = 2, 3; 1-D only for the other table kinds): the costs are the d-D names ``l1``, ``l2``,
+``l2sq`` (a 1-D name such as ``abs`` or ``square`` is refused, not translated), the sensitivity's
+norm is ``norm`` (``--norm l1|l2``, validated by :class:`optmech.spec.Problem` as in ``solve``).
+A d-D solve can be slow: ``--time-limit`` (per row) and ``--target-gap`` bound it, and a row that
+stops early still reports its certified bracket, with ``status`` ``gap_not_reached`` and its
+``relative_gap``.  Extra columns ``dim, norm, status``.
+
+The text rendering of a real-line table leaves out those four null theorem columns, and in d > 1 the
+truncated Laplace columns when they are null in every row (CSV, JSON, markdown and
+:meth:`Table.to_frame` keep every column).
 
 For cost expressions the references' costs are numerical integrals (``exact = false`` in the
 solve's JSON), not certified; for ``abs``, ``square`` and ``pow:P`` they are closed forms rounded up.
@@ -75,7 +91,7 @@ from typing import Any, Sequence
 from optmech.errors import SpecError
 
 __all__ = ["build_table", "Table", "APPROX_COLUMNS", "APPROX_INTEGER_COLUMNS", "APPROX_CONTINUOUS_COLUMNS",
-           "CONTINUOUS_APPROX_DIMS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
+           "APPROX_ND_COLUMNS", "CONTINUOUS_APPROX_DIMS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
 
 APPROX_COLUMNS = (
     "sensitivity", "epsilon", "delta", "lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "v_star_lower",
@@ -89,8 +105,12 @@ APPROX_CONTINUOUS_COLUMNS = ("ub_gaussian", "ub_analytic_gaussian", "ub_truncate
 APPROX_EXTRA = ("relative_gap", "certified", "lb_theorem_name", "seconds")
 #: Columns of the integer contract that are null in every row on the real line (the text rendering leaves them out).
 _NULL_ON_THE_REAL_LINE = ("lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "lb_theorem_name")
-#: The dimensions of (ε, δ) tables on the real line: the one place to widen when the d-D family lands.
-CONTINUOUS_APPROX_DIMS = (1,)
+#: The dimensions of (ε, δ) tables on ℝ^d (``--domain continuous``): ℝ, ℝ² and ℝ³.
+CONTINUOUS_APPROX_DIMS = (1, 2, 3)
+#: After :data:`APPROX_EXTRA` in (ε, δ) tables on ℝ^d, d > 1: the dimension, the sensitivity's norm and the solve's status.
+APPROX_ND_COLUMNS = ("dim", "norm", "status")
+#: Columns left out of the text rendering on ℝ^d, d > 1, when null in every row (no d-D truncated Laplace).
+_NULL_IN_ND_TEXT = ("ub_truncated_laplace", "ratio_truncated_laplace_to_v_star")
 PURE_COLUMNS = ("sensitivity", "epsilon", "v_star_lower", "v_star_upper", "staircase", "laplace", "ratio_laplace_to_v_star")
 PURE_EXTRA = ("relative_gap", "certified", "seconds")
 #: Rows refused without ``--force``.
@@ -135,17 +155,30 @@ def _num(x) -> float | None:
 
 
 def _problem(privacy: str, cost: str, sensitivity, epsilon: float, delta: float | None, dim: int, domain: str,
-             target_gap: float | None):
-    """One row's problem, through the one flat-parameter mapping (:meth:`optmech.spec.Problem.from_params`)."""
+             target_gap: float | None, norm: str = "l1"):
+    """One row's problem, through the one flat-parameter mapping (:meth:`optmech.spec.Problem.from_params`,
+    which validates the norm as ``solve`` does)."""
     from optmech.spec import Problem
 
     return Problem.from_params({"privacy": privacy, "cost": cost, "sensitivity": sensitivity, "epsilon": epsilon,
-                                "delta": delta, "dim": dim, "domain": domain, "target_gap": target_gap})
+                                "delta": delta, "dim": dim, "domain": domain, "target_gap": target_gap, "norm": norm})
 
 
-def _valid_upper(result, name: str) -> float | None:
-    """A reference's value when it is a valid, finite upper bound; else None."""
-    ref = _ref(result, name)
+def _check_nd_cost(cost, dim: int) -> None:
+    """On ℝ^d, d > 1, the cost must be written as a d-D name (l1, l2, l2sq); a 1-D name is refused."""
+    from optmech.problems.approx_cells_nd import COSTS
+
+    name = str(cost).strip().lower()
+    if dim > 1 and name not in COSTS:
+        hint = {"abs": " (abs is a 1-D cost: say l1)", "square": " (square is a 1-D cost: say l2sq)"}.get(
+            name, " (1-D costs need --dim 1)")
+        raise SpecError(f"(epsilon, delta) tables on R^{dim} take the costs {', '.join(COSTS)}, got {str(cost)!r}{hint}")
+
+
+def _valid_upper(refs, name: str) -> float | None:
+    """The value of the reference (a Bound or ReferenceValue) named ``name`` in ``refs`` when it is a valid,
+    finite upper bound; else None."""
+    ref = next((r for r in refs if r.name == name), None)
     if ref is None or ref.valid is False:
         return None
     v = _num(ref.value)
@@ -172,7 +205,7 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
     ub_u, ub_l = _num(uni.value) if uni else None, _num(lap.value) if lap else None
     best = min((v for v in (ub_u, ub_l) if v is not None and math.isfinite(v)), default=None)
     up = r.upper_bound
-    ub_dg = _valid_upper(r, "discrete_gaussian")
+    ub_dg = _valid_upper(r.references, "discrete_gaussian")
     return {
         "sensitivity": sensitivity, "epsilon": epsilon, "delta": delta,
         "lb_theorem": _num(thm.value) if thm else None,
@@ -190,18 +223,21 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
 
 
 def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float, dim: int, solver: str,
-                    time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
-    """One row of an (ε, δ) table on the real line (module docstring: no theorem columns; the
-    references of :func:`optmech.mechanisms.approx_references.continuous_approx_references`)."""
+                    time_limit: float | None, target_gap: float | None, norm: str = "l1") -> dict[str, Any]:
+    """One row of an (ε, δ) table on ℝ or ℝ^d (module docstring: no theorem columns; the references of
+    :func:`optmech.mechanisms.approx_references.continuous_approx_references` for the row's cost, dim and norm)."""
     import optmech
+    from optmech.mechanisms.approx_references import continuous_approx_references
 
-    r = optmech.solve(_problem("approx", cost, sensitivity, epsilon, delta, dim, "continuous", target_gap),
-                      solver=solver, time_limit=time_limit)
-    ub = {name: _valid_upper(r, name) for name in
+    problem = _problem("approx", cost, sensitivity, epsilon, delta, dim, "continuous", target_gap, norm)
+    r = optmech.solve(problem, solver=solver, time_limit=time_limit)
+    refs = continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity,
+                                        dim=problem.dim, norm=problem.norm)
+    ub = {name: _valid_upper(refs, name) for name in
           ("uniform", "laplace", "staircase", "gaussian", "analytic_gaussian", "truncated_laplace")}
     best_simple = min((v for v in (ub["uniform"], ub["laplace"]) if v is not None), default=None)
     best_gauss = min((v for v in (ub["gaussian"], ub["analytic_gaussian"]) if v is not None), default=None)
-    return {
+    row = {
         "sensitivity": sensitivity, "epsilon": epsilon, "delta": delta,
         "lb_theorem": None, "lb_theorem_valid": None, "lb_relaxed_lp": None,
         "v_star_lower": r.lower_bound if r.certified else None,
@@ -214,6 +250,9 @@ def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float,
         "ratio_truncated_laplace_to_v_star": _ratio(ub["truncated_laplace"], r),
         "relative_gap": r.relative_gap, "certified": r.certified, "lb_theorem_name": None, "seconds": r.seconds,
     }
+    if problem.dim > 1:
+        row |= {"dim": problem.dim, "norm": problem.norm, "status": str(r.status)}
+    return row
 
 
 def pure_row(cost: str, sensitivity: float, epsilon: float, domain: str, solver: str,
@@ -244,10 +283,12 @@ def _run_row(kind: str, kwargs: dict) -> dict:
         return _ROWS[kind](**kwargs)
     except OptmechError as exc:
         keys = ("sensitivity", "epsilon", "delta")
+        if kind == "approx_continuous" and kwargs["dim"] > 1:
+            keys += ("dim", "norm")
         return {k: kwargs[k] for k in keys if k in kwargs} | {"certified": False, "error": " ".join(str(exc).split())}
 
 
-#: The row function of each job kind (``approx`` on ℤ^d, ``approx_continuous`` on ℝ, ``pure``).
+#: The row function of each job kind (``approx`` on ℤ^d, ``approx_continuous`` on ℝ^d, ``pure``).
 _ROWS = {"approx": approx_row, "approx_continuous": approx_real_row, "pure": pure_row}
 
 
@@ -262,19 +303,20 @@ class Table(list):
     >>> t, t.columns[:3], t.render("csv").splitlines()[0].split(",")[:3]
     (<Table pure: 1 rows>, ['sensitivity', 'epsilon', 'v_star_lower'], ['sensitivity', 'epsilon', 'v_star_lower'])
 
-    ``domain`` is the noise's domain, ``"integer"`` or ``"continuous"``; for (ε, δ) tables it picks
-    the columns (module docstring).
+    ``domain`` is the noise's domain, ``"integer"`` or ``"continuous"``, and ``dim`` the dimension;
+    for (ε, δ) tables they pick the columns (module docstring).
     """
 
-    def __init__(self, kind: str, rows=(), domain: str = "integer"):
+    def __init__(self, kind: str, rows=(), domain: str = "integer", dim: int = 1):
         super().__init__(rows)
         self.kind = kind
         self.domain = domain
+        self.dim = dim
 
     @property
     def columns(self) -> list[str]:
         """The column names, in order (the contract of the module docstring, then the extras)."""
-        return columns(self.kind, self, self.domain)
+        return columns(self.kind, self, self.domain, self.dim)
 
     def to_frame(self):
         """The rows as a pandas DataFrame with :attr:`columns` (pandas needed: ``pip install 'optmech[pandas]'``).
@@ -292,10 +334,12 @@ class Table(list):
 
     def render(self, fmt: str = "text") -> str:
         """The table as ``text``, ``csv``, ``json`` or ``markdown`` (what ``optmech table --format`` prints)."""
-        return render(self.kind, list(self), fmt, domain=self.domain)
+        return render(self.kind, list(self), fmt, domain=self.domain, dim=self.dim)
 
     def __repr__(self) -> str:
-        where = " on the real line" if self.kind == "approx" and self.domain == "continuous" else ""
+        where = ""
+        if self.kind == "approx" and self.domain == "continuous":
+            where = " on the real line" if self.dim == 1 else f" on R^{self.dim}"
         return f"<Table {self.kind}{where}: {len(self)} rows>"
 
     def _repr_html_(self) -> str:
@@ -310,13 +354,16 @@ class Table(list):
 def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequence[float],
                 deltas: Sequence[float] = (), dim: int = 1, domain: str = "integer", solver: str = "default",
                 time_limit: float | None = None, target_gap: float | None = None, workers: int | None = None,
-                force: bool = False, progress: bool | None = None) -> Table:
+                force: bool = False, progress: bool | None = None, norm: str = "l1") -> Table:
     """All rows, in the order of the grid (Δ outermost, then ε, then δ), as a :class:`Table`.
 
     Rows run in ``workers`` processes (all cores by default; 1 runs in this process); the call
     works from plain scripts and notebooks alike (no ``if __name__ == "__main__"`` guard needed).
-    ``domain`` is the noise's domain: ``"integer"`` (the lattice ℤ^dim) or ``"continuous"`` (the
-    real line; (ε, δ) tables there are 1-D, :data:`CONTINUOUS_APPROX_DIMS`).
+    ``domain`` is the noise's domain: ``"integer"`` (the lattice ℤ^dim) or ``"continuous"`` (ℝ^dim;
+    (ε, δ) tables there take d in :data:`CONTINUOUS_APPROX_DIMS`, and for d > 1 the costs ``l1``,
+    ``l2``, ``l2sq`` and ``norm`` ``"l1"`` or ``"l2"``, the sensitivity's norm).  ``time_limit``
+    (seconds per row) and ``target_gap`` bound each row's solve; a row stopped early keeps its
+    certified bracket (``status`` ``gap_not_reached`` in d > 1).
 
     >>> t = build_table("approx", cost="abs", sensitivities=[1], epsilons=[0.5], deltas=[0.1], workers=1)
     >>> row = t[0]
@@ -327,23 +374,29 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     >>> row = t[0]
     >>> t, row["ub_gaussian"], row["v_star_upper"] <= row["ub_truncated_laplace"] <= row["ub_analytic_gaussian"]
     (<Table approx on the real line: 1 rows>, None, True)
+    >>> t = build_table("approx", cost="l2", sensitivities=[1], epsilons=[1.0], deltas=[0.05], domain="continuous",
+    ...                 dim=2, norm="l2", target_gap=0.5, time_limit=1, workers=1)
+    >>> row = t[0]
+    >>> t, row["norm"], row["ub_truncated_laplace"], row["v_star_lower"] <= row["v_star_upper"] <= row["ub_laplace"]
+    (<Table approx on R^2: 1 rows>, 'l2', None, True)
     """
     if domain not in ("integer", "continuous"):
         raise SpecError(f"domain must be integer or continuous, got {domain!r}")
     if kind == "approx" and domain == "continuous":
         if dim not in CONTINUOUS_APPROX_DIMS:
-            raise SpecError(f"(epsilon, delta) tables on the real line are 1-D for now (--dim 1), got --dim {dim}; "
-                            "--domain integer tables take d > 1")
+            raise SpecError(f"(epsilon, delta) tables on R^d take --dim {', '.join(map(str, CONTINUOUS_APPROX_DIMS))} "
+                            f"with --domain continuous, got --dim {dim}")
         grid = list(product(sensitivities, epsilons, deltas))
-        for D, e, dl in grid:  # validate before forking
-            _problem("approx", cost, D, e, dl, dim, "continuous", target_gap)
+        for D, e, dl in grid:  # validate before forking (the norm as solve validates it, then the d-D cost name)
+            _problem("approx", cost, D, e, dl, dim, "continuous", target_gap, norm)
+        _check_nd_cost(cost, dim)
         jobs = [dict(cost=cost, sensitivity=float(D), epsilon=e, delta=dl, dim=dim, solver=solver,
-                     time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
+                     time_limit=time_limit, target_gap=target_gap, norm=norm) for D, e, dl in grid]
         job_kind = "approx_continuous"
     elif kind == "approx":
         grid = list(product(sensitivities, epsilons, deltas))
         for D, e, dl in grid:  # validate before forking
-            _problem("approx", cost, D, e, dl, dim, "integer", target_gap)
+            _problem("approx", cost, D, e, dl, dim, "integer", target_gap, norm)
         jobs = [dict(cost=cost, sensitivity=int(D), epsilon=e, delta=dl, dim=dim, solver=solver,
                      time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
         job_kind = "approx"
@@ -352,7 +405,7 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
             raise SpecError("pure-DP tables are 1-dimensional (--dim 1)")
         grid = list(product(sensitivities, epsilons))
         for D, e in grid:  # validate before forking
-            _problem("pure", cost, D, e, None, 1, domain, target_gap)
+            _problem("pure", cost, D, e, None, 1, domain, target_gap, norm)
         jobs = [dict(cost=cost, sensitivity=D, epsilon=e, domain=domain, solver=solver, time_limit=time_limit,
                      target_gap=target_gap) for D, e in grid]
         job_kind = "pure"
@@ -385,14 +438,17 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     finally:
         if bar:
             bar.close()
-    return Table(kind, [r for r in rows if r is not None], domain=domain)
+    return Table(kind, [r for r in rows if r is not None], domain=domain, dim=dim)
 
 
-def columns(kind: str, rows: list[dict], domain: str = "integer") -> list[str]:
-    """The columns of a table of ``kind`` on ``domain``, in order (module docstring), and ``error`` when a row failed."""
+def columns(kind: str, rows: list[dict], domain: str = "integer", dim: int = 1) -> list[str]:
+    """The columns of a table of ``kind`` on ``domain`` in ``dim`` dimensions, in order (module docstring),
+    and ``error`` when a row failed."""
     if kind == "approx":
         refs = APPROX_CONTINUOUS_COLUMNS if domain == "continuous" else APPROX_INTEGER_COLUMNS
         base = list(APPROX_COLUMNS + refs + APPROX_EXTRA)
+        if domain == "continuous" and dim > 1:
+            base += APPROX_ND_COLUMNS
     else:
         base = list(PURE_COLUMNS + PURE_EXTRA)
     if any("error" in r for r in rows):
@@ -412,11 +468,14 @@ def _cell(v: Any, machine: bool) -> str:
     return str(v)
 
 
-def render(kind: str, rows: list[dict], fmt: str, *, domain: str | None = None) -> str:
-    """The table as text, csv, json or markdown (``domain``: that of ``rows`` when it is a :class:`Table`, else integer)."""
+def render(kind: str, rows: list[dict], fmt: str, *, domain: str | None = None, dim: int | None = None) -> str:
+    """The table as text, csv, json or markdown (``domain`` and ``dim``: those of ``rows`` when it is a
+    :class:`Table`, else integer and 1)."""
     if domain is None:
         domain = getattr(rows, "domain", "integer")
-    cols = columns(kind, rows, domain)
+    if dim is None:
+        dim = getattr(rows, "dim", 1)
+    cols = columns(kind, rows, domain, dim)
     if fmt == "json":
         def enc(v):
             if isinstance(v, float) and not math.isfinite(v):
@@ -433,6 +492,8 @@ def render(kind: str, rows: list[dict], fmt: str, *, domain: str | None = None) 
         return buf.getvalue()
     if fmt == "text" and kind == "approx" and domain == "continuous":
         cols = [c for c in cols if c not in _NULL_ON_THE_REAL_LINE]  # always null there: left out of the text only
+        if dim > 1:  # no d-D truncated Laplace: its columns are left out of the text when null throughout
+            cols = [c for c in cols if c not in _NULL_IN_ND_TEXT or any(r.get(c) is not None for r in rows)]
     cells = [[_cell(r.get(c), False) for c in cols] for r in rows]
     if fmt == "markdown":
         out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]

@@ -7,6 +7,12 @@ against independent closed forms: the analytic Gaussian [BW18, Thm 8] through σ
 :func:`optmech.mechanisms.gaussian.analytic_gaussian_sigma` (E|Z| = σ√(2/π), E Z² = σ²), the
 classic Gaussian [DR14, Thm A.1] (null unless ε < 1), the truncated Laplace [GDGK20], Laplace and
 uniform noise.  Rows use loose δ, ε >= 0.5 and ``--target-gap 1e-3`` (about a second per row).
+
+On ℝ^d (``--dim 2|3``, ``--norm l1|l2``) the rows are bounded by ``--time-limit`` of a few seconds
+and a coarse ``--target-gap``: whether the LP finishes in time depends on the machine's load, so
+the tests ask only for a certified bracket (status ``optimal`` or ``gap_not_reached``), and check
+the reference columns against :func:`optmech.mechanisms.approx_references.continuous_approx_references`
+called here with the same cost, dim and norm.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ import sys
 
 import pytest
 
-from optmech.table import APPROX_COLUMNS, APPROX_CONTINUOUS_COLUMNS, APPROX_EXTRA, APPROX_INTEGER_COLUMNS
+from optmech.table import (APPROX_COLUMNS, APPROX_CONTINUOUS_COLUMNS, APPROX_EXTRA, APPROX_INTEGER_COLUMNS,
+                           APPROX_ND_COLUMNS)
 
 REAL_HEADER = list(APPROX_COLUMNS + APPROX_CONTINUOUS_COLUMNS + APPROX_EXTRA)
+ND_HEADER = REAL_HEADER + list(APPROX_ND_COLUMNS)
 INTEGER_HEADER = list(APPROX_COLUMNS + APPROX_INTEGER_COLUMNS + APPROX_EXTRA)
 REL = 1e-9
 UB = ("ub_uniform", "ub_laplace", "ub_staircase", "ub_gaussian", "ub_analytic_gaussian", "ub_truncated_laplace")
@@ -217,9 +225,83 @@ def test_integer_table_has_the_discrete_gaussian():
     assert t[0]["ub_discrete_gaussian"] is None and t[0]["ratio_discrete_gaussian_to_v_star"] is None  # 1-D only
 
 
+# -- R^d (d = 2, 3) ----------------------------------------------------------------------------------
+def nd_refs(cost: str, r: dict, dim: int, norm: str) -> dict:
+    """The valid, finite references of ``continuous_approx_references`` for a row, by name (None otherwise)."""
+    from optmech.mechanisms.approx_references import continuous_approx_references
+
+    out = {}
+    for b in continuous_approx_references(cost, r["epsilon"], r["delta"], r["sensitivity"], dim=dim, norm=norm):
+        out[b.name] = float(b.value) if b.valid and math.isfinite(float(b.value)) else None
+    return out
+
+
+def check_nd_row(r: dict, cost: str, dim: int, norm: str) -> None:
+    assert list(r) == ND_HEADER
+    assert (r["dim"], r["norm"]) == (dim, norm)
+    assert r["certified"] is True and r["status"] in ("optimal", "gap_not_reached")
+    lo, up = r["v_star_lower"], r["v_star_upper"]
+    assert 0 <= lo <= up and r["relative_gap"] == pytest.approx((up - lo) / up, rel=1e-9)
+    refs = nd_refs(cost, r, dim, norm)
+    assert "truncated_laplace" not in refs and r["ub_truncated_laplace"] is None  # 1-D only
+    assert r["ratio_truncated_laplace_to_v_star"] is None
+    for name in ("uniform", "laplace", "staircase", "gaussian", "analytic_gaussian"):
+        assert r[f"ub_{name}"] == refs[name], name  # the same floats, through JSON/CSV
+        if refs[name] is not None:  # every valid mechanism is an upper bound on V* >= v_star_lower
+            assert refs[name] >= lo * (1 - REL), name
+    gauss = min(v for v in (r["ub_gaussian"], r["ub_analytic_gaussian"]) if v is not None)
+    assert r["ratio_gaussian_to_v_star"] == pytest.approx(gauss / up, rel=1e-12)
+    assert r["ratio_best_simple_to_v_star"] == pytest.approx(min(r["ub_uniform"], r["ub_laplace"]) / up, rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def l2_plane_json() -> tuple[str, list[dict]]:
+    out = table("--domain", "continuous", "--dim", "2", "--norm", "l2", "--cost", "l2", "--epsilon", "1",
+                "--delta", "0.05", "--time-limit", "5", "--target-gap", "0.3", "--format", "json")
+    return out, json.loads(out)
+
+
+def test_a_plane_l2_row_parses_whole_with_its_norm_and_references(l2_plane_json):
+    out, rows = l2_plane_json
+    assert out.endswith("]\n") and len(rows) == 1
+    r = rows[0]
+    assert (r["sensitivity"], r["epsilon"], r["delta"]) == (1.0, 1.0, 0.05)
+    check_nd_row(r, "l2", 2, "l2")
+    assert r["ub_gaussian"] is None  # the classic calibration needs epsilon < 1
+    assert r["ub_laplace"] == pytest.approx(2.0, rel=REL)  # the l2-Laplace: E||X||_2 = d Delta/epsilon
+
+
+def test_a_row_stopped_by_the_time_limit_keeps_its_certified_bracket():
+    """ℝ³, ℓ1 sensitivity, CSV: one second per row cannot reach a gap of 1e-3, and the row says so."""
+    out = table("--domain", "continuous", "--dim", "3", "--norm", "l1", "--cost", "l1", "--epsilon", "1",
+                "--delta", "0.05", "--time-limit", "1", "--target-gap", "1e-3", "--format", "csv")
+    assert next(csv.reader([out.splitlines()[0]])) == ND_HEADER and len(out.splitlines()) == 2
+    (r,) = parse_csv(out)
+    r["dim"] = int(r["dim"])
+    check_nd_row(r, "l1", 3, "l1")
+    assert r["status"] == "gap_not_reached" and r["relative_gap"] > 1e-3
+
+
+def test_build_table_on_the_plane_keeps_the_norm_in_the_rows_and_the_text():
+    from optmech.table import build_table
+
+    t = build_table("approx", cost="l2sq", sensitivities=[1], epsilons=[1.0], deltas=[0.05], domain="continuous",
+                    dim=2, norm="l1", time_limit=1, target_gap=0.5, workers=1)
+    assert repr(t) == "<Table approx on R^2: 1 rows>" and t.columns == ND_HEADER
+    check_nd_row(dict(t[0]), "l2sq", 2, "l1")
+    head = t.render("text").splitlines()[0].split()
+    assert "norm" in head and "status" in head and "ub_truncated_laplace" not in head and "lb_theorem" not in head
+    assert json.loads(t.render("json"))[0]["norm"] == "l1"
+
+
 # -- bad input --------------------------------------------------------------------------------------
 BAD = [
-    (["--dim", "2", "--cost", "l2", "--delta", "0.1"], "1-D"),
+    (["--dim", "2", "--cost", "abs", "--delta", "0.1"], "1-D"),
+    (["--dim", "2", "--cost", "square", "--delta", "0.1"], "l2sq"),
+    (["--dim", "2", "--cost", "l2", "--norm", "linf2", "--delta", "0.1"], "linf2"),
+    (["--dim", "1", "--norm", "linf2", "--delta", "0.1"], "norm"),
+    (["--dim", "1", "--norm", "l2", "--delta", "0.1"], "norm"),
+    (["--dim", "4", "--cost", "l2", "--delta", "0.1"], "--dim 1, 2, 3"),
     (["--delta", "1"], "delta"),
     (["--delta", "0.1,1.5"], "delta"),
     (["--delta", "0"], "pure"),
@@ -227,12 +309,13 @@ BAD = [
 ]
 
 
-def test_bad_input_in_a_subprocess_is_one_line_and_exit_2():
-    p = optmech("table", "--privacy", "approx", "--domain", "continuous", "--epsilon", "1", *BAD[0][0], "--format", "json")
+@pytest.mark.parametrize("args, fragment", [BAD[0], BAD[2]], ids=["1-D cost on the plane", "bad norm"])
+def test_bad_input_in_a_subprocess_is_one_line_and_exit_2(args, fragment):
+    p = optmech("table", "--privacy", "approx", "--domain", "continuous", "--epsilon", "1", *args, "--format", "json")
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert p.stdout == ""
     lines = p.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("optmech: ") and "1-D" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("optmech: ") and fragment in lines[0] and "Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize("args, fragment", BAD)

@@ -91,23 +91,28 @@ def add_parsers(sub) -> None:
                     "approx) in parallel and print one row per problem: the certified bracket beside the papers' "
                     "bounds and the simple mechanisms (uniform, Laplace, staircase). Lists are comma-separated, "
                     "space-separated or repeated: --epsilon 0.5,1 2 --epsilon 4 is four values. (ε,δ) tables are on "
-                    "the integer lattice unless you say --domain continuous (the real line, 1-D: the certified optimum "
-                    "beside the Gaussian and the truncated Laplace); pure-DP tables are on the --domain (continuous "
-                    "unless you say integer).",
+                    "the integer lattice unless you say --domain continuous (the real line, or R^d with --dim 2|3, "
+                    "--norm l1|l2 and a cost l1|l2|l2sq: the certified optimum beside the Gaussian, Laplace and, in "
+                    "1-D, the truncated Laplace; bound a d-D table's time with --time-limit per row and a coarse "
+                    "--target-gap); pure-DP tables are on the --domain (continuous unless you say integer).",
         examples=["optmech table --privacy approx --sensitivity 1,3 --epsilon 0.1 0.5 --delta 0.05 --format csv",
                   "optmech table --privacy approx --domain continuous --epsilon 0.5,1,2 --delta 0.01,0.1 --target-gap 1e-3",
                   "optmech table --epsilon 0.5 1 2 --domain integer --format markdown",
-                  "optmech table --privacy approx --dim 2 --cost l1 --epsilon 1 --delta 0.01 --delta 0.1 --out t.json --format json"],
+                  "optmech table --privacy approx --dim 2 --cost l1 --epsilon 1 --delta 0.01 --delta 0.1 --out t.json --format json",
+                  "optmech table --privacy approx --domain continuous --dim 2 --norm l2 --cost l2 --epsilon 1 --delta 1e-3 "
+                  "--time-limit 30 --format csv"],
         exits=(EXIT_OK, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_INTERNAL),
         notes="Exit status 3 means at least one row could not be certified (see its certified/error columns).")
     add_privacy(t, choices=("pure", "approx"))
-    add_cost(t, help="cost: abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf")
+    add_cost(t, help="cost: abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf on the "
+                     "integer domain, l1 | l2 | l2sq with --domain continuous")
     add_sensitivity(t, as_list=True, help="sensitivities Δ (integers on the integer domain)")
     t.add_argument("--epsilon", required=True, action=ListAction, metavar="E", help="ε values; a list (required)")
     t.add_argument("--delta", default=None, action=ListAction, metavar="D", help="δ values; a list (required with --privacy approx)")
-    add_dim(t, help="dimension d (--privacy approx)")
+    add_dim(t, help="dimension d (--privacy approx; 1, 2 or 3 with --domain continuous)")
+    add_norm(t, help="norm of the sensitivity in d > 1 dimensions: l1, or l2 with --domain continuous (as in solve)")
     add_domain(t, help="noise domain (default: continuous for pure DP, integer for --privacy approx, where continuous "
-                       "means (epsilon, delta) noise on the real line, --dim 1)")
+                       "means (epsilon, delta) noise on R^d, --dim 1, 2 or 3)")
     t.add_argument("--format", default="text", choices=["text", "csv", "json", "markdown"], help="output format")
     t.add_argument("--out", default=None, metavar="FILE", help="write the table to FILE instead of stdout")
     add_workers(t)
@@ -342,7 +347,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
             raise SpecError(f"--out folder does not exist: {folder}")
     rows = build_table(args.privacy, cost=args.cost, sensitivities=sens, epsilons=eps, deltas=deltas, dim=dim,
                        domain=domain, solver=args.solver, time_limit=tl,
-                       target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force)
+                       target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force,
+                       norm=args.norm)
     text = rows.render(args.format)
     if args.out:
         fd, tmp = tempfile.mkstemp(prefix=".optmech-", dir=os.path.dirname(os.path.abspath(args.out)))
