@@ -154,3 +154,117 @@ def test_cli_json_and_bad_input():
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, (args, p.stderr)
         assert needle in p.stderr
+
+
+# -- the mechanism the solve returns ---------------------------------------------------------------
+def _cube_sum(f_vals: np.ndarray, cell: float, d: int) -> float:
+    return float(f_vals.sum()) * cell**d
+
+
+def _hockey_stick_on_grid(mech, t, eps: float, g: int) -> float:
+    """∫ (f(x) − e^ε f(x − t))_+ dx for a cube-constant f, exactly: midpoints of a grid of g cells per
+    cube, t on that grid, so both densities are constant on every grid cell."""
+    h, R = mech.h, int(np.abs(mech.reps).max()) + 2
+    u = h / g
+    x = (np.arange(-(R + 0.5) * g, (R + 0.5) * g) + 0.5) * u
+    X = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1)
+    return _cube_sum(np.maximum(mech.pdf(X) - math.exp(eps) * mech.pdf(X - np.asarray(t)), 0.0), u, 2)
+
+
+def test_the_cube_mechanism_is_the_audited_candidate(monkeypatch):
+    """Without the closed-form references the upper bound is an audited cube density: its pdf is a
+    density, its sample cost agrees with the upper bound, its divergence at real shifts is <= δ (exact
+    grid integration), and it survives the Result's JSON round trip."""
+    from optmech.families.approx_real_nd import ApproxRealNDFamily
+    from optmech.mechanisms.solved import CubePMFND, mechanism_from_solver_dict
+    from optmech.result import Result
+
+    monkeypatch.setattr(ApproxRealNDFamily, "initial_uppers", lambda self: [])
+    eps, delta = 2.0, 1e-2
+    r = _solve(epsilon=eps, delta=delta, norm="l1", cost="l1", resolution=2, target_gap=0.9)
+    m = r.mechanism
+    assert r.certified and isinstance(m, CubePMFND) and m.kind == "cube_pmf_nd" and m.dim == 2
+    assert m.h == 0.5 and m.group == "signed_permutations"
+    assert not any("not exported" in c for c in r.claims) and any("cube_pmf_nd" in c for c in r.claims)
+    p = m.privacy()
+    assert (p.notion, p.epsilon, p.delta, p.sensitivity, p.norm) == ("approx", eps, delta, 1.0, "l1")
+    assert r.audit["passed"] and r.audit["realised_delta"] <= delta
+    # the pdf integrates to 1 on the box (constant on cubes: midpoints of 2 sub-cells per cube are exact)
+    R = int(np.abs(m.reps).max()) + 1
+    x = (np.arange(-(R + 0.5) * 2, (R + 0.5) * 2) + 0.5) * m.h / 2
+    X = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1)
+    assert _cube_sum(m.pdf(X), m.h / 2, 2) == pytest.approx(1.0, abs=1e-12)
+    assert float(m.pdf([100.0, 0.0])) == 0.0
+    # its cost: the exact cube means sum to the certified upper bound (l1 cube means are exact up to
+    # rounding), and a sample agrees within its error
+    assert m.expected_cost("l1") <= r.upper_bound and m.expected_cost("l1") == pytest.approx(r.upper_bound, rel=1e-9)
+    s = np.abs(m.sample(100_000, rng=7)).sum(axis=1)
+    assert abs(s.mean() - r.upper_bound) < 5 * s.std() / math.sqrt(len(s))
+    # (ε, δ) at real shifts of ℓ1 norm 1 (and inside), by exact integration on a grid of h/8
+    for t in ((1.0, 0.0), (0.5, -0.5), (0.375, 0.625), (-0.25, 0.125)):
+        assert _hockey_stick_on_grid(m, t, eps, 8) <= delta * (1 + 1e-9)
+    # the JSON round trip, and the same law listed cube by cube (symmetry "none")
+    back = Result.from_json(r.to_json(include_mechanism=True))
+    assert back.mechanism == m and back.mechanism_dict() == r.mechanism_dict()
+    assert np.array_equal(back.mechanism.pdf(X), m.pdf(X)) and back.mechanism.privacy() == p
+    d = r.mechanism_dict()
+    full = [(np.array(z) * s1, w) for z, w in zip(d["representatives"], d["mass"])
+            for s1 in {(a, b) for a in (-1, 1) for b in (-1, 1)}]
+    pts = {tuple(int(v) for v in z[list(o)]): w for z, w in full for o in ((0, 1), (1, 0))}
+    flat = mechanism_from_solver_dict({**d, "symmetry": "none", "representatives": [list(k) for k in pts],
+                                       "mass": list(pts.values())})
+    assert flat.group == "none" and np.allclose(flat.pdf(X), m.pdf(X), rtol=1e-15, atol=0)
+    assert flat.expected_cost("l1") == pytest.approx(m.expected_cost("l1"), rel=1e-12)
+
+
+@pytest.mark.parametrize("norm,cls", [("l1", "LaplaceND"), ("l2", "L2Laplace")])
+def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
+    """At resolution 2 the Laplace reference is the upper bound: the mechanism returned is that law,
+    with the reference's own scale, pure ε-DP in the sensitivity's norm."""
+    eps, delta = 2.0, 1e-2
+    r = _solve(epsilon=eps, delta=delta, norm=norm, cost=norm, resolution=2, target_gap=0.9)
+    m = r.mechanism
+    assert r.audit["method"] == "closed form: the laplace reference (its own privacy proof)"
+    assert type(m).__name__ == cls and m.dim == 2
+    ref = next(x for x in r.references if x.name == "laplace")
+    assert m.scale == ref.parameters["scale"] and m.epsilon == eps and m.sensitivity == 1.0
+    assert r.upper_bound == pytest.approx(ref.value, rel=1e-11)
+    p = m.privacy()
+    assert (p.notion, p.epsilon, p.delta, p.norm) == ("pure", eps, 0.0, norm)
+    assert any(c.startswith(f"mechanism: the laplace reference itself, {cls}(") for c in r.claims)
+    assert not any("not exported" in c for c in r.claims)
+    # the pdf integrates to 1 (midpoint rule on [-12, 12]^2; the tails beyond are below 1e-9)
+    u = 0.01
+    x = (np.arange(-1200, 1200) + 0.5) * u
+    X = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1)
+    assert _cube_sum(m.pdf(X), u, 2) == pytest.approx(1.0, abs=1e-3)
+    s = m.sample(100_000, rng=3)
+    c = np.abs(s).sum(axis=1) if norm == "l1" else np.linalg.norm(s, axis=1)
+    assert abs(c.mean() - r.upper_bound) < 5 * c.std() / math.sqrt(len(c))
+
+
+def test_a_gaussian_upper_bound_returns_no_mechanism_and_says_why():
+    r = _solve(epsilon=2.0, delta=0.05, norm="l2", cost="l2sq", resolution=2, target_gap=0.9)
+    assert r.audit["method"] == "closed form: the analytic_gaussian reference (its own privacy proof)"
+    assert r.mechanism is None
+    sigma = next(x for x in r.references if x.name == "analytic_gaussian").parameters["sigma"]
+    line = next(c for c in r.claims if c.startswith("mechanism:"))
+    assert "1-D only" in line and repr(sigma) in line
+
+
+def test_cli_json_and_the_saved_mechanism(tmp_path):
+    from optmech.result import Result
+
+    save = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "2", "--delta",
+                        "1e-2", "--sensitivity", "1", "--dim", "2", "--norm", "l2", "--domain", "continuous", "--cost",
+                        "l2", "--resolution", "2", "--target-gap", "0.9", "--time-limit", "30", "--json", "--save",
+                        str(save)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)  # the whole stdout is the JSON result
+    assert not any("not exported" in c for c in j["claims"])
+    assert any(c.startswith("mechanism: the laplace reference itself, L2Laplace(") for c in j["claims"])
+    saved = Result.from_json(save.read_text())
+    assert saved.mechanism_dict() == {"name": "l2_laplace", "epsilon": 2.0, "sensitivity": 1.0, "dim": 2}
+    assert type(saved.mechanism).__name__ == "L2Laplace" and saved.mechanism.scale == 0.5
+    assert saved.upper_bound == j["upper_bound"]

@@ -13,6 +13,12 @@ step solves two LPs on ℤ^d, both with the signed-permutation reduction of
   means, gives the upper bound.
 
 The loop widens the window while the relaxation uses its outer layer or far mass, else doubles n.
+
+The Result's mechanism is the law whose cost is the bracket's upper end: the audited cube density
+(:class:`~optmech.mechanisms.solved.CubePMFND`, masses per signed-permutation orbit), or, when a
+closed-form reference is cheaper, that reference with its own calibration (``LaplaceND`` for ℓ1
+sensitivity, ``L2Laplace`` for ℓ2, ``UniformContinuous``); the Gaussians have no d-D library
+mechanism, so there the mechanism is None and a claim gives σ.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ class _Upper:
         self.p, self.R, self.value, self.realised_delta = p, R, value, realised
         self.certified, self.note, self.mixed = certified, note, 0.0
         self.shifts_delta = np.asarray(shifts_delta, dtype=float)
+        self.n = None  # cubes per sensitivity of the audit (set by ``_audit``)
 
 
 def _estimate(d: int, shifts: int, R: int, N: int) -> tuple[int, int]:
@@ -99,7 +106,7 @@ class ApproxRealNDFamily:
             if b.kind == "upper" and b.valid and b.exact and math.isfinite(v) and v > 0:
                 up = _Upper(None, 0, float(np.nextafter(v * (1 + 1e-12), np.inf)), 0.0, True,
                             f"closed form: {b.name}")
-                up.cells, up.reference = None, b.name
+                up.cells, up.reference, up.parameters = None, b.name, dict(b.parameters)
                 out.append(up)
         return out
 
@@ -165,8 +172,10 @@ class ApproxRealNDFamily:
         mean = cell_mean_upper_nd(self.cost, pts, self.D, n)
         value = outward_mean(mean, p.ravel()[p.ravel() > 0], math.fsum(p.ravel()))
         ok = real <= self.delta and math.isfinite(value)
-        return _Upper(p, R, value, real, ok, "" if ok else f"audit failed: delta({self.eps:g}) = {real:.6g} > "
-                                                            f"{self.delta:g}", per)
+        up = _Upper(p, R, value, real, ok, "" if ok else f"audit failed: delta({self.eps:g}) = {real:.6g} > "
+                                                          f"{self.delta:g}", per)
+        up.n = n  # the cubes' width is sensitivity / n
+        return up
 
     def upper(self, built: Built, raw):
         """The relaxation's own primal is rarely private for the corner shifts: it is audited all the same."""
@@ -220,6 +229,67 @@ class ApproxRealNDFamily:
         return reference_values(continuous_approx_references(self.cost, self.eps, self.delta, self.D, dim=self.d,
                                                              norm=self.norm), lower, upper)
 
+    def _cube_mechanism(self, up: _Upper):
+        """The audited cube masses as a :class:`~optmech.mechanisms.solved.CubePMFND`: density
+        p_k/h^d on h(k + [-1/2, 1/2)^d), h = Δ/n, listed per signed-permutation orbit where the masses
+        are exactly invariant (the reduced LPs' masses are), else cube by cube."""
+        from optmech.mechanisms.solved import mechanism_from_solver_dict, orbit_sizes
+
+        d, side = self.d, 2 * up.R + 1
+        flat = np.flatnonzero(up.p.ravel() > 0)
+        pts = np.stack(np.unravel_index(flat, (side,) * d), axis=-1) - up.R
+        mass = up.p.ravel()[flat]
+        reps, inv, counts = np.unique(np.sort(np.abs(pts), axis=1), axis=0, return_inverse=True, return_counts=True)
+        inv = inv.ravel()
+        lo, hi = np.full(len(reps), np.inf), np.full(len(reps), -np.inf)
+        np.minimum.at(lo, inv, mass)
+        np.maximum.at(hi, inv, mass)
+        if np.array_equal(lo, hi) and np.array_equal(counts, orbit_sizes(reps, "signed_permutations")):
+            symmetry, listed, masses = "signed permutations", reps, lo
+        else:
+            symmetry, listed, masses = "none", pts, mass
+        return mechanism_from_solver_dict({
+            "kind": "cube_pmf_nd", "dim": d, "norm": self.norm, "sensitivity": self.D, "cell_width": self.D / up.n,
+            "symmetry": symmetry, "representatives": listed.tolist(), "mass": masses.tolist(),
+            "epsilon": self.eps, "delta": self.delta, "realised_delta": float(up.realised_delta),
+            "rule": ("density mass[i] / cell_width^d on each cube cell_width*(z + [-1/2, 1/2)^d) whose index z is "
+                     "representatives[i] (symmetry none) or has sorted absolute values representatives[i] (signed "
+                     "permutations); 0 elsewhere (finite support)"),
+        })
+
+    def _reference_mechanism(self, up: _Upper):
+        """(mechanism or None, claim): the closed-form reference that is the upper bound, as the library
+        mechanism with the reference's own calibration (``up.parameters``)."""
+        from optmech.mechanisms.multidim import L2Laplace, LaplaceND
+        from optmech.mechanisms.uniform import UniformContinuous
+
+        name, par = up.reference, getattr(up, "parameters", {}) or {}
+        mech = None
+        if name == "laplace" and par.get("law") in ("product", "l2_laplace"):
+            cls = LaplaceND if par["law"] == "product" else L2Laplace
+            mech = cls(epsilon=self.eps, sensitivity=self.D, dim=self.d)
+            if mech.scale == par.get("scale") and mech.dim == par.get("dim"):
+                what = ("i.i.d. Laplace coordinates, pure epsilon-DP for l1 sensitivity" if cls is LaplaceND else
+                        "density ~ exp(-epsilon ||x||_2 / sensitivity), pure epsilon-DP for l2 sensitivity")
+                return mech, (f"mechanism: the laplace reference itself, {cls.__name__}(epsilon={self.eps!r}, "
+                              f"sensitivity={self.D!r}, dim={self.d}) (scale {mech.scale!r}, the reference's "
+                              f"calibration): {what} {self.D:g}, hence (epsilon, delta)-DP")
+        elif name == "uniform" and "l1_sensitivity" in par:
+            mech = UniformContinuous(delta=self.delta, sensitivity=par["l1_sensitivity"], dim=self.d)
+            if mech.half == par.get("half_width") and mech.dim == par.get("dim"):
+                return mech, (f"mechanism: the uniform reference itself, UniformContinuous(delta={self.delta!r}, "
+                              f"sensitivity={mech.sensitivity!r}, dim={self.d}) (U[-a, a]^d, a = {mech.half!r}, the "
+                              f"reference's calibration): (0, delta)-DP for l1 sensitivity {mech.sensitivity:g}"
+                              + ("" if self.norm == "l1" else f", hence for l2 sensitivity {self.D:g} (||t||_1 <= "
+                                                              "sqrt(d) ||t||_2)") + ", hence (epsilon, delta)-DP")
+        elif name in ("gaussian", "analytic_gaussian"):
+            return None, (f"mechanism: none returned; the upper bound is the {name} reference N(0, sigma^2 I_d), "
+                          f"sigma = {par.get('sigma')!r} (its calibration {par.get('theorem', '')}), i.e. {self.d} "
+                          "i.i.d. N(0, sigma^2) coordinates, but the library's Gaussian mechanism "
+                          "(optmech.mechanisms.gaussian.Gaussian) is 1-D only")
+        return None, (f"mechanism: none returned; the upper bound is the {name} reference (parameters {par}), which "
+                      "has no d-dimensional library mechanism with that calibration")
+
     def report(self, best, last: Step | None, status: str) -> dict:
         n = last.built.model.n if last is not None else None
         up = best.upper
@@ -227,22 +297,34 @@ class ApproxRealNDFamily:
         claims = [
             f"(epsilon, delta)-DP on R^{self.d} with {self.norm} sensitivity: the hockey-stick divergence for every real "
             "shift of norm <= sensitivity [GV13, (18)]",
-            "upper bound: masses on the cubes h(k + [-1/2, 1/2)^d) as a cell-constant density; its hockey-stick "
-            "divergence at a real shift is the multilinear interpolation of the lattice divergences at the corners of "
-            "the shift's unit cube, so the exact audit (outward rounding) of every corner v with ||(|v| - 1)_+|| <= n "
-            "covers every real shift; cost = proven upper bounds of the cost's mean on each cube",
+            "cube candidates for the upper bound: masses on the cubes h(k + [-1/2, 1/2)^d) as a cell-constant density; "
+            "its hockey-stick divergence at a real shift is the multilinear interpolation of the lattice divergences "
+            "at the corners of the shift's unit cube, so the exact audit (outward rounding) of every corner v with "
+            "||(|v| - 1)_+|| <= n covers every real shift; cost = proven upper bounds of the cost's mean on each cube",
             "lower bound: the coordinatewise randomised rounding of any (epsilon, delta)-DP noise to the nodes is "
             "(epsilon, delta)-DP for the lattice shifts of norm <= n; the node prices subtract proven bounds of the "
             "multilinear interpolation error (0 for l1, d h^2/4 for l2sq, min(h sqrt(d)/2, d h^2/(8 r)) for l2); "
             "signed-permutation reduction (the shift sets, box and prices are invariant); duals certified against "
             "the budget delta",
-            "the mechanism's cell masses are not exported for R^d yet (the audit record states its privacy)",
         ]
-        if ref is not None:
+        mech = None
+        if up is None or not up.certified:
+            claims.append("mechanism: none (no certified upper bound)")
+        elif ref is not None:
             claims.append(f"the upper bound is the reference mechanism {ref!r} (its own privacy proof and exact cost): "
                           "no audited cell density at the resolutions solved was cheaper")
+            mech, line = self._reference_mechanism(up)
+            claims.append(line)
+        else:
+            mech = self._cube_mechanism(up)
+            claims.append(
+                f"mechanism: the audited cube density (cube_pmf_nd): density p_k / h^d on the cubes h(k + [-1/2, 1/2)^d) "
+                f"of the box ||k||_inf <= {up.R}, h = {self.D / up.n!r} ({up.n} cubes per sensitivity), zero elsewhere, "
+                f"listed per {'signed-permutation orbit' if mech.group != 'none' else 'cube'}; (epsilon, delta) = "
+                f"({self.eps:g}, {self.delta:g}) as audited (realised delta {up.realised_delta:.9g}); exact pdf and "
+                "sampler; the upper bound is its cost priced by the proven cube means")
         return {
-            "mechanism": None,
+            "mechanism": mech,
             "audit": (audit_record(up, self.eps, self.delta,
                                    "hockey-stick sums of the cube masses at every corner shift (exact for every real "
                                    "shift of norm <= sensitivity), outward-rounded") if ref is None else

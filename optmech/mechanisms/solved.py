@@ -1564,3 +1564,189 @@ def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: 
     if kind not in classes:
         raise SpecError(f"unknown solver mechanism kind {kind!r} (known: {', '.join(SOLVER_KINDS)})")
     return classes[kind](d, epsilon=epsilon, delta=delta)
+
+
+# ------------------------------------------------------------------------------------------------
+# cube_pmf_nd: the (ε, δ) ℝ^d solver's finite cube density
+# ------------------------------------------------------------------------------------------------
+#: Gauss–Legendre nodes per axis of :meth:`CubePMFND.expected_cost` for costs without closed-form cube means.
+CUBE_QUADRATURE_NODES = 8
+
+
+def _cube_means_closed(kind: str, h: float, z: np.ndarray) -> np.ndarray:
+    """Mean of L over each cube h(z + [−½, ½)^d) in closed form (``l1``, ``l2sq``)."""
+    a, b = h * (z - 0.5), h * (z + 0.5)
+    if kind == "l1":  # mean |x| on [a, b]: |midpoint| off 0, (a² + b²)/(2(b − a)) across it
+        m = np.where(a >= 0, 0.5 * (a + b), np.where(b <= 0, -0.5 * (a + b), (a * a + b * b) / (2 * (b - a))))
+        return m.sum(axis=-1)
+    return ((a * a + a * b + b * b) / 3.0).sum(axis=-1)
+
+
+class CubePMFND(SolvedMechanism, NDMechanism):
+    r"""The (ε, δ)-DP solver's noise on ℝ^d (``kind = "cube_pmf_nd"``, the ℝ^d family
+    :mod:`optmech.families.approx_real_nd`): finitely many cubes C_z = h(z + [−½, ½)^d) with masses.
+
+    Fields: ``dim``, ``norm`` (the sensitivity's, ``l1`` or ``l2``), ``sensitivity`` Δ,
+    ``cell_width`` h (Δ/h must be an integer n), ``symmetry`` (``"none"``: ``representatives``
+    lists every cube index z with positive mass; ``"signed permutations"``: it lists the sorted |z|
+    of each orbit, and every cube of the orbit carries that mass), ``mass`` (per cube), and the
+    solver's ``epsilon``, ``delta`` and optional ``realised_delta`` (its audit).  The law has density
+    mass(z)/(Z h^d) on C_z and 0 off the listed cubes, Z = Σ over cubes of the masses (1 up to
+    rounding for solver outputs).
+
+    Exact pdf and sampler (a cube by its mass: an orbit by its total mass, then a uniform point of
+    the orbit; then a uniform point of the cube); ``expected_cost`` exact for ``l1`` and ``l2sq``
+    (closed-form cube means), numeric (tensor Gauss–Legendre, :data:`CUBE_QUADRATURE_NODES` per axis)
+    for ``l2``, ``linf`` and, with symmetry "none", expressions.  ``privacy()`` reports the solver's
+    audit: (ε, δ)-DP for shifts of norm <= Δ in ``norm`` (equation (1) of
+    :mod:`optmech.problems.approx_cells_nd`: the exact lattice audit at the corners
+    ‖(|v| − 1)₊‖ <= n covers every real shift of a cube-constant density).
+    """
+
+    name = "cube_pmf_nd"
+    lattice = False
+    symmetric = False
+
+    def __init__(self, d: dict, *, epsilon: float | None = None, delta: float | None = None) -> None:
+        self._keep(d, epsilon, delta)
+        LatticePMFND._head(self, d)
+        if self.group not in ("none", "signed_permutations"):
+            raise SpecError("cube_pmf_nd lists every cube (symmetry 'none') or signed-permutation orbits")
+        if self.norm not in ("l1", "l2"):
+            raise SpecError(f"cube_pmf_nd: the sensitivity's norm is l1 or l2, got {self.norm!r}")
+        self.h = _number(d, "cell_width", positive=True)
+        self._sensitivity = _number(d, "sensitivity", positive=True)
+        n = round(self._sensitivity / self.h)
+        if n < 1 or abs(n * self.h - self._sensitivity) > 1e-9 * self._sensitivity:
+            raise SpecError("cell_width must divide the sensitivity")
+        self.cells_per_sensitivity = int(n)
+        self.sizes = orbit_sizes(self.reps, self.group)
+        self.weights = self.mass * self.sizes  # each orbit's total mass
+        self.Z = math.fsum(self.weights)
+        if not self.Z > 0:
+            raise SpecError("the solver mechanism has no mass")
+        rd = d.get("realised_delta")
+        self.realised_delta = None if rd is None else _number(d, "realised_delta")
+        self._cum: np.ndarray | None = None
+
+    # law -----------------------------------------------------------------------------------------
+    def _pdf_nd(self, x):
+        z = np.floor(np.asarray(x, dtype=float) / self.h + 0.5)
+        big = np.any(np.abs(z) > 2.0**52, axis=-1)
+        z = np.where(big[..., None], 0.0, z).astype(np.int64)
+        idx = self.index.find(canonical_points(z, self.group))
+        return np.where((idx >= 0) & ~big, self.mass[np.maximum(idx, 0)], 0.0) / (self.Z * self.h**self.dim)
+
+    def _sample(self, n, rng):
+        if self._cum is None:
+            self._cum = np.cumsum(self.weights)
+        i = np.minimum(np.searchsorted(self._cum, rng.random(n) * self._cum[-1], side="right"), len(self.reps) - 1)
+        z = _random_images(self.reps[i], self.group, rng)
+        return self.h * (z + rng.random(z.shape) - 0.5)
+
+    def support(self) -> tuple[float, float]:
+        """The range of a coordinate: the listed cubes' extent."""
+        r = float(np.abs(self.reps[self.mass > 0]).max())
+        lo = float(self.reps[self.mass > 0].min()) if self.group == "none" else -r
+        hi = float(self.reps[self.mass > 0].max()) if self.group == "none" else r
+        return (self.h * (lo - 0.5), self.h * (hi + 0.5))
+
+    def _entropy(self):
+        """Differential entropy −Σ_z P_z ln(P_z/h^d), P_z the cube masses."""
+        p = self.mass / self.Z
+        keep = p > 0
+        return -math.fsum(self.sizes[keep] * p[keep] * (np.log(p[keep]) - self.dim * math.log(self.h)))
+
+    def cdf(self, x):
+        raise TypeError(f"cdf is not available for the solver mechanism {self.kind} (use pdf)")
+
+    sf = cdf
+
+    # moments and costs ---------------------------------------------------------------------------
+    def mean(self) -> np.ndarray:
+        """E X per coordinate (exact: the cubes' centres h z weighted by their masses)."""
+        if self.group != "none":
+            return np.zeros(self.dim)
+        return np.array([math.fsum(self.mass * self.h * self.reps[:, i]) / self.Z for i in range(self.dim)])
+
+    def var(self) -> np.ndarray:
+        """Per-coordinate variance (exact: E X_i² = Σ P_z h²(z_i² + 1/12), minus the mean squared)."""
+        if self.group != "none":
+            return np.full(self.dim, self.expected_cost("l2sq") / self.dim)
+        m = self.mean()
+        return np.array([math.fsum(self.mass * self.h**2 * (self.reps[:, i] ** 2 + 1.0 / 12.0)) / self.Z - m[i] ** 2
+                         for i in range(self.dim)])
+
+    def expected_cost(self, cost) -> float:
+        """E L(X): exact cube means for ``l1`` and ``l2sq``; tensor Gauss–Legendre
+        (:data:`CUBE_QUADRATURE_NODES` per axis, numeric) for ``l2``, ``linf`` and expressions
+        (expressions need symmetry "none": they are not invariant under the orbits)."""
+        c = _cost_nd(cost, self.dim)
+        if c.kind in ("l1", "l2sq"):
+            return float(math.fsum(self.weights * _cube_means_closed(c.kind, self.h, self.reps)) / self.Z)
+        if c.kind == "expr" and self.group != "none":
+            raise self._refuse(f"the expected cost {c.spec!r}", "an expression is not invariant under the listed orbits")
+        m = CUBE_QUADRATURE_NODES
+        if m**self.dim * len(self.reps) > MAX_PAIRS:
+            raise self._refuse(f"the expected cost {c.spec!r}", f"{m}^{self.dim} quadrature nodes per cube is too many")
+        t, w = _gauss_legendre(m)
+        grids = np.meshgrid(*([t - 0.5] * self.dim), indexing="ij")
+        u = np.stack([g.ravel() for g in grids], axis=-1)
+        wu = np.prod(np.stack(np.meshgrid(*([w] * self.dim), indexing="ij"), axis=-1).reshape(-1, self.dim), axis=1)
+        step = max(1, BLOCK_PAIRS // len(u))
+        means = np.empty(len(self.reps))
+        for s in range(0, len(self.reps), step):
+            z = self.reps[s:s + step].astype(float)
+            vals = c.check_values(self.h * (z[:, None, :] + u[None, :, :]), "the cubes")
+            means[s:s + step] = vals @ wu
+        return float(math.fsum(self.weights * means) / self.Z)
+
+    def privacy(self) -> Privacy:
+        """(ε, δ)-DP for shifts of norm <= Δ in ``norm``, as audited by the solver (the dict's or the
+        keywords' ε and δ; NaN where unknown)."""
+        note = (f"{self.kind}: the solver's exact hockey-stick audit of the cube masses at every lattice corner v with "
+                f"||(|v| - 1)_+||_{self.norm[1]} <= {self.cells_per_sensitivity} (outward rounding), which covers every "
+                f"real shift of {self.norm} norm <= the sensitivity for a cube-constant density (multilinear "
+                "interpolation of the corners' divergences) [GV13, (18)]")
+        if self.realised_delta is not None:
+            note += f"; audited delta(epsilon) = {self.realised_delta:.17g}"
+        if math.isnan(self._epsilon) or math.isnan(self._delta):
+            note += "; epsilon/delta unknown: not recorded in the dict (pass epsilon= and delta=)"
+        return Privacy("approx", self._epsilon, self._delta, self.sensitivity, self.norm, note)
+
+
+# the dispatch above, extended (kept below the class it names): cube_pmf_nd, and a library mechanism's
+# own dict (a registered ``name``, no ``kind``), as the (ε, δ) ℝ^d family returns its closed-form references
+SOLVER_KINDS = SOLVER_KINDS + ("cube_pmf_nd",)
+__all__ += ["CubePMFND", "CUBE_QUADRATURE_NODES"]
+_dispatch_before_cubes = mechanism_from_solver_dict
+
+
+def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: float | None = None) -> Mechanism:
+    """The library :class:`Mechanism` of a solver's ``mechanism`` dict (module docstring): the kinds
+    of :data:`SOLVER_KINDS`, and a library mechanism's own ``to_dict()`` (a ``name`` registered with
+    :meth:`Mechanism.from_dict` and no ``kind``: the closed-form references a family may return).
+
+    Parameters
+    ----------
+    d : dict
+        The solver dict (``result.to_dict(include_mechanism=True)["mechanism"]``).
+    epsilon, delta : float, optional
+        The privacy parameters the law was audited for, where the dict lacks ``epsilon``/``delta``
+        (solver kinds only; a library mechanism's dict carries its own parameters).
+
+    Raises
+    ------
+    SpecError
+        An unknown kind or a malformed dict (one line).
+    """
+    from optmech.mechanisms.base import REGISTRY
+
+    if isinstance(d, dict):
+        kind = d.get("kind", d.get("name"))
+        if kind == "cube_pmf_nd":
+            return CubePMFND(d if "kind" in d else {"kind": kind, **{k: v for k, v in d.items() if k != "name"}},
+                             epsilon=epsilon, delta=delta)
+        if "kind" not in d and kind not in SOLVER_KINDS and kind in REGISTRY:
+            return Mechanism.from_dict(d)
+    return _dispatch_before_cubes(d, epsilon=epsilon, delta=delta)
