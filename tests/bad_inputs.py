@@ -98,7 +98,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("audit {tmp}/missing.csv --epsilon 1 --sensitivity 1", 2, "missing.csv"),
     ("audit {tmp}/latin1.csv --epsilon 1 --sensitivity 1", 2, "UTF-8"),
     # (epsilon, delta) tables on the real line
-    ("table --privacy approx --domain continuous --epsilon 1 --delta 0.1 --dim 2 --cost l2", 2, "1-D"),
+    ("table --privacy approx --domain continuous --epsilon 1 --delta 0.1 --dim 2 --cost abs", 2, "1-D"),
 ]
 
 

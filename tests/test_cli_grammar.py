@@ -180,7 +180,7 @@ BAD = [
     (["table", "--epsilon", "1", "--delta", "0.1"], "--privacy approx"),
     (["table", "--privacy", "approx", "--epsilon", "1", "--delta"], "delta"),
     (["table", "--privacy", "approx", "--epsilon", "1", "--delta", "0.1", "--domain", "continuous", "--dim", "2",
-      "--cost", "l2"], "1-D"),
+      "--cost", "abs"], "1-D"),
     (["table", "--epsilon", "1", "--domain", "integer", "--sensitivity", "1.5"], "integer"),
     (["table", "--epsilon", "1", "--workers", "0"], "workers"),
     (["table", "--epsilon", "1", "--time-limit", "-1"], "time-limit"),
