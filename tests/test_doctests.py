@@ -104,3 +104,11 @@ def test_doctests_pass(name):
     attempted, failed, report = run_doctests(_module(name))
     assert failed == 0, report
     assert attempted > 0
+
+
+@pytest.mark.parametrize("name", ["optmech.problems", "optmech.families"])
+def test_builder_and_family_doctests_pass(name):
+    """The builders' and families' examples run too (they need not cover every name)."""
+    attempted, failed, report = run_doctests(_module(name))
+    assert failed == 0, report
+    assert attempted > 0

@@ -109,12 +109,15 @@ def _cost_at(cost: str, k: np.ndarray, h_lo: float, h_hi: float) -> tuple[np.nda
     """Enclosure [lo, hi] of L(h·k) for integer points k (rows)."""
     if cost == "l1":
         s = np.abs(k).sum(axis=1).astype(float)
-        return round_down(s * h_lo), round_up(s * h_hi)
-    sq = (k.astype(np.int64) ** 2).sum(axis=1).astype(float)  # exact below 2^53
-    if cost == "l2sq":
-        return round_down(sq * (h_lo * h_lo)), round_up(sq * (h_hi * h_hi))
-    r = np.sqrt(sq)
-    return round_down(round_down(r) * h_lo), round_up(round_up(r) * h_hi)
+        lo, hi = round_down(s * h_lo), round_up(s * h_hi)
+    else:
+        s = (k.astype(np.int64) ** 2).sum(axis=1).astype(float)  # exact below 2^53
+        if cost == "l2sq":
+            lo, hi = round_down(s * (h_lo * h_lo)), round_up(s * (h_hi * h_hi))
+        else:
+            r = np.sqrt(s)
+            lo, hi = round_down(round_down(r) * h_lo), round_up(round_up(r) * h_hi)
+    return np.where(s == 0, 0.0, lo), np.where(s == 0, 0.0, hi)  # the origin costs exactly 0
 
 
 def interpolation_errors(cost: str, lower_corners: np.ndarray, h_hi: float) -> np.ndarray:
