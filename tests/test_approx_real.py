@@ -268,3 +268,14 @@ def test_cli_reports_the_reference_upper_in_one_json_document():
     assert d["audit"]["method"].startswith("closed form")
     ref = {x["name"]: x for x in d["references"]}["staircase"]
     assert ref["value"] <= d["upper_bound"] <= ref["value"] * (1 + 1e-11)
+
+
+def test_sample_from_a_saved_reference_mechanism(tmp_path):
+    save, out = tmp_path / "r.json", tmp_path / "s.csv"
+    p = _cli("solve", "--privacy", "approx", "--epsilon", "2", "--delta", "1e-6", "--sensitivity", "1",
+             "--domain", "continuous", "--cost", "abs", "--resolution", "8", "--target-gap", "0.5", "--save", str(save))
+    assert p.returncode == 0, p.stderr
+    s = _cli("sample", "--from", str(save), "-n", "4", "--out", str(out), "--seed", "1")
+    assert s.returncode == 0, s.stderr
+    rows = out.read_text().splitlines()
+    assert rows[0] == "x" and len(rows) == 5 and all(math.isfinite(float(v)) for v in rows[1:])

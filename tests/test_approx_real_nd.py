@@ -268,3 +268,26 @@ def test_cli_json_and_the_saved_mechanism(tmp_path):
     assert saved.mechanism_dict() == {"name": "l2_laplace", "epsilon": 2.0, "sensitivity": 1.0, "dim": 2}
     assert type(saved.mechanism).__name__ == "L2Laplace" and saved.mechanism.scale == 0.5
     assert saved.upper_bound == j["upper_bound"]
+    # `optmech sample --from` reads the saved file as users do (a CSV of d columns)
+    out = tmp_path / "s.csv"
+    s = subprocess.run([sys.executable, "-m", "optmech", "sample", "--from", str(save), "-n", "5", "--out", str(out),
+                        "--seed", "3"], capture_output=True, text=True, timeout=120)
+    assert s.returncode == 0, s.stderr
+    rows = out.read_text().splitlines()
+    assert rows[0] == "x1,x2" and len(rows) == 6 and all(len(r.split(",")) == 2 for r in rows[1:])
+
+
+def test_a_saved_cube_mechanism_loads_from_its_file(monkeypatch, tmp_path):
+    """The file a user saves holds the cube density; `load_mechanism_file` (behind `sample --from`)
+    rebuilds it with the problem's (ε, δ)."""
+    from optmech.families.approx_real_nd import ApproxRealNDFamily
+    from optmech.mechanisms.files import load_mechanism_file
+    from optmech.mechanisms.solved import CubePMFND
+
+    monkeypatch.setattr(ApproxRealNDFamily, "initial_uppers", lambda self: [])
+    r = _solve(epsilon=2.0, delta=1e-2, norm="l1", cost="l1", resolution=2, target_gap=0.9)
+    path = tmp_path / "cube.json"
+    path.write_text(r.to_json(include_mechanism=True))
+    m = load_mechanism_file(str(path))
+    assert isinstance(m, CubePMFND) and m == r.mechanism
+    assert (m.privacy().epsilon, m.privacy().delta) == (2.0, 1e-2)

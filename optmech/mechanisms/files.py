@@ -6,6 +6,7 @@ import json
 
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism
+from optmech.mechanisms.solved import mechanism_from_solver_dict
 from optmech.mechanisms.tabulated import ND_KINDS, SavedND, Tabulated
 
 
@@ -23,6 +24,13 @@ def load_mechanism_file(path: str):
         d = d["definition"]  # the whole output of `optmech mechanism --json`: its definition rebuilds it
     if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and d["mechanism"].get("kind") in ND_KINDS:
         return SavedND(d, path)
+    if isinstance(d, dict) and isinstance(d.get("mechanism"), dict) and (
+            d["mechanism"].get("kind") == "cube_pmf_nd" or "kind" not in d["mechanism"]):
+        # the (ε, δ) ℝ^d density, or a library law a family returned (a closed-form reference)
+        problem = d.get("problem") or {}
+        eps, dlt = problem.get("epsilon"), problem.get("delta")
+        return mechanism_from_solver_dict(d["mechanism"], epsilon=eps if isinstance(eps, (int, float)) else None,
+                                          delta=dlt if isinstance(dlt, (int, float)) else None)
     if isinstance(d, dict) and isinstance(d.get("mechanism"), dict):
         eps = (d.get("problem") or {}).get("epsilon")
         law = Tabulated.from_dict(d["mechanism"])

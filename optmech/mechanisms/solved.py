@@ -105,7 +105,7 @@ import numpy as np
 from scipy.special import comb, exprel, gammaln
 
 from optmech.errors import SpecError
-from optmech.mechanisms.base import Mechanism, Privacy
+from optmech.mechanisms.base import REGISTRY, Mechanism, Privacy
 from optmech.mechanisms.discrete_staircase_nd import sphere_l2sq_sums, sphere_sizes
 from optmech.mechanisms.multidim import NDMechanism
 
@@ -123,6 +123,8 @@ __all__ = [
     "LipschitzShells",
     "LipschitzProduct",
     "mechanism_from_solver_dict",
+    "CubePMFND",
+    "CUBE_QUADRATURE_NODES",
     "PointIndex",
     "canonical_points",
     "orbit_sizes",
@@ -131,7 +133,7 @@ __all__ = [
 
 #: The ``kind`` values :func:`mechanism_from_solver_dict` accepts.
 SOLVER_KINDS = ("lattice_pmf_nd", "cell_pmf_nd", "l1_shell_density_nd", "lipschitz_points", "lipschitz_cells",
-                "lipschitz_radial", "lipschitz_shells")
+                "lipschitz_radial", "lipschitz_shells", "cube_pmf_nd")
 #: Symmetry names of the solver dicts → group names of :mod:`optmech.problems.pure_nd`.
 GROUPS = {"none": "none", "coordinate signs": "signs", "signed permutations": "signed_permutations"}
 #: Truncation of the tail tables and normaliser series: remaining (envelope) mass below this.
@@ -1534,7 +1536,9 @@ class LipschitzProduct(SolvedMechanism, NDMechanism):
 # dispatch
 # ------------------------------------------------------------------------------------------------
 def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: float | None = None) -> Mechanism:
-    """The library :class:`Mechanism` of a solver's ``mechanism`` dict (module docstring).
+    """The library :class:`Mechanism` of a solver's ``mechanism`` dict (module docstring): the kinds
+    of :data:`SOLVER_KINDS`, and a library mechanism's own ``to_dict()`` (a ``name`` registered with
+    :meth:`Mechanism.from_dict` and no ``kind``: the closed-form references a family may return).
 
     Parameters
     ----------
@@ -1542,7 +1546,8 @@ def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: 
         The solver dict (``result.to_dict(include_mechanism=True)["mechanism"]``), with a ``kind``
         in :data:`SOLVER_KINDS` (a ``name`` key equal to ``kind`` is accepted and dropped).
     epsilon, delta : float, optional
-        The privacy parameters the law was audited for, where the dict lacks ``epsilon``/``delta``.
+        The privacy parameters the law was audited for, where the dict lacks ``epsilon``/``delta``
+        (solver kinds only; a library mechanism's dict carries its own parameters).
 
     Raises
     ------
@@ -1552,6 +1557,8 @@ def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: 
     if not isinstance(d, dict):
         raise SpecError("a solver mechanism must be a dict")
     kind = d.get("kind", d.get("name"))
+    if "kind" not in d and kind not in SOLVER_KINDS and kind in REGISTRY:
+        return Mechanism.from_dict(d)
     if "kind" not in d and kind is not None:
         d = {"kind": kind, **{k: v for k, v in d.items() if k != "name"}}
     if kind == "lattice_pmf_nd":
@@ -1560,7 +1567,7 @@ def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: 
         return LipschitzProduct(d, epsilon=epsilon)
     classes = {"cell_pmf_nd": CellPMFND, "l1_shell_density_nd": ShellDensityND, "lipschitz_points": LipschitzPoints,
                "lipschitz_cells": LipschitzCells, "lipschitz_radial": LipschitzRadial,
-               "lipschitz_shells": LipschitzShells}
+               "lipschitz_shells": LipschitzShells, "cube_pmf_nd": CubePMFND}
     if kind not in classes:
         raise SpecError(f"unknown solver mechanism kind {kind!r} (known: {', '.join(SOLVER_KINDS)})")
     return classes[kind](d, epsilon=epsilon, delta=delta)
@@ -1713,40 +1720,3 @@ class CubePMFND(SolvedMechanism, NDMechanism):
         if math.isnan(self._epsilon) or math.isnan(self._delta):
             note += "; epsilon/delta unknown: not recorded in the dict (pass epsilon= and delta=)"
         return Privacy("approx", self._epsilon, self._delta, self.sensitivity, self.norm, note)
-
-
-# the dispatch above, extended (kept below the class it names): cube_pmf_nd, and a library mechanism's
-# own dict (a registered ``name``, no ``kind``), as the (ε, δ) ℝ^d family returns its closed-form references
-SOLVER_KINDS = SOLVER_KINDS + ("cube_pmf_nd",)
-__all__ += ["CubePMFND", "CUBE_QUADRATURE_NODES"]
-_dispatch_before_cubes = mechanism_from_solver_dict
-
-
-def mechanism_from_solver_dict(d: dict, *, epsilon: float | None = None, delta: float | None = None) -> Mechanism:
-    """The library :class:`Mechanism` of a solver's ``mechanism`` dict (module docstring): the kinds
-    of :data:`SOLVER_KINDS`, and a library mechanism's own ``to_dict()`` (a ``name`` registered with
-    :meth:`Mechanism.from_dict` and no ``kind``: the closed-form references a family may return).
-
-    Parameters
-    ----------
-    d : dict
-        The solver dict (``result.to_dict(include_mechanism=True)["mechanism"]``).
-    epsilon, delta : float, optional
-        The privacy parameters the law was audited for, where the dict lacks ``epsilon``/``delta``
-        (solver kinds only; a library mechanism's dict carries its own parameters).
-
-    Raises
-    ------
-    SpecError
-        An unknown kind or a malformed dict (one line).
-    """
-    from optmech.mechanisms.base import REGISTRY
-
-    if isinstance(d, dict):
-        kind = d.get("kind", d.get("name"))
-        if kind == "cube_pmf_nd":
-            return CubePMFND(d if "kind" in d else {"kind": kind, **{k: v for k, v in d.items() if k != "name"}},
-                             epsilon=epsilon, delta=delta)
-        if "kind" not in d and kind not in SOLVER_KINDS and kind in REGISTRY:
-            return Mechanism.from_dict(d)
-    return _dispatch_before_cubes(d, epsilon=epsilon, delta=delta)
