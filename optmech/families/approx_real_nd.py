@@ -32,7 +32,7 @@ from optmech.audit import hockey_stick_array
 from optmech.budget import LPPlan, gib
 from optmech.certify import dual_lower_bound
 from optmech.errors import SpecError
-from optmech.families.approx import audit_record, outward_mean, reference_values
+from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values
 from optmech.families.base import Built, Step
 from optmech.lp import LinearProgram
 from optmech.mechanisms.approx_bounds import thm8_n
@@ -95,20 +95,9 @@ class ApproxRealNDFamily:
         self._plans: dict = {}
 
     def initial_uppers(self) -> list:
-        """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...):
-        each is an (ε, δ)-DP noise law with an exact expected cost, evaluated in floating point from a
-        closed form of a few operations and widened outward by 1e-12 relative."""
-        from optmech.mechanisms.approx_references import continuous_approx_references
-
-        out = []
-        for b in continuous_approx_references(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm):
-            v = float(b.value)
-            if b.kind == "upper" and b.valid and b.exact and math.isfinite(v) and v > 0:
-                up = _Upper(None, 0, float(np.nextafter(v * (1 + 1e-12), np.inf)), 0.0, True,
-                            f"closed form: {b.name}")
-                up.cells, up.reference, up.parameters = None, b.name, dict(b.parameters)
-                out.append(up)
-        return out
+        """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...) as
+        certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
+        return closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
 
     def fallback_lower(self) -> tuple[float, str]:
         """When even the first LP does not fit the time limit: the costs' floor (they are norms)."""
