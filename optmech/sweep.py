@@ -21,8 +21,9 @@ or ``[zip]``)::
     report = "staircase_gain"          # the report that compares the results with the paper
 
 Parameters: ``privacy``, ``epsilon``, ``delta``, ``sensitivity``, ``domain``, ``resolution``,
-``cost``, ``dim``, ``norm``, ``target_gap``, ``utility`` (cost | wasserstein | surrogate) and
-``input`` (an input spec for the Wasserstein utility).  A parameter may be fixed or swept, not
+``cost``, ``dim``, ``norm``, ``target_gap``, ``utility`` (cost | wasserstein | surrogate),
+``input`` (an input spec for the Wasserstein utility) and ``time_limit`` (seconds for that problem's
+solve, passed to :func:`optmech.solve`; not a problem parameter).  A parameter may be fixed or swept, not
 both.  Unknown keys, wrong types, empty grids and sweeps above :data:`MAX_PROBLEMS` (without
 ``force``) are refused with one-line errors, before anything runs.
 
@@ -52,7 +53,7 @@ MAX_PROBLEMS = 500
 PARAMETERS: dict[str, tuple[type, ...]] = {
     "privacy": (str,), "epsilon": (int, float), "delta": (int, float), "sensitivity": (int, float),
     "domain": (str,), "resolution": (int,), "cost": (str,), "dim": (int,), "norm": (str,),
-    "target_gap": (int, float), "utility": (str,), "input": (str,),
+    "target_gap": (int, float), "utility": (str,), "input": (str,), "time_limit": (int, float),
 }
 _CHOICES = {"privacy": ("pure", "approx", "lipschitz"), "domain": ("integer", "continuous"),
             "norm": ("l1", "l2", "linf"), "utility": ("cost", "wasserstein", "surrogate")}
@@ -85,6 +86,8 @@ def _check_value(where: str, key: str, v) -> None:
         raise SpecError(f"{where}: {key} must be finite, got {v!r}")
     if key in _CHOICES and v not in _CHOICES[key]:
         raise SpecError(f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, got {v!r}")
+    if key == "time_limit" and v <= 0:
+        raise SpecError(f"{where}: time_limit must be positive (seconds), got {v!r}")
 
 
 def _check_reproduce(source: str, rep) -> dict:
@@ -215,15 +218,16 @@ def normalised(params: dict) -> dict:
     """The parameters with defaults filled in and numbers as floats: what the store key hashes."""
     out = {"privacy": "pure", "utility": "cost", "domain": "continuous", "sensitivity": 1.0, "dim": 1, "norm": "l1",
            "cost": "abs"} | dict(params)
-    for k in ("epsilon", "delta", "sensitivity", "target_gap"):
+    for k in ("epsilon", "delta", "sensitivity", "target_gap", "time_limit"):
         if k in out:
             out[k] = float(out[k])
     return out
 
 
 def run_job(params: dict) -> dict:
-    """Solve one problem of a sweep (:meth:`optmech.spec.Problem.from_params` of its parameters);
-    return the Result's JSON dict (raises OptmechError on bad input).
+    """Solve one problem of a sweep (:meth:`optmech.spec.Problem.from_params` of its parameters, less
+    ``time_limit``, which goes to :func:`optmech.solve`); return the Result's JSON dict (raises OptmechError
+    on bad input).
 
     >>> d = run_job({"epsilon": 1.0, "domain": "integer", "cost": "abs"})
     >>> d["certified"], d["lower_bound"] <= d["upper_bound"]
@@ -233,7 +237,9 @@ def run_job(params: dict) -> dict:
     from optmech.spec import Problem
 
     t0 = time.perf_counter()
-    r = optmech.solve(Problem.from_params(dict(params)))
+    params = dict(params)
+    limit = params.pop("time_limit", None)
+    r = optmech.solve(Problem.from_params(params), time_limit=limit)
     d = r.to_dict()
     d["wall_seconds"] = time.perf_counter() - t0
     return d

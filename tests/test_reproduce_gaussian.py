@@ -1,6 +1,8 @@
 """The catalogue entry "How far from optimal is the Gaussian?" (problems/comparison-gaussian-gap.toml) and its report
 (optmech/reproduce/gaussian.py): the spec in quick and full form, the certified ratio intervals on real solves
-(δ = 0.01, ε ∈ {0.5, 1}, target gap 1e-3: a few seconds), the heatmap, and the handling of wide and failed rows.
+(δ = 0.01, ε ∈ {0.5, 1}, target gap 1e-3: a few seconds), the heatmap, and the handling of wide and failed rows;
+the ℓ2 panel in d = 2 on the spec's d = 2 problems at δ = 0.01, ε ∈ {0.5, 1} with a 2 s time limit (no LP fits it:
+the fallback bracket [0, best reference], under a second in all), its unbounded ratio intervals and per-panel findings.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 import pytest
 
 from optmech.reproduce import REPORTS, load_catalogue
-from optmech.reproduce.gaussian import AG, TL, Ratio, analytic_sigma, gap_rows, interval_text
+from optmech.reproduce.gaussian import AG, CG, TL, Ratio, analytic_sigma, draw_heatmap, gap_rows, interval_text
 from optmech.reproduce.report import Context
 from optmech.reproduce.scope import spec_scope
 from optmech.sweep import normalised, run_job
@@ -42,18 +44,22 @@ def test_spec_validates_in_full_and_quick_form():
     assert full.reproduce == {"seed": "comparison", "item": full.reproduce["item"], "report": "gaussian_gap",
                               "title": TITLE}
     assert full.reproduce["report"] in REPORTS
-    grid = {(p["epsilon"], p["delta"], p["cost"]) for p in full.problems}
-    assert grid == {(e, d, c) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-4, 1e-2) for c in ("abs", "square")}
-    assert len(full.problems) == 30
+    grid = {(p["epsilon"], p["delta"], p["dim"], p["norm"], p["cost"], p["time_limit"]) for p in full.problems}
+    rows = (1, "l1", "abs", 300), (1, "l1", "square", 300), (2, "l2", "l2", 60), (2, "l2", "l2sq", 60)
+    assert grid == {(e, d, *r) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-4, 1e-2) for r in rows}
+    assert len(full.problems) == 60
     for p in full.problems + quick.problems:
-        assert (p["privacy"], p["domain"], p["sensitivity"], p["dim"]) == ("approx", "continuous", 1, 1)
+        assert (p["privacy"], p["domain"], p["sensitivity"]) == ("approx", "continuous", 1)
     assert {p["target_gap"] for p in full.problems} == {1e-4}
-    assert {(p["epsilon"], p["delta"], p["cost"], p["target_gap"]) for p in quick.problems} == \
-        {(e, 0.01, c, 1e-3) for e in (0.5, 1.0) for c in ("abs", "square")}
-    # every problem is one the solver accepts
+    # quick mode: the 1-D rows only, with the solver's default time limit written out
+    assert {(p["epsilon"], p["delta"], p["dim"], p["norm"], p["cost"], p["target_gap"], p["time_limit"])
+            for p in quick.problems} == {(e, 0.01, 1, "l1", c, 1e-3, 300) for e in (0.5, 1.0) for c in ("abs", "square")}
+    from optmech.budget import DEFAULT_TIME_LIMIT
+    assert DEFAULT_TIME_LIMIT == 300
+    # every problem is one the solver accepts (time_limit goes to optmech.solve, not to the problem)
     from optmech.spec import Problem
     for p in full.problems:
-        Problem.from_params(dict(p))
+        Problem.from_params({k: v for k, v in p.items() if k != "time_limit"})
     assert section_tags("comparison", full.reproduce["item"])[:2] == ["BW18", "GDGK20"]
 
 
@@ -62,8 +68,9 @@ def test_scope_sentence_names_what_quick_leaves_out():
 
     path = next(p for p in catalogue_paths() if p.stem == NAME)
     line = spec_scope(path)
-    assert line.startswith("Quick mode: 4 of 30 problems (ε ∈ {0.5, 1}, δ = 0.01")
-    assert "adds ε ∈ {0.1, 2, 5} and δ ∈ {1e-06, 0.0001}" in line and "target gap 0.0001 instead of 0.001" in line
+    assert line.startswith("Quick mode: 4 of 60 problems (ε ∈ {0.5, 1}, δ = 0.01")
+    assert "adds ε ∈ {0.1, 2, 5}, δ ∈ {1e-06, 0.0001}" in line and "target gap 0.0001 instead of 0.001" in line
+    assert "(d, norm, time_limit) = (2, l2, 60) and cost ∈ {l2, l2sq}" in line
 
 
 def test_the_independent_sigma_agrees_with_optmech():
@@ -111,7 +118,7 @@ def test_report_on_real_solves(tmp_path, solved):
     assert sec.title == TITLE and sec.name == NAME and sec.failed == 0
     text = "\n".join(sec.body)
     assert "**|x|, d = 1**" in text and "**x², d = 1**" in text
-    assert "Pending: the ℓ2 panel in d = 2." in text
+    assert "This run has d = 1 rows only (quick mode leaves out the spec's ℓ2 panel in d = 2)." in text
     assert "invalid (ε ≥ 1)" in text                             # the classic Gaussian at ε = 1
     for tag in ("BW18", "GDGK20", "DR14", "SLW25"):
         from optmech.sources import citation
@@ -173,3 +180,117 @@ def test_failed_problems_are_listed_not_fatal(tmp_path, solved):
     assert "failed" in "\n".join(sec.body) and sec.figures        # the rest is still reported and drawn
     ctx, sec = _report(tmp_path, solved, lambda p, r: None)
     assert sec.failed == 4 and not sec.figures
+
+
+# -- the ℓ2 panel in d = 2 ------------------------------------------------------------------------------
+
+def test_a_zero_lower_bound_gives_an_unbounded_interval():
+    q = Ratio.of(2.0, {"certified": True, "lower_bound": 0.0, "upper_bound": 1.25})
+    assert q == Ratio(1.6, math.inf) and not q.bounded and q.wide and q.width == math.inf
+    assert q.text() == "≥ 1.6000" and interval_text(1.6, math.inf, 4) == "≥ 1.600"
+    assert interval_text(1.2, math.inf) == "≥ 1.1999"                    # the lower end rounded down
+    assert Ratio.of(2.0, {"certified": True, "lower_bound": 0.0, "upper_bound": 0.0}) is None      # no 0/0
+    assert Ratio.of(0.0, {"certified": True, "lower_bound": 0.0, "upper_bound": 1.0}) is None
+    assert Ratio.of(2.0, {"certified": True, "lower_bound": 1.0, "upper_bound": math.inf}) is None
+
+
+def test_the_sweep_passes_time_limit_to_the_solve():
+    from optmech.errors import SpecError
+    from optmech.sweep import parse_spec
+
+    with pytest.raises(SpecError, match="time_limit must be positive"):
+        parse_spec({"name": "t", "problem": {"epsilon": 1.0, "time_limit": 0}})
+    spec = parse_spec({"name": "t", "problem": {"epsilon": 1.0, "domain": "integer", "time_limit": 7}})
+    assert normalised(spec.problems[0])["time_limit"] == 7.0
+    assert run_job(spec.problems[0])["lp"]["budget"]["time_limit_s"] == 7.0
+
+
+@pytest.fixture(scope="module")
+def solved2d(solved):
+    """The quick rows and the spec's d = 2 problems at δ = 0.01, ε ∈ {0.5, 1} with a 2 s time limit: no LP fits it,
+    so each bracket is the fallback [0, best closed-form reference] (under a second for the four)."""
+    spec, rows = solved
+    d2 = [dict(p, time_limit=2) for p in _spec(False).problems
+          if p["dim"] == 2 and p["delta"] == 0.01 and p["epsilon"] in (0.5, 1.0)]
+    assert len(d2) == 4
+    return spec, rows + [(normalised(p), run_job(normalised(p))) for p in d2]
+
+
+def _positive_lower(p, r):
+    """A positive certified lower bound at ε = 1 for ‖x‖₂ (the one d = 2 solve at 60 s gives such a bracket)."""
+    if p["dim"] == 2 and p["epsilon"] == 1.0 and p["cost"] == "l2":
+        r["lower_bound"] = 0.9 * r["upper_bound"]
+        r["relative_gap"] = 0.1
+    return r
+
+
+def test_d2_rows_in_the_tables_and_the_heatmap(tmp_path, solved2d):
+    ctx, sec = _report(tmp_path, solved2d, _positive_lower)
+    text = "\n".join(sec.body)
+    assert sec.failed == 0 and "This run has d = 1 rows only" not in text
+    assert "**The ℓ2 panels in d = 2.**" in text and "time limit of 2 s" in text
+    rows = gap_rows(ctx)
+    assert {r.group for r in rows} == {(1, "l1", "abs"), (1, "l1", "square"), (2, "l2", "l2"), (2, "l2", "l2sq")}
+    for name, cost in (("‖x‖₂", "l2"), ("‖x‖₂²", "l2sq")):
+        head = next(i for i, b in enumerate(sec.body)
+                    if b.startswith(f"**{name}, d = 2, l2 sensitivity** (2 problems; time limit 2 s per problem)"))
+        table = sec.body[head + 1]
+        for row in (r for r in rows if r.cost == cost):
+            r = row.result
+            assert r["certified"] and r["lp"]["budget"]["time_limit_s"] == 2.0
+            assert row.values[TL] is None and row.recomputed[TL] is None        # 1-D only
+            line = next(ln for ln in table.splitlines() if ln.startswith(f"| {row.epsilon:g} | {row.delta:g} |"))
+            cells = [c.strip() for c in line.strip("|").split(" | ")]
+            assert cells[7] == "—"
+            v, q = row.values[AG], row.ratios[AG]
+            assert v == pytest.approx(analytic_sigma(row.epsilon, row.delta) ** 2 * 2 if cost == "l2sq" else
+                                      analytic_sigma(row.epsilon, row.delta) * math.sqrt(math.pi / 2), rel=1e-12)
+            if r["lower_bound"] == 0:
+                assert not q.bounded and cells[5] == f"≥ {interval_text(q.lo, math.inf).split()[1]}"
+                assert float(cells[5].split()[1]) <= v / r["upper_bound"] and "lower bound 0" in cells[3]
+            else:
+                lo, hi = _ratio_cells(cells[5])[0]
+                assert lo <= v / r["upper_bound"] and v / r["lower_bound"] <= hi
+            if row.epsilon >= 1:
+                assert cells[6] == "invalid (ε ≥ 1)" and not row.valid[CG]
+    assert not any(c.ok is False for c in sec.checks), [(c.claim, c.optmech) for c in sec.checks]
+    assert sec.figures and (tmp_path / sec.figures[0]).stat().st_size > 10_000
+    # the heatmap's data: a row of panels per group, the d = 2 cells annotated by their certified lower ends
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 12))
+    draw_heatmap(fig, rows)
+    panels = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in fig.axes if ax.get_title()}
+    assert len(panels) == 8
+    ag = panels["(e) analytic Gaussian / V*, ‖x‖₂, d = 2, l2 sensitivity"]
+    assert sorted(ag) == sorted(("≥" + interval_text(r.ratios[AG].lo, math.inf, 3)[2:]) for r in rows
+                                if r.cost == "l2")
+    assert panels["(h) truncated Laplace / V*, ‖x‖₂², d = 2, l2 sensitivity (1-D only)"] == ["—", "—"]
+
+
+def test_findings_are_computed_per_panel(tmp_path, solved2d):
+    ctx, sec = _report(tmp_path, solved2d, _positive_lower)
+    rows = gap_rows(ctx)
+    paras = {p.split(":**")[0].lstrip("*"): p for p in sec.body if p.startswith("**") and ":**" in p}
+    one, two, sq2 = paras["|x|, d = 1"], paras["‖x‖₂, d = 2, l2 sensitivity"], paras["‖x‖₂², d = 2, l2 sensitivity"]
+    # 1-D: ε = 0.5 and 1 at δ = 0.01, both brackets tight: the ratio's growth with ε is certified there ...
+    assert "In this panel the ratio grows with ε at 1 of 1 value of δ" in one
+    # ... but not in d = 2, where the ε = 0.5 interval is unbounded: counted over that panel's own rows
+    assert "In this panel the ratio grows with ε at 0 of 1 value of δ" in two
+    # the worst cell of each d = 2 panel, its lower end certified; the upper end only where the lower bound is positive
+    for g, para in (((2, "l2", "l2"), two), ((2, "l2", "l2sq"), sq2)):
+        rs = [r for r in rows if r.group == g]
+        worst = max(rs, key=lambda r: r.ratios[AG].lo)
+        assert f"costs at least {worst.ratios[AG].lo:.3g} times the optimum at ε = {worst.epsilon:g}" in para
+        assert "The truncated Laplace [GDGK20] is a 1-D mechanism: it has no cell here." in para
+        assert "0 reached the target gap" in para
+    best = next(r for r in rows if r.group == (2, "l2", "l2") and r.ratios[AG].bounded)
+    assert (f"at most {best.ratios[AG].hi:.3g} times at ε = 1, δ = 0.01 (the smallest certified upper end of the 1 cell "
+            "with a positive lower bound)") in two
+    assert "1 stopped short with relative gap 0.1; 1 has lower bound 0 (no LP fitted the time limit of 2 s)" in two
+    assert "no cell of this panel has a positive certified lower bound, so no ratio here has an upper end" in sq2
+    assert "2 have lower bound 0" in sq2
+    # the d = 2 upper bounds are the closed-form references' costs: said, not passed off as an optimum
+    assert "In 2 of 2 cells the certified upper bound is no better than the best closed-form reference" in sq2
+    assert "certified upper bound is no better" not in one
+    assert "All panels: 4 of 8 brackets reached the solver's target gap" in "\n".join(sec.body)

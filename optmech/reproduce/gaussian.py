@@ -8,14 +8,17 @@ cost V_ref beside V* as the certified ratio interval
 .. math:: V_\mathrm{ref}/V^* \in [V_\mathrm{ref}/\mathrm{upper},\ V_\mathrm{ref}/\mathrm{lower}],
 
 never as a point: where the solver stops short of its target gap (status ``gap_not_reached``, e.g. at
-ε = 5) the interval is wide, and the text and the heatmap say so (a cell whose interval is wider than
-:data:`WIDE` is marked "≥" and hatched; its annotation is the interval's lower end).  Printed intervals
-are rounded outward.  The references:
+ε = 5, and in d = 2) the interval is wide, and the text and the heatmap say so (a cell whose interval is
+wider than :data:`WIDE` is marked "≥" and hatched; its annotation is the interval's lower end).  Where the
+certified lower bound is 0 (in d = 2, when no LP fits the problem's time limit the bracket is
+[0, best closed-form reference]) the interval is unbounded above, [V_ref/upper, ∞), and is printed
+"≥ V_ref/upper".  Printed intervals are rounded outward.  The references:
 
 * the Gaussian N(0, σ²) with the classic calibration σ = Δ√(2 ln(1.25/δ))/ε [DR14, Thm A.1], valid for
   0 < ε < 1 only (shown as invalid otherwise), and with the analytic calibration [BW18, Thm 8], the
   smallest σ with Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ) <= δ;
-* the truncated Laplace B e^{−|x|/λ} on [−A, A], λ = Δ/ε, A = λ ln(1 + (e^ε − 1)/(2δ)) [GDGK20];
+* the truncated Laplace B e^{−|x|/λ} on [−A, A], λ = Δ/ε, A = λ ln(1 + (e^ε − 1)/(2δ)) [GDGK20], a 1-D
+  mechanism (optmech's references have none in d ≥ 2: its d = 2 column is "—");
 * the best ε-DP noise (the staircase [Geng13, Thm 2.4], or Laplace), δ = 0 hence (ε, δ)-DP.
 
 The report recomputes the Gaussian and truncated-Laplace costs here, independently of
@@ -27,10 +30,12 @@ variance" removed by the analytic calibration, [GDGK20]'s improvement of the tru
 the optimal Gaussian and its vanishing gap at high privacy, and [SLW25]'s optimised noise beating the
 published mechanisms.
 
-The spec's rows are grouped by (dim, norm, cost): a table and a row of heatmap panels per group.
-The spec has 1-D rows only so far; the ℓ2, d = 2 panel is a data change (rows with dim = 2,
-norm = "l2", costs ``l2``/``l2sq`` in the spec's ``[zip]``), and until such rows are there the section
-says that it is pending.
+In d = 2 (ℓ2 sensitivity, costs ‖x‖₂ and ‖x‖₂²) the Gaussian is N(0, σ²I₂) with the same σ, so
+E‖Z‖₂ = σ√(π/2) and E‖Z‖₂² = 2σ².
+
+The spec's rows are grouped by (dim, norm, cost): a table and a row of heatmap panels per group, and
+the findings are computed per group (each sentence names its panel).  The d = 2 rows carry a per-problem
+``time_limit`` (a sweep parameter, :mod:`optmech.sweep`), which the group's heading states.
 """
 
 from __future__ import annotations
@@ -133,11 +138,15 @@ def _outward(x: float, digits: int, up: bool) -> str:
 
 
 def interval_text(lo: float, hi: float, digits: int = 5) -> str:
-    """``[lo, hi]`` rounded outward to ``digits`` significant digits.
+    """``[lo, hi]`` rounded outward to ``digits`` significant digits; ``≥ lo`` when ``hi`` is infinite.
 
     >>> interval_text(1.4241234, 1.4242876)
     '[1.4241, 1.4243]'
+    >>> interval_text(1.3990173, math.inf)
+    '≥ 1.3990'
     """
+    if not math.isfinite(hi):
+        return f"≥ {_outward(lo, digits, False)}"
     return f"[{_outward(lo, digits, False)}, {_outward(hi, digits, True)}]"
 
 
@@ -150,25 +159,34 @@ class Ratio:
 
     @classmethod
     def of(cls, value: float | None, result: dict | None) -> "Ratio | None":
-        """The ratio interval of ``value`` against a certified result with lower > 0; None otherwise."""
+        """The ratio interval of ``value`` > 0 against a certified result with 0 <= lower <= upper, 0 < upper < ∞
+        (lower = 0 gives hi = ∞: only the lower end is certified); None otherwise.  Never divides by zero."""
         if value is None or not result or not result.get("certified"):
             return None
         lo, hi = result.get("lower_bound"), result.get("upper_bound")
-        if lo is None or hi is None or not (0 < lo <= hi) or not math.isfinite(hi) or not math.isfinite(value):
+        if lo is None or hi is None or not (0 <= lo <= hi) or not (0 < hi < math.inf):
             return None
-        return cls(value / hi, value / lo)
+        if not (math.isfinite(value) and value > 0):
+            return None
+        return cls(value / hi, value / lo if lo > 0 else math.inf)
+
+    @property
+    def bounded(self) -> bool:
+        """The interval has a finite upper end (the certified lower bound is positive)."""
+        return math.isfinite(self.hi)
 
     @property
     def width(self) -> float:
-        """hi/lo − 1: the relative width of the interval (that of the bracket)."""
-        return self.hi / self.lo - 1.0
+        """hi/lo − 1: the relative width of the interval (that of the bracket); ∞ when unbounded."""
+        return self.hi / self.lo - 1.0 if self.bounded else math.inf
 
     @property
     def wide(self) -> bool:
         return self.width > WIDE
 
     def text(self) -> str:
-        """``≈1.424 [1.4240, 1.4242]`` (a point value only where the interval is narrower than :data:`NARROW`)."""
+        """``≈1.424 [1.4240, 1.4242]`` (a point value only where the interval is narrower than :data:`NARROW`);
+        ``≥ 1.3990`` where the interval is unbounded."""
         iv = interval_text(self.lo, self.hi)
         return f"≈{math.sqrt(self.lo * self.hi):#.4g} {iv}" if self.width <= NARROW else iv
 
@@ -188,6 +206,7 @@ class GapRow:
     ratios: dict[str, Ratio | None]      # reference name -> V_ref/V* interval (None: no certified bracket)
     pure: str | None                     # the cheaper of the ε-DP laws ("staircase" or "laplace")
     recomputed: dict[str, float | None]  # AG, CG, TL -> the cost recomputed here
+    time_limit: float | None = None      # the problem's time limit (None: the solver's default)
 
     @property
     def group(self) -> tuple[int, str, str]:
@@ -204,6 +223,12 @@ class GapRow:
     @property
     def gap(self) -> float | None:
         return None if self.result is None else self.result.get("relative_gap")
+
+    @property
+    def best_reference(self) -> tuple[str, float] | None:
+        """The cheapest valid reference (name, cost), or None."""
+        named = [(n, v) for n, v in self.values.items() if self.valid[n] and v is not None]
+        return min(named, key=lambda t: t[1]) if named else None
 
 
 def gap_rows(ctx: Context) -> list[GapRow]:
@@ -226,7 +251,9 @@ def gap_rows(ctx: Context) -> list[GapRow]:
             recomputed[AG] = gaussian_cost(analytic_sigma(eps, delta, D), cost, dim)
             recomputed[CG] = gaussian_cost(classic_sigma(eps, delta, D), cost, dim)
             recomputed[TL] = truncated_laplace_cost(eps, delta, cost, D) if dim == 1 else None
-        out.append(GapRow(dim, norm, cost, eps, delta, r, values, valid, ratios, pure, recomputed))
+        tl = p.get("time_limit")
+        out.append(GapRow(dim, norm, cost, eps, delta, r, values, valid, ratios, pure, recomputed,
+                          None if tl is None else float(tl)))
     return out
 
 
@@ -247,6 +274,8 @@ def _status(row: GapRow) -> str:
         return "failed"
     g = row.gap
     what = {"optimal": "target gap reached", "gap_not_reached": "gap not reached"}.get(row.status, row.status)
+    if row.certified and row.result.get("lower_bound") == 0:
+        return f"{what}: lower bound 0"
     return what if g is None else f"{what} (gap {g:.1e})"
 
 
@@ -275,48 +304,97 @@ def _table(rows: list[GapRow]) -> str:
 
 
 def _findings(rows: list[GapRow]) -> list[str]:
-    """Sentences computed from the certified ratios (nothing here is typed in by hand)."""
+    """Sentences computed from the certified ratios (nothing here is typed in by hand), one per (dim, norm, cost)
+    panel over that panel's rows only, then one on the brackets of all panels."""
     out = []
     for g in _groups(rows):
-        rs = [r for r in rows if r.group == g and r.ratios[AG] is not None]
+        name = _group_name(g)
+        grp = [r for r in rows if r.group == g]
+        rs = [r for r in grp if r.ratios[AG] is not None]
         if not rs:
             continue
         worst = max(rs, key=lambda r: r.ratios[AG].lo)
-        best = min(rs, key=lambda r: r.ratios[AG].hi)
-        s = (f"**{_group_name(g)}:** the {NAMES[AG]} costs at least {worst.ratios[AG].lo:.3g} times the optimum at "
-             f"{_at(worst)} (its worst cell of {len(rs)}; interval {interval_text(worst.ratios[AG].lo, worst.ratios[AG].hi, 4)}) "
-             f"and at most {best.ratios[AG].hi:.3g} times at {_at(best)} (its best).")
+        s = (f"**{name}:** the {NAMES[AG]} costs at least {worst.ratios[AG].lo:.3g} times the optimum at "
+             f"{_at(worst)} (the largest certified lower end of this panel's {plural(len(rs), 'cell')}; interval "
+             f"{interval_text(worst.ratios[AG].lo, worst.ratios[AG].hi, 4)})")
+        bounded = [r for r in rs if r.ratios[AG].bounded]
+        if bounded:
+            best = min(bounded, key=lambda r: r.ratios[AG].hi)
+            s += (f" and at most {best.ratios[AG].hi:.3g} times at {_at(best)} (the smallest certified upper end"
+                  + (f" of the {plural(len(bounded), 'cell')} with a positive lower bound)." if len(bounded) < len(rs)
+                     else ")."))
+        else:
+            s += "; no cell of this panel has a positive certified lower bound, so no ratio here has an upper end."
         up_eps, n_eps = _trend(rs, AG, along="epsilon", rising=True)
         up_dl, n_dl = _trend(rs, AG, along="delta", rising=False)
         parts = ([f"with ε at {up_eps} of {plural(n_eps, 'value')} of δ"] if n_eps else []) + \
                 ([f"as δ shrinks at {up_dl} of {plural(n_dl, 'value')} of ε"] if n_dl else [])
         if parts:
-            s += f" Its ratio grows {' and '.join(parts)} (certified: each interval above the one before)."
-        tl = [r for r in rows if r.group == g and r.ratios[TL] is not None]
+            s += (f" In this panel the ratio grows {' and '.join(parts)} (certified: each interval above the one "
+                  "before; where intervals overlap or are unbounded, growth is not certified).")
+        tl = [r for r in grp if r.ratios[TL] is not None]
         if tl:
             near = [r for r in tl if r.ratios[TL].hi <= 1 + WIDE]
             tw = max(tl, key=lambda r: r.ratios[TL].lo)
             s += (f" The {NAMES[TL]} is within {WIDE:.0%} of the optimum (certified) in {len(near)} of {len(tl)} cells; "
                   f"its largest ratio is at least {tw.ratios[TL].lo:.3g}, at {_at(tw)}.")
-        both = [r for r in rows if r.group == g and r.values[AG] and r.values[TL]]
+        elif g[0] >= 2:
+            s += f" The {NAMES[TL]} is a 1-D mechanism: it has no cell here."
+        both = [r for r in grp if r.values[AG] and r.values[TL]]
         if both:
             f = [r.values[AG] / r.values[TL] for r in both]
             s += (f" The analytic Gaussian costs {min(f):.3g} to {max(f):.3g} times the truncated Laplace "
                   f"(exact costs, {plural(len(both), 'cell')}).")
+        s += _brackets(grp)
         out.append(s)
     cells = [r for r in rows if r.result is not None]
     if cells:
         short = [r for r in cells if r.status != "optimal"]
         wide = [r for r in cells if r.ratios[AG] is not None and r.ratios[AG].wide]
-        s = f"{len(cells) - len(short)} of {plural(len(cells), 'bracket')} reached the solver's target gap"
+        s = f"All panels: {len(cells) - len(short)} of {plural(len(cells), 'bracket')} reached the solver's target gap"
         if short:
             w = max(short, key=lambda r: r.gap if r.gap is not None else math.inf)
             s += (f"; the other {len(short)} stopped short (status {', '.join(sorted({r.status for r in short}))}) with "
-                  f"a certified but wider bracket, widest at {_COST.get(w.cost, w.cost)}, {_at(w)} (relative gap "
+                  f"a certified but wider bracket, widest at {_group_name(w.group)}, {_at(w)} (relative gap "
                   f"{fmt(w.gap, 2)})")
         s += (f". {plural(len(wide), 'cell')} of the heatmap {'has' if len(wide) == 1 else 'have'} a ratio interval "
               f"wider than {WIDE:.0%} (marked ≥ and hatched).")
         out.append(s)
+    return out
+
+
+def _brackets(grp: list[GapRow]) -> str:
+    """What a panel's brackets are, where some stopped short of the target gap: the range of the relative gaps of
+    those with a positive lower bound, those with lower bound 0 (the ratio has a lower end only), those whose upper
+    end is no better than the best closed-form reference, and the failed problems."""
+    cells = [r for r in grp if r.certified]
+    short = [r for r in cells if r.status != "optimal"]
+    failed = [r for r in grp if r.result is None]
+    if not short and not failed:
+        return ""
+    zero = [r for r in cells if r.result.get("lower_bound") == 0]
+    gaps = [r.gap for r in short if r not in zero and r.gap is not None]
+    limit = {r.time_limit for r in grp if r.time_limit is not None}
+    out = f" Of its {plural(len(grp), 'problem')}, {len(cells) - len(short)} reached the target gap"
+    if gaps:
+        out += (f"; {len(gaps)} stopped short with relative gaps {fmt(min(gaps), 2)} to {fmt(max(gaps), 2)}"
+                if len(gaps) > 1 else f"; 1 stopped short with relative gap {fmt(gaps[0], 2)}")
+    if zero:
+        no_lp = [r for r in zero if not r.result.get("history")]     # the fallback bracket: no LP was solved
+        why = "no LP fitted the time limit" + (f" of {' or '.join(fmt(t) for t in sorted(limit))} s" if limit else "")
+        out += (f"; {len(zero)} {'has' if len(zero) == 1 else 'have'} lower bound 0"
+                + ((f" ({why})" if len(no_lp) == len(zero) else f" ({len(no_lp)} of them: {why})") if no_lp else "")
+                + ", so the ratio there is a lower end only (≥)")
+    if failed:
+        out += f"; {len(failed)} failed (listed above)"
+    out += "."
+    ref_upper = [r for r in cells if r.best_reference is not None
+                 and r.result["upper_bound"] >= r.best_reference[1] * (1 - 1e-9)]
+    if ref_upper:
+        names = sorted({NAMES.get(r.best_reference[0], r.best_reference[0]) for r in ref_upper})
+        out += (f" In {len(ref_upper)} of {plural(len(cells), 'cell')} the certified upper bound is no better than the "
+                f"best closed-form reference ({', '.join(names)}): there a ratio's lower end measures the mechanism "
+                "against that reference, and how far the optimum lies below it is not resolved.")
     return out
 
 
@@ -358,7 +436,8 @@ def _checks(s: Section, rows: list[GapRow]) -> None:
         s.check("The references' costs, recomputed here", "σ from the Φ equation [BW18, Thm 8]; σ = Δ√(2 ln(1.25/δ))/ε "
                 "[DR14, Thm A.1]; λ = Δ/ε, A = λ ln(1 + (e^ε − 1)/(2δ)) [GDGK20]",
                 f"{n} costs, largest relative difference {max(diffs):.1e} from optmech's references",
-                max(diffs) <= 1e-9, "E|Z| = σ√(2/π), E Z² = σ²; truncated Laplace moments in closed form")
+                max(diffs) <= 1e-9, "E|Z| = σ√(2/π), E Z² = σ² (in d = 2: E‖Z‖₂ = σ√(π/2), E‖Z‖₂² = 2σ²); "
+                "truncated Laplace moments in closed form")
     # [BW18]: a third of the variance
     var = [(r, r.values[AG] / r.values[CG]) for r in rows
            if r.cost in ("square", "l2sq") and r.valid[CG] and r.values[AG] and r.values[CG]]
@@ -466,7 +545,8 @@ def draw_heatmap(fig, rows: list[GapRow]) -> None:
             ax.set_xlabel("ε")
             ax.set_ylabel("δ")
             short = "analytic Gaussian" if name == AG else "truncated Laplace"
-            ax.set_title(f"({next(letters)}) {short} / V*, {_group_name(g)}", fontsize=9)
+            only = " (1-D only)" if name == TL and not any(r.values[TL] for r in cells.values()) else ""
+            ax.set_title(f"({next(letters)}) {short} / V*, {_group_name(g)}{only}", fontsize=9)
             cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03)
             cb.set_label("lower end of V_ref / V*", fontsize=7)
             ticks = [1.0]   # spread on the log scale: at least 15 % of its span apart
@@ -477,7 +557,7 @@ def draw_heatmap(fig, rows: list[GapRow]) -> None:
             cb.set_ticklabels([fmt(t) for t in ticks], fontsize=7)
             cb.ax.minorticks_off()
     fig.suptitle(f"How far from optimal is the Gaussian? Certified ratios (Δ = 1; ≥ and hatched: interval wider "
-                 f"than {WIDE:.0%})", fontsize=10)
+                 f"than {WIDE:.0%} or unbounded)", fontsize=10)
 
 
 # -- the report ---------------------------------------------------------------------------------------
@@ -493,19 +573,34 @@ def gaussian_gap_report(ctx: Context) -> Section:
                                        *tags_in(ctx.spec.description or ""), *WORKS])]
     s.add("**Works cited:** " + "  \n".join(citation(t) for t in cited))
     s.add("Each ratio V_ref/V* is a certified interval [V_ref/upper, V_ref/lower], rounded outward; a point value "
-          f"(≈) is added where the interval is narrower than {NARROW:.1%}. V_ref is the reference's exact expected "
+          f"(≈) is added where the interval is narrower than {NARROW:.1%}, and where the certified lower bound is 0 "
+          "the interval is unbounded and printed \"≥ V_ref/upper\". V_ref is the reference's exact expected "
           "cost; [lower, upper] is the certified bracket on the optimum V* over all (ε,δ)-DP additive noise on ℝ "
-          "(a lattice LP per resolution: a certified dual lower bound, an exactly audited mechanism above). "
+          "(ℝ^d in a d = 2 panel; a lattice LP per resolution: a certified dual lower bound, an exactly audited "
+          "mechanism above). "
           "[SLW25] computes optimal (ε,δ) noise on ℝ in floating point (upper- and lower-bounding hierarchies on a "
           "fixed grid, solver tolerances); the intervals below are certified.")
+    multi = [r for r in rows if r.dim >= 2]
+    if multi:
+        gaps = [r.gap for r in multi if r.certified and r.result.get("lower_bound", 0) > 0 and r.gap is not None]
+        limits = sorted({r.time_limit for r in multi if r.time_limit is not None})
+        s.add(f"**The ℓ2 panels in d = {', '.join(str(d) for d in sorted({r.dim for r in multi}))}.** The Gaussian is "
+              "N(0, σ²I) with the σ of the 1-D calibrations (both hold for ℓ2 sensitivity), so E‖Z‖₂ = σ√2 "
+              "Γ((d+1)/2)/Γ(d/2) and E‖Z‖₂² = dσ²; it is compared with the certified optimum on ℝ^d. "
+              + (f"Where the certified lower bound is positive these brackets have relative gaps {fmt(min(gaps), 2)} to "
+                 f"{fmt(max(gaps), 2)}; each" if gaps else "Each") + " problem has a time limit"
+              + (f" of {' or '.join(fmt(t) for t in limits)} s" if limits else "") + ": where no LP fits it, the "
+              "bracket is [0, best closed-form reference] and a ratio is only bounded below (≥). The truncated "
+              "Laplace [GDGK20] is a 1-D mechanism (optmech's references have no d-dimensional one): its column "
+              "is \"—\".")
     for g in _groups(rows):
         grp = [r for r in rows if r.group == g]
-        s.add(f"**{_group_name(g)}** ({plural(len(grp), 'problem')}):", _table(grp))
-    if not any(r.dim >= 2 for r in rows):
-        s.add("**Pending: the ℓ2 panel in d = 2.** This section covers d = 1 only. The Gaussian's home ground, ℓ2 "
-              "sensitivity in d = 2 with the costs ‖x‖₂ and ‖x‖₂², is not in the spec yet; it enters as data (rows "
-              "with dim = 2, norm = l2 in the spec's [zip] table), and this report already groups its tables and "
-              "panels by (dim, norm, cost).")
+        limits = sorted({r.time_limit for r in grp if r.time_limit is not None})
+        tl = f"; time limit {' or '.join(fmt(t) for t in limits)} s per problem" if limits and g[0] >= 2 else ""
+        s.add(f"**{_group_name(g)}** ({plural(len(grp), 'problem')}{tl}):", _table(grp))
+    if not multi:
+        s.add("This run has d = 1 rows only" + (" (quick mode leaves out the spec's ℓ2 panel in d = 2)."
+                                                 if ctx.quick else "."))
     s.add(*_findings(rows))
     _checks(s, rows)
     if any(r.certified for r in rows):
