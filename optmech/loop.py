@@ -28,7 +28,8 @@ The rules, written once here:
   (:class:`~optmech.budget.TimeLimitReached`, exit status 4 at the CLI).
 * **Memory.**  Each LP's estimated peak (the family's :meth:`estimate_bytes`: the whole process's
   resident set, imports included) must fit :func:`optmech.budget.memory_budget`: the first LP is
-  refused with one line, later steps stop.  The estimate and the builder it names are reported
+  refused with one line (or, when the family chose its size and says so with ``size_is_explicit``
+  false, answered with its certified bracket without an LP, as for the time limit), later steps stop.  The estimate and the builder it names are reported
   in ``Result.lp["budget"]``.
 * **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI), unless it
   is the time limit and a certified bracket exists without an LP (as above); on a later step the
@@ -91,20 +92,24 @@ def _is_time_limit(exc: BaseException) -> bool:
 
 
 def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: BaseException | None,
-                record: dict) -> Run:
-    """The first LP does not fit in the time limit (``reason`` says why): the bracket the family has
-    without an LP if it is certified (its :meth:`fallback_lower` and a certified first upper bound),
-    else the one-line :class:`~optmech.budget.TimeLimitReached`."""
+                record: dict, limit: str = "time") -> Run:
+    """The first LP does not fit in the time limit, or (``limit="memory"``, a size the family chose,
+    not one the user asked for) in memory: ``reason`` says why.  The bracket the family has without
+    an LP if it is certified (its :meth:`fallback_lower` and a certified first upper bound), else the
+    one-line :class:`~optmech.budget.TimeLimitReached` (or the :class:`ProblemTooLarge` ``exc``)."""
     fallback = getattr(family, "fallback_lower", None)
     if fallback is not None and best.upper is not None and best.upper.certified:
         value, what = fallback()
         if value is not None and math.isfinite(value):
             best.lower = max(best.lower, float(value))
+            advice = "; raise --time-limit for a tighter one" if limit == "time" else ""
             status, message = best.outcome(
                 Status.GAP_NOT_REACHED.value,
-                f"time limit reached before the first LP ({reason}): the bracket is {what} and the certified upper "
-                "bound found before any LP; raise --time-limit for a tighter one")
+                f"{limit} limit reached before the first LP ({reason}): the bracket is {what} and the certified "
+                f"upper bound found before any LP{advice}")
             return Run(best, [], None, status, message, ctx.elapsed(), record)
+    if limit == "memory" and exc is not None:
+        raise exc
     err = out_of_time(ctx.time_limit, reason)
     if exc is not None:
         raise err from exc
@@ -125,13 +130,16 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
         return Run(best, history, None, status, message, ctx.elapsed())
     size = first
     need, budget = family.estimate_bytes(size), memory_budget()
-    if need > budget:
-        raise ProblemTooLarge(family.size_message(size, need, budget))
-    plan = _plan(family, size)
     # what was promised: the largest estimated peak of the LPs built (of the first LP when none was:
     # the work before it is smaller), the builder the estimate named for the last LP built
     record: dict[str, Any] = {"estimated_peak_bytes": float(need), "builder": None, "memory_limit_bytes": budget,
                               "time_limit_s": ctx.time_limit}
+    if need > budget:
+        too_large = ProblemTooLarge(family.size_message(size, need, budget))
+        if getattr(family, "size_is_explicit", True):
+            raise too_large
+        return _without_lp(family, ctx, best, str(too_large), too_large, record, limit="memory")
+    plan = _plan(family, size)
     pace = Pace()
     last: Step | None = None
     status, message = Status.GAP_NOT_REACHED.value, ""

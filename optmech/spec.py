@@ -375,10 +375,12 @@ class Problem:
         """Pure or (ε, δ)-DP with an expected cost: the cost as the builders read it."""
         if isinstance(self.privacy, ApproxDP):
             if not isinstance(self.domain, IntegerLattice) and self.dim > 1:
-                name = cost if isinstance(cost, str) else getattr(cost, "name", None)
-                if {"abs": "l1", "square": "l2sq"}.get(name, name) not in ("l1", "l2", "l2sq"):
-                    raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs l1, l2 and l2sq, got {cost}; "
-                                    "other costs are solved on the integer domain (--domain integer)")
+                from optmech.costs_nd import as_cost_nd
+
+                kind = as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.dim).kind
+                if kind not in ("l1", "l2", "l2sq", "expr"):
+                    raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs l1, l2, l2sq and expressions in "
+                                    f"x1..x{self.dim}, got {cost}")
                 if self.norm not in ("l1", "l2"):
                     raise SpecError(f"(epsilon, delta)-DP on R^d supports l1 and l2 sensitivity, got {self.norm!r}")
             if not isinstance(self.domain, IntegerLattice) and self.privacy.delta == 0.0:
@@ -395,9 +397,9 @@ class Problem:
             from optmech.costs_nd import as_cost_nd
 
             cost_nd = as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.dim)
-            if cost_nd.kind == "expr" and isinstance(self.privacy, ApproxDP):
-                raise SpecError(f"(epsilon, delta)-DP in {self.dim} dimensions takes the costs l1, l2, l2sq, linf; "
-                                f"got the expression {cost_nd.spec!r}")
+            if cost_nd.kind == "expr" and isinstance(self.privacy, ApproxDP) and isinstance(self.domain, IntegerLattice):
+                raise SpecError(f"(epsilon, delta)-DP on Z^{self.dim} takes the costs l1, l2, l2sq, linf; got the "
+                                f"expression {cost_nd.spec!r} (expressions are solved on R^d: --domain continuous)")
             cost = cost_nd.spec if cost_nd.kind != "expr" else cost_nd  # named costs travel as their name
         else:
             cost = as_cost(cost)

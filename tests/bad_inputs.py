@@ -25,7 +25,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --privacy approx --epsilon 1 --delta -0.1 --domain integer", 2, "delta"),
     ("solve --privacy approx --epsilon 0 --delta 0 --domain integer", 2, "delta"),
     ("solve --privacy approx --epsilon 1 --delta 1e-9 --domain integer", 2, "below the supported"),
-    ("solve --privacy approx --epsilon 1 --delta 0.1 --domain continuous --dim 2 --cost linf", 2, "l1, l2 and l2sq"),
+    ("solve --privacy approx --epsilon 1 --delta 0.1 --domain continuous --dim 2 --cost linf", 2, "l2sq and expressions"),
     ("solve --privacy approx --epsilon 1 --delta 0.001 --domain continuous --dim 3 --norm l2 --cost l2 --resolution 16", 2,
      "GiB"),
     ("solve --privacy approx --epsilon 1 --delta 0 --domain continuous", 2, "pure DP"),

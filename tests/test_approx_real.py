@@ -217,7 +217,7 @@ def test_cli_json_is_one_document_with_a_certified_bracket():
     (["--delta", "1"], "delta"),
     (["--delta", "-0.1"], "delta"),
     (["--delta", "0.1", "--epsilon", "-1"], "epsilon"),
-    (["--delta", "0.1", "--dim", "2", "--cost", "linf"], "l1, l2 and l2sq"),
+    (["--delta", "0.1", "--dim", "2", "--cost", "linf"], "l2sq and expressions"),
     (["--delta", "0.1", "--cost", "x-5"], "negative"),
 ])
 def test_bad_input_is_one_line(args, needle):

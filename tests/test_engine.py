@@ -97,7 +97,7 @@ def test_params_round_trip(name, problem, family, shape):
 
 @pytest.mark.parametrize("params,fragment", [
     ({"epsilon": 1, "delta": 0.1}, "delta applies only"),
-    ({"epsilon": 1, "privacy": "approx", "delta": 0.1, "domain": "continuous", "dim": 2, "cost": "linf"}, "l1, l2 and l2sq"),
+    ({"epsilon": 1, "privacy": "approx", "delta": 0.1, "domain": "continuous", "dim": 2, "cost": "linf"}, "l2sq and expressions"),
     ({"epsilon": 1, "privacy": "lipschitz", "sensitivity": 2}, "no sensitivity"),
     ({"epsilon": 1, "privacy": "lipschitz", "delta": 0.1}, "Lipschitz privacy has no delta"),
     ({"epsilon": 1, "utility": "wasserstein", "input": "poisson:3:0:10", "cost": "abs"}, "--cost does not apply"),

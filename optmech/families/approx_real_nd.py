@@ -31,6 +31,7 @@ import numpy as np
 from optmech.audit import hockey_stick_array
 from optmech.budget import LPPlan, gib
 from optmech.certify import dual_lower_bound
+from optmech.costs_nd import as_cost_nd
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values
 from optmech.families.base import Built, Step
@@ -85,24 +86,40 @@ class ApproxRealNDFamily:
         self.norm = problem.norm
         self.slack_scale = 1.0
         cost = problem.cost
-        name = cost if isinstance(cost, str) else getattr(cost, "name", None)
-        name = {"abs": "l1", "square": "l2sq"}.get(name, name)
-        if name not in COSTS:
-            raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs {', '.join(COSTS)} (got {cost}); "
-                            "expressions are solved on the integer lattice (--domain integer)")
+        cost = as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.d)
+        if cost.kind == "expr":
+            whole = np.full(self.d, -np.inf), np.full(self.d, np.inf)
+            floor = float(cost.enclose_box(*whole)[0])
+            if not floor >= 0.0:
+                raise SpecError(f"(epsilon, delta)-DP on R^d needs a cost proven nonnegative on R^d; the enclosure of "
+                                f"{cost.spec} over R^{self.d} reaches {floor:g}")
+        elif cost.kind not in COSTS:
+            raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs {', '.join(COSTS)} and expressions in "
+                            f"x1..x{self.d}, got {cost.spec}")
         if self.norm not in NORMS:
             raise SpecError(f"(epsilon, delta)-DP on R^d supports l1 and l2 sensitivity, got {self.norm!r}")
-        self.cost = name
+        self.expression = cost.kind == "expr"
+        self.cost = cost if self.expression else cost.kind  # named costs travel as their names
         self._plans: dict = {}
 
     def initial_uppers(self) -> list:
         """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...) as
         certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
+        if self.expression:  # the references' costs are closed forms of the named costs
+            return []
         return closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
 
+    @property
+    def size_is_explicit(self) -> bool:
+        """Whether the user chose the resolution (``--resolution``): a first LP beyond memory is then
+        refused; otherwise the loop answers with the bracket found without an LP."""
+        return getattr(self.problem.domain, "resolution", None) is not None
+
     def fallback_lower(self) -> tuple[float, str]:
-        """When even the first LP does not fit the time limit: the costs' floor (they are norms)."""
-        return 0.0, "the cost's floor on R^d (l1, l2 and l2sq are nonnegative): no LP fitted in the time limit"
+        """When even the first LP does not fit the time limit: the cost's floor (norms, or an expression
+        proven nonnegative on R^d)."""
+        return 0.0, ("the cost's floor on R^d (proven nonnegative)" if self.expression else
+                     "the cost's floor on R^d (l1, l2 and l2sq are nonnegative)")
 
     def start(self) -> tuple[int, int]:
         res = getattr(self.problem.domain, "resolution", None)
@@ -220,6 +237,8 @@ class ApproxRealNDFamily:
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
         from optmech.mechanisms.approx_references import continuous_approx_references
 
+        if self.expression:  # the references' costs are closed forms of the named costs
+            return []
         return reference_values(continuous_approx_references(self.cost, self.eps, self.delta, self.D, dim=self.d,
                                                              norm=self.norm), lower, upper)
 

@@ -52,7 +52,10 @@ such v, Stab(v) is the permutations inside each block of equal v_i, with sign fl
 v_i = 0, so x's Stab(v)-canonical form sorts |x_i| on the zero block and x_i on each nonzero
 block.  "even" (d = 1, or a 1-D cost that is only even: L(x) = L(−x) at every point of B, as for
 ``abs``/``square``/``pow``): G = {±1}, p(x) = p(−x), one of ±v, and every inner x keeps its row
-(the stabiliser of v ≠ 0 is trivial).  Monotonicity is *not* assumed: the (ε, δ) optimum is not
+(the stabiliser of v ≠ 0 is trivial).  With given point prices (``prices``, and a shift set that
+the group maps onto itself, as the ℓ1 and ℓ2 balls), the reduction is read off the prices
+themselves, compared exactly: "orbits" when they are equal on every orbit of B, else "even" when
+equal at x and −x, else none.  Monotonicity is *not* assumed: the (ε, δ) optimum is not
 monotone in |x| in general.
 
 Columns: p (one per point, pair {x, −x} or orbit), far, t (one per kept shift and inner point, or
@@ -305,10 +308,10 @@ def build_approx(
         if not np.all(np.isfinite(c_lo)):
             raise SpecError("the cost cannot be bounded between the nodes of the window (an enclosure is infinite)")
     elif prices is not None:
-        mode = _mode(cost, coords, d, symmetry)
         c_lo = np.asarray(prices[0], dtype=float).copy()
         if c_lo.shape != (M,) or not np.all(np.isfinite(c_lo)):
             raise SpecError("the point prices must be finite, one per box point")
+        mode = _price_mode(c_lo, coords, d, symmetry, strides, R)
     else:
         mode = _mode(cost, coords, d, symmetry)
         # objective: cost lower bounds (checked before anything is summed)
@@ -450,6 +453,21 @@ def _mode(cost, coords: np.ndarray, d: int, symmetry: str) -> str:
         if is_even(cost, coords):
             return "even"
     return "none"
+
+
+def _price_mode(prices: np.ndarray, coords: np.ndarray, d: int, symmetry: str, strides: np.ndarray, R: int) -> str:
+    """The reduction for given point prices: ``"orbits"`` (d > 1, ``"auto"``) when the prices are equal
+    at every point and its canonical image (sorted |coordinates|), else ``"even"`` when equal at x and
+    −x, else ``"none"`` (exact comparisons: the reduction rests on the prices the LP uses)."""
+    if symmetry not in ("auto", "off", "even"):
+        raise SpecError(f"symmetry must be 'auto', 'off' or 'even', got {symmetry!r}")
+    if symmetry == "off":
+        return "none"
+    if d > 1 and symmetry == "auto":
+        canon = (np.sort(np.abs(coords), axis=1) + R) @ strides
+        if np.array_equal(prices, prices[canon]):
+            return "orbits"
+    return "even" if np.array_equal(prices, prices[::-1]) else "none"
 
 
 def approx_mode(cost, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto") -> str:

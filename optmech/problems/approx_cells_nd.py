@@ -34,6 +34,14 @@ The node price L̂(k) = L(hk) − max of e_Q over the 2^d cubes with corner k th
 E[L̂(Y) | X] <= L(X).  On the box [−R, R]^d the nodes with ‖k‖∞ = R and the far mass outside are
 priced at c_far = inf over ‖x‖∞ >= R·h of L (a cube with a corner outside the box lies there), so
 the bound holds there too.  The LP's optimum is <= V*(ℝ^d), certified through its duals.
+
+**Expressions** (a :class:`~optmech.costs_nd.CostND` in x1..xd, proven nonnegative on ℝ^d by the
+caller).  The node price is L̂(k) = L_lo(hk) − max e_Q over the 2^d cubes around k, as above, with
+e_Q from the interval enclosures on m^d sub-boxes of Q (:func:`expression_interpolation_errors`):
+a bound of order (h/m)·(the cost's variation), exact nowhere but valid for any expression.  c_far is the
+enclosure's lower bound of L over ‖x‖∞ > R·h (slightly less, so the boundary is included), and the
+cube mean is bounded above by the mean of the enclosure's upper ends over m^d equal sub-boxes
+(:data:`EXPR_SUBDIVISIONS`).  The boxes are widened outward by the rounding of h.
 """
 
 from __future__ import annotations
@@ -45,10 +53,12 @@ import numpy as np
 from optmech.costs.interval import round_down, round_up
 from optmech.errors import SpecError
 
-__all__ = ["COSTS", "NORMS", "ball_shifts", "audit_shifts", "node_prices", "cell_mean_upper_nd", "cell_prices",
+__all__ = ["COSTS", "EXPR_SUBDIVISIONS", "NORMS", "expression_interpolation_errors", "ball_shifts", "audit_shifts", "node_prices", "cell_mean_upper_nd", "cell_prices",
            "interpolation_errors", "box_points"]
 
 COSTS = ("l1", "l2", "l2sq")
+#: Sub-boxes per axis for an expression's cube means (upper bounds): error O(h/m) instead of O(h).
+EXPR_SUBDIVISIONS = {2: 4, 3: 2}
 NORMS = ("l1", "l2")
 
 
@@ -98,11 +108,28 @@ def _h(sensitivity: float, n: int) -> tuple[float, float]:
     return float(round_down(np.float64(h))), float(round_up(np.float64(h)))
 
 
-def _check(cost: str, d: int) -> None:
-    if cost not in COSTS:
-        raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs {', '.join(COSTS)}; got {cost!r}")
+def _is_expr(cost) -> bool:
+    """A :class:`~optmech.costs_nd.CostND` expression (named costs travel as their names)."""
+    return not isinstance(cost, str) and getattr(cost, "kind", None) == "expr"
+
+
+def _check(cost, d: int) -> None:
+    if not (_is_expr(cost) or cost in COSTS):
+        raise SpecError(f"(epsilon, delta)-DP on R^d supports the costs {', '.join(COSTS)} and expressions in "
+                        f"x1..xd; got {cost!r}")
+    if _is_expr(cost) and cost.dim != d:
+        raise SpecError(f"the cost is an expression in {cost.dim} variables, the problem has d = {d}")
     if d < 2:
         raise SpecError("the d-dimensional cells need d >= 2")
+
+
+def _cube_boxes(lower: np.ndarray, upper: np.ndarray, h_lo: float, h_hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes containing h·[lower, upper] (node units, exact floats) for every h in [h_lo, h_hi], rounded
+    outward (0 stays exact)."""
+    b, a = lower.astype(float), upper.astype(float)
+    lo = round_down(np.minimum(b * h_lo, b * h_hi))
+    hi = round_up(np.maximum(a * h_lo, a * h_hi))
+    return np.where(b == 0, 0.0, lo), np.where(a == 0, 0.0, hi)
 
 
 def _cost_at(cost: str, k: np.ndarray, h_lo: float, h_hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +169,69 @@ def interpolation_errors(cost: str, lower_corners: np.ndarray, h_hi: float) -> n
     return np.minimum(first, second)
 
 
-def node_prices(cost: str, d: int, n: int, R: int, sensitivity: float) -> tuple[np.ndarray, float]:
+def expression_interpolation_errors(cost, lower_corners: np.ndarray, h_lo: float, h_hi: float) -> np.ndarray:
+    """Proven bounds e_Q >= sup over Q of (multilinear interpolant of L − L) for an expression, on the
+    cubes Q = h·(c + [0, 1]^d) with lowest corners c (node units).
+
+    Q is cut into m^d equal sub-boxes B (:data:`EXPR_SUBDIVISIONS`).  The interpolant is multilinear,
+    so on B it is at most its largest value at B's corners, a combination of the node values with
+    nonnegative dyadic weights (bounded with the nodes' upper enclosures, rounded up); L is at least
+    the enclosure's lower end over B.  e_Q is the largest difference over the sub-boxes.
+
+    >>> from optmech.costs_nd import parse_cost_nd
+    >>> e = expression_interpolation_errors(parse_cost_nd("abs(x1) + abs(x2)", 2), np.array([[0, 0], [-1, 0]]), 0.5, 0.5)
+    >>> bool(np.all(e >= 0)) and bool(np.all(e <= 0.5 / 4 * 2 + 1e-12))   # linear on Q: only the sub-boxes' spread
+    True
+    """
+    d = lower_corners.shape[1]
+    m = EXPR_SUBDIVISIONS.get(d, 1)
+    c = lower_corners.astype(np.int64)
+    bits = list(np.ndindex(*(2,) * d))
+    node_hi = {}
+    for b in bits:  # upper enclosures of L at the 2^d corners of each cube
+        k = c + np.array(b, dtype=np.int64)
+        node_hi[b] = cost.enclose_box(*_cube_boxes(k, k, h_lo, h_hi))[1]
+    e = np.zeros(len(c))
+    for j in np.ndindex(*(m,) * d):
+        cf = c.astype(float)
+        lo_b, _ = cost.enclose_box(*_cube_boxes(cf + np.array(j) / m, cf + (np.array(j) + 1.0) / m, h_lo, h_hi))
+        top = np.full(len(c), -np.inf)
+        for corner in bits:  # the sub-box's corners t = (j + corner)/m in [0, 1]^d
+            t = (np.array(j) + np.array(corner)) / m
+            val = np.zeros(len(c))
+            for b in bits:  # multilinear weights Π t_i^{b_i} (1 − t_i)^{1 − b_i}: exact dyadic, >= 0
+                w = float(np.prod(np.where(np.array(b) == 1, t, 1.0 - t)))
+                if w > 0:
+                    val = round_up(val + round_up(w * node_hi[b]))
+            top = np.maximum(top, val)
+        e = np.maximum(e, round_up(top - lo_b))
+    return np.where(np.isnan(e), np.inf, np.maximum(e, 0.0))
+
+
+def _symmetrised(cost, price: np.ndarray, pts: np.ndarray, R: int, h: float, upper: bool = False) -> np.ndarray:
+    """Prices made exactly invariant where the cost is: the least (``upper``: the largest) price over each
+    signed-permutation orbit when the cost's enclosures are invariant at the box's points, over ±x
+    when they are even, else unchanged (a lower price is always a valid lower one, a larger one a
+    valid upper one; rounding alone breaks the prices' symmetry, and with it the LP's reduction)."""
+    x = pts * h
+    if cost.is_invariant(x):
+        _, group = np.unique(np.sort(np.abs(pts), axis=1), axis=0, return_inverse=True)
+        group = group.reshape(-1)
+    elif cost.is_even(x):  # the box in C order: −x is the mirrored flat index
+        flat = np.arange(len(pts))
+        group = np.minimum(flat, len(pts) - 1 - flat)
+    else:
+        return price
+    if upper:
+        most = np.full(group.max() + 1, -np.inf)
+        np.maximum.at(most, group, price)
+        return most[group]
+    least = np.full(group.max() + 1, np.inf)
+    np.minimum.at(least, group, price)
+    return least[group]
+
+
+def node_prices(cost, d: int, n: int, R: int, sensitivity: float) -> tuple[np.ndarray, float]:
     """The relaxation's prices on the box [−R, R]^d (C order) and the far mass's price (module docstring).
 
     >>> p, far = node_prices("l1", 2, 2, 3, 1.0)
@@ -152,25 +241,35 @@ def node_prices(cost: str, d: int, n: int, R: int, sensitivity: float) -> tuple[
     _check(cost, d)
     h_lo, h_hi = _h(sensitivity, n)
     pts = box_points(d, R)
-    lo, _ = _cost_at(cost, pts, h_lo, h_hi)
-    # the largest error over the 2^d cubes with corner k: lowest corners k − s, s ∈ {0, 1}^d
-    e = np.zeros(len(pts))
-    for s in np.ndindex(*(2,) * d):
-        e = np.maximum(e, interpolation_errors(cost, pts - np.array(s, dtype=np.int64), h_hi))
-    price = np.where(e == 0, lo, round_down(lo - e))
+    if _is_expr(cost):  # L(x_k) minus the largest sub-box bound of the interpolation error (module docstring)
+        lo, _ = cost.enclose_box(*_cube_boxes(pts, pts, h_lo, h_hi))
+        e = np.zeros(len(pts))
+        for s in np.ndindex(*(2,) * d):
+            e = np.maximum(e, expression_interpolation_errors(cost, pts - np.array(s, dtype=np.int64), h_lo, h_hi))
+        price = _symmetrised(cost, round_down(lo - e), pts, R, 0.5 * (h_lo + h_hi))
+    else:
+        lo, _ = _cost_at(cost, pts, h_lo, h_hi)
+        # the largest error over the 2^d cubes with corner k: lowest corners k − s, s ∈ {0, 1}^d
+        e = np.zeros(len(pts))
+        for s in np.ndindex(*(2,) * d):
+            e = np.maximum(e, interpolation_errors(cost, pts - np.array(s, dtype=np.int64), h_hi))
+        price = np.where(e == 0, lo, round_down(lo - e))
     far = _outside_min(cost, R, h_lo)
     edge = np.abs(pts).max(axis=1) == R
     price = np.where(edge, np.minimum(price, far), price)
     return price, far  # may be negative near the origin: the bound needs E[L̂(Y) | X] <= L(X), not L̂ >= 0
 
 
-def _outside_min(cost: str, R: int, h_lo: float) -> float:
-    """inf of L over ‖x‖∞ >= R·h: every cost here is >= ‖x‖∞ (l2sq: >= ‖x‖∞²)."""
+def _outside_min(cost, R: int, h_lo: float) -> float:
+    """inf of L over ‖x‖∞ >= R·h: every named cost here is >= ‖x‖∞ (l2sq: >= ‖x‖∞²); an expression's
+    enclosure over ‖x‖∞ > r for an r just below R·h."""
     r = float(round_down(R * h_lo))
+    if _is_expr(cost):
+        return float(cost.outside_cube_min(float(np.nextafter(r, -np.inf)) if r > 0 else -1.0))
     return float(round_down(r * r)) if cost == "l2sq" else r
 
 
-def cell_mean_upper_nd(cost: str, k: np.ndarray, sensitivity: float, n: int) -> np.ndarray:
+def cell_mean_upper_nd(cost, k: np.ndarray, sensitivity: float, n: int) -> np.ndarray:
     """Upper bounds of the mean of L over the cubes C_k (rows of k):
 
     * l1: Σ_i mean |x_i| = Σ_i (|k_i|·h, or h/4 where k_i = 0);
@@ -180,8 +279,16 @@ def cell_mean_upper_nd(cost: str, k: np.ndarray, sensitivity: float, n: int) -> 
     >>> [round(float(v), 12) for v in cell_mean_upper_nd("l1", np.array([[0, 0], [1, 0]]), 1.0, 2)]
     [0.25, 0.625]
     """
-    _, h_hi = _h(sensitivity, n)
+    h_lo, h_hi = _h(sensitivity, n)
     d = k.shape[1]
+    if _is_expr(cost):  # the mean of the enclosures' upper ends over m^d equal sub-boxes, widened outward
+        m = EXPR_SUBDIVISIONS.get(d, 1)
+        kf = np.asarray(k, dtype=float) - 0.5
+        total = np.zeros(len(kf))
+        for j in np.ndindex(*(m,) * d):
+            off = np.array(j, dtype=float) / m  # exact: m is a power of 2
+            total = total + cost.enclose_box(*_cube_boxes(kf + off, kf + off + 1.0 / m, h_lo, h_hi))[1]
+        return round_up(round_up(total) / float(m**d))
     a = np.abs(k).astype(float)
     if cost == "l1":
         return round_up(np.where(a == 0, 0.25, a).sum(axis=1) * h_hi)
@@ -191,12 +298,14 @@ def cell_mean_upper_nd(cost: str, k: np.ndarray, sensitivity: float, n: int) -> 
     return round_up(round_up(np.sqrt(round_up(sq))) * h_hi)
 
 
-def cell_prices(cost: str, d: int, n: int, R: int, N: int, sensitivity: float) -> tuple[np.ndarray, float]:
+def cell_prices(cost, d: int, n: int, R: int, N: int, sensitivity: float) -> tuple[np.ndarray, float]:
     """The candidate LP's prices: cell means on the inner box [−N, N]^d, prohibitive on the layer and
     the far mass (they have no rows of their own)."""
     _check(cost, d)
     pts = box_points(d, R)
     mean = cell_mean_upper_nd(cost, pts, sensitivity, n)
+    if _is_expr(cost):  # the candidate's audit re-prices each cube; the LP only needs symmetric prices
+        mean = _symmetrised(cost, mean, pts, R, float(sensitivity) / n, upper=True)
     top = 1e3 * float(mean.max())
     inner = np.abs(pts).max(axis=1) <= N
     return np.where(inner, mean, top), top

@@ -381,7 +381,10 @@ def _brackets(grp: list[GapRow]) -> str:
                 if len(gaps) > 1 else f"; 1 stopped short with relative gap {fmt(gaps[0], 2)}")
     if zero:
         no_lp = [r for r in zero if not r.result.get("history")]     # the fallback bracket: no LP was solved
-        why = "no LP fitted the time limit" + (f" of {' or '.join(fmt(t) for t in sorted(limit))} s" if limit else "")
+        memory = [r for r in no_lp if str(r.result.get("message", "")).startswith("memory limit")]
+        why = ("no LP fitted the time limit" + (f" of {' or '.join(fmt(t) for t in sorted(limit))} s" if limit else "")
+               if not memory else "no LP fitted the memory limit" if len(memory) == len(no_lp) else
+               f"no LP fitted the time or memory limit ({len(memory)} memory)")
         out += (f"; {len(zero)} {'has' if len(zero) == 1 else 'have'} lower bound 0"
                 + ((f" ({why})" if len(no_lp) == len(zero) else f" ({len(no_lp)} of them: {why})") if no_lp else "")
                 + ", so the ratio there is a lower end only (≥)")
