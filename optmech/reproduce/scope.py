@@ -18,7 +18,7 @@ __all__ = ["Axis", "axes", "scope_sentence", "spec_scope"]
 #: parameter -> its symbol in the reports (the Wasserstein reports call the sensitivity m, [KHP15] the dimension n)
 _SYMBOL = {"epsilon": "ε", "delta": "δ", "sensitivity": "Δ", "dim": "d", "resolution": "resolution",
            "cost": "cost", "norm": "norm", "input": "input", "privacy": "privacy", "domain": "domain",
-           "utility": "utility", "target_gap": "target gap"}
+           "utility": "utility", "target_gap": "target gap", "time_limit": "time limit (s)"}
 
 
 def _symbol(key: str, problems) -> str:
