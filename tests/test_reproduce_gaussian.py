@@ -70,7 +70,7 @@ def test_scope_sentence_names_what_quick_leaves_out():
     line = spec_scope(path)
     assert line.startswith("Quick mode: 4 of 60 problems (ε ∈ {0.5, 1}, δ = 0.01")
     assert "adds ε ∈ {0.1, 2, 5}, δ ∈ {1e-06, 0.0001}" in line and "target gap 0.0001 instead of 0.001" in line
-    assert "(d, norm, time_limit) = (2, l2, 60) and cost ∈ {l2, l2sq}" in line
+    assert "(d, norm, time limit (s)) = (2, l2, 60) and cost ∈ {l2, l2sq}" in line
 
 
 def test_the_independent_sigma_agrees_with_optmech():
