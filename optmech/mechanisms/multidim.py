@@ -5,7 +5,8 @@ Four families, each a :class:`~optmech.mechanisms.base.Mechanism` with an instan
 arrays of shape ``(*size, d)``; ``mean()``/``var()`` are per-coordinate arrays of length d.
 
 * :class:`StaircaseND` (``staircase_nd``): the ℓ1 staircase [GKOV15, §II;
-  Geng13, §3.2], ε-DP for ℓ1 sensitivity Δ,
+  Geng13, §3.2], ε-DP for ℓ1 sensitivity Δ (and, with ``norm=``, the staircase in the ball of
+  ℓ2, ℓ∞, ℓp or weighted ℓp: see "Staircases in other norms" below),
 
   .. math::
 
@@ -58,6 +59,42 @@ Derivations used here [derived; each is checked in tests/test_mechanisms_multidi
   shell R = (lo^d + U(hi^d − lo^d))^{1/d} (evaluated as hi·(1 − (1−U)(1 − (lo/hi)^d))^{1/d});
   direction G/‖G‖₁ with G_j = ±Exp(1) = Laplace(1).  Floating point: not exactly DP (see :mod:`optmech.mechanisms.rng`).
 
+Staircases in other norms [derived; [GKOV15] is the ℓ1 case].  K is ``l1``, ``l2``, ``linf``,
+``lp:P`` (P >= 1) or a weighted ℓp, ‖x‖_K = (Σ w_i|x_i|^p)^{1/p} (``weights=``); B_K its unit ball.
+
+* **Density and privacy.**  f(x) = a_K b^{⌊‖x‖_K/Δ − γ⌋ + 1}, the 1-D staircase profile g of
+  r = ‖x‖_K.  For ‖t‖_K <= Δ, |‖x+t‖_K − ‖x‖_K| <= ‖t‖_K <= Δ (triangle inequality), so the
+  level moves by at most one and f(x) <= e^ε f(x+t).
+* **Polar factorisation.**  For a norm ball, x = rθ (r = ‖x‖_K, θ ∈ ∂B_K) has
+  dx = d vol(B_K) r^{d−1} dr dμ_K(θ), μ_K the cone measure (μ_K(A) = vol{sθ : s ∈ [0, 1], θ ∈ A}
+  / vol(B_K)).  A density h(‖x‖_K) therefore makes R = ‖X‖_K and Θ = X/‖X‖_K independent, Θ ~ μ_K
+  and R ∝ h(r) r^{d−1}: the radial law of the ℓ1 staircase for every K, so the shell sampler,
+  N_d and the moments E‖X‖_K^m = Δ^m (d/(d+m)) N_{d+m}/N_d are unchanged, and
+  a_K = 1/(vol(B_K) Δ^d N_d(γ)) (ℓ1: vol = 2^d/d! gives a(γ) above).  Uniform V in B_K
+  (h = 1{r <= 1}) gives V/‖V‖_K ~ μ_K.
+* **Volumes.**  ℓ1 2^d/d!, ℓ2 π^{d/2}/Γ(d/2+1), ℓ∞ 2^d, ℓp (2Γ(1+1/p))^d/Γ(1+d/p); weighted:
+  B_w = D^{−1}B_p with D = diag(w_i^{1/p}), so vol = vol(B_p)/Π w_i^{1/p}.
+* **Directions** (Θ = V/‖V‖_K): ℓ1 as above; ℓ2 Z/‖Z‖₂ (Z standard normal); ℓ∞ the cube
+  U ⊙ S/max|U_i| (U_i uniform, S_i random signs); ℓp G/‖G‖_p with G_i i.i.d. of density
+  ∝ e^{−|t|^p} (Barthe-Guédon-Mendelson-Naor: G/(‖G‖_p^p + W)^{1/p} is uniform in B_p, and its
+  direction is G/‖G‖_p, so W is not needed), |G_i| = Y_i^{1/p} U_i with Y_i ~ Gamma(1+1/p), U_i
+  uniform (Y U^{1/α} ~ Gamma(α) for α = 1/p; |G_i|^p ~ Gamma(1/p)), normalised in logs;
+  weighted: a ⊙ Θ_p with a_i = w_i^{−1/p} (the linear image of μ_p under D^{−1}).
+* **Costs in other norms.**  E‖X‖_L^m = Δ^m E[R^m] E_{μ_K}‖Θ‖_L^m (homogeneity, independence).
+  With Θ' the unweighted ℓp cone vector, ‖G‖_p^p ~ Gamma(d/p) and E|G₁|^s = Γ((s+1)/p)/Γ(1/p):
+  E|Θ'₁| = Γ(2/p)Γ(d/p)/(Γ(1/p)Γ((d+1)/p)), EΘ'₁² = Γ(3/p)Γ(d/p)/(Γ(1/p)Γ((d+2)/p)),
+  E|Θ'₁Θ'₂| = (Γ(2/p)/Γ(1/p))²Γ(d/p)/Γ((d+2)/p) (ℓ1: 1/d, 2/(d(d+1)), 1/(d(d+1)), the signed
+  Dirichlet(1, …, 1); ℓ2: EΘ'₁² = 1/d, E‖Θ'‖₁ = dΓ(d/2)/(√πΓ((d+1)/2))); ℓ∞ (one coordinate ±1,
+  the others uniform on [−1, 1]): (d+1)/(2d), (d+2)/(3d), (d+2)/(4d), i.e. E‖Θ‖₁ = 1 + (d−1)/2,
+  E‖Θ‖₂² = 1 + (d−1)/3.  Then E‖Θ‖₁ = E|Θ'₁|Σa_i, E‖Θ‖₂² = EΘ'₁²Σa_i²,
+  E‖Θ‖₁² = EΘ'₁²Σa_i² + E|Θ'₁Θ'₂|((Σa_i)² − Σa_i²) (costs l1, l2sq, pow:1, pow:2); the own norm
+  has factor 1 (l2 for ℓ2, linf for ℓ∞); ℓ2 with linf: E‖Z‖∞/E‖Z‖₂ (the :class:`L2Laplace`
+  quadrature); unweighted ℓ1 keeps every route above.  Other (K, L, m) raise SpecError.
+* **Optimal γ.**  The cone factor does not depend on γ, so γ* = argmin E[R^m] is
+  :func:`optimal_gamma_nd` for every K (m = 1 for l1, l2, linf; 2 for l2sq; M for pow:M).
+* **d = 1.**  Every unweighted norm is |x| (same normaliser, pdf, samples and costs as ℓ1);
+  weighted, ‖x‖ = w^{1/p}|x|: the 1-D staircase with sensitivity Δ w^{−1/p}.
+
 Tested by: tests/test_mechanisms_multidim.py.
 """
 
@@ -65,6 +102,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -174,8 +212,9 @@ def _log_normaliser(eps: float, delta: float, gamma: float, d: int) -> float:
     return math.lgamma(d + 1.0) + d * math.log(u / (2.0 * delta)) - math.log(nt)
 
 
-def staircase_nd_normaliser(epsilon, sensitivity, gamma, dim) -> float:
-    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [GKOV15, §II] (0.0 if it underflows).
+def staircase_nd_normaliser(epsilon, sensitivity, gamma, dim, *, norm="l1", weights=None) -> float:
+    r"""a(γ) = d!/(2^dΔ^d N_d(γ)) [GKOV15, §II] (0.0 if it underflows); in another norm K,
+    a_K(γ) = 1/(vol(B_K) Δ^d N_d(γ)) [derived: module docstring].
 
     >>> import math
     >>> from optmech.mechanisms import staircase_normaliser
@@ -186,9 +225,12 @@ def staircase_nd_normaliser(epsilon, sensitivity, gamma, dim) -> float:
     >>> total = a * (piece(0, g) + sum(b**k * piece(k - 1 + g, k + g) for k in range(1, 200)))
     >>> math.isclose(total, 1.0)                         # level k on k − 1 + γ <= ‖x‖₁ < k + γ
     True
+    >>> square = staircase_nd_normaliser(1, 1, 0.3, 2, norm="linf")   # vol(B_∞) = 4 = 2 vol(B_1)
+    >>> math.isclose(2 * square, staircase_nd_normaliser(1, 1, 0.3, 2))
+    True
     """
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
-    return math.exp(_log_normaliser(eps, delta, gamma, d))
+    return math.exp(_log_normaliser_ball(eps, delta, gamma, d, _parse_norm(norm, weights, d)))
 
 
 def _moment(m: int, eps: float, delta: float, gamma: float, d: int) -> float:
@@ -201,7 +243,8 @@ def _moment(m: int, eps: float, delta: float, gamma: float, d: int) -> float:
 def staircase_nd_moment(m, epsilon, sensitivity, gamma, dim) -> float:
     r"""E‖X‖₁^m = Δ^m (d/(d+m)) N_{d+m}(γ)/N_d(γ) [derived].
 
-    Integer 0 <= m <= 60; evaluated in the positive, scaled form Ñ of the module docstring.
+    Integer 0 <= m <= 60; evaluated in the positive, scaled form Ñ of the module docstring.  It is
+    also E‖X‖_K^m for the staircase in any norm K (the same radial law).
 
     >>> import math
     >>> a, b, g = staircase_nd_normaliser(1, 1, 0.3, 2), math.exp(-1), 0.3
@@ -385,11 +428,12 @@ def _stair_cost(name: str, m, eps: float, delta: float, gamma: float, d: int, co
     return r1 * _exp_l2_mean(d) / d  # l2
 
 
-def staircase_nd_cost(cost, epsilon, sensitivity, gamma, dim) -> float:
+def staircase_nd_cost(cost, epsilon, sensitivity, gamma, dim, *, norm="l1", weights=None) -> float:
     """E L(X) of the d-D staircase for a cost name in COSTS_ND or ``pow:M`` (‖x‖₁^M, integer M).
 
     l1 = E‖X‖₁, l2sq = (2/(d+1)) E‖X‖₁², linf = E‖X‖₁ H_d/d, l2 = E‖X‖₁ E‖G‖₂/d (G i.i.d.
-    Exp(1)); see the module docstring.
+    Exp(1)); see the module docstring.  In another ``norm`` K: Δ^m E[R^m] E‖Θ‖_L^m where the
+    cone factor has an exact form, else SpecError.
 
     >>> import math
     >>> from optmech.mechanisms import staircase_cost_square
@@ -397,12 +441,16 @@ def staircase_nd_cost(cost, epsilon, sensitivity, gamma, dim) -> float:
     True
     >>> staircase_nd_cost("l1", 1, 1, 0.3, 2) == staircase_nd_moment(1, 1, 1, 0.3, 2)
     True
+    >>> cube = staircase_nd_cost("l1", 1, 1, 0.3, 2, norm="linf")     # E‖Θ‖₁ = 1 + (d − 1)/2 on ∂B_∞
+    >>> math.isclose(cube, 1.5 * staircase_nd_moment(1, 1, 1, 0.3, 2))
+    True
     """
     eps, delta, gamma, d = _check_stair(epsilon, sensitivity, gamma, dim)
+    ball = _parse_norm(norm, weights, d)
     parsed = _parse_cost(cost)
     if parsed is None:
         raise _cost_error(cost)
-    return _stair_cost(parsed[0], parsed[1], eps, delta, gamma, d, cost)
+    return _stair_cost_ball(parsed[0], parsed[1], eps, delta, gamma, d, ball, cost)
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,8 +629,9 @@ def optimal_gamma_nd(cost, epsilon, dim, sensitivity=1.0) -> float:
     return _gamma_star(parsed[0], parsed[1], eps, d, cost)
 
 
-def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
-    """min over γ of the d-D staircase cost, i.e. the cost at :func:`optimal_gamma_nd`.
+def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim, *, norm="l1", weights=None) -> float:
+    """min over γ of the d-D staircase cost, i.e. the cost at :func:`optimal_gamma_nd` (in every
+    ``norm``: the cone factor of E L(X) does not depend on γ).
 
     For ``l1`` this is V* over all ε-DP noise for d <= 2 [GKOV15, Thm 1] and, by later
     proofs of the [GKOV15] conjecture (e.g. Kulesza, Suresh, Wang, AISTATS 2025), for every d.
@@ -597,11 +646,12 @@ def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim) -> float:
     eps = nx.check_epsilon(epsilon)
     delta = nx.check_sensitivity(sensitivity)
     d = check_dim(dim)
+    ball = _parse_norm(norm, weights, d)
     parsed = _parse_cost(cost)
     if parsed is None:
         raise _cost_error(cost)
     g = _gamma_star(parsed[0], parsed[1], eps, d, cost)
-    return _stair_cost(parsed[0], parsed[1], eps, delta, g, d, cost)
+    return _stair_cost_ball(parsed[0], parsed[1], eps, delta, g, d, ball, cost)
 
 
 # --------------------------------------------------------------------------------------------
@@ -705,6 +755,224 @@ def _l2lap_cost(name: str, s: float, d: int) -> float:
         return r2 * math.exp(_log_sphere_l1_mean(d))
     z2 = math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0))
     return r2 * _normal_linf_mean(d) / z2
+
+
+# --------------------------------------------------------------------------------------------
+# sensitivity norms of the staircase
+
+
+def _p_text(p: float) -> str:
+    s = repr(float(p))
+    return s[:-2] if s.endswith(".0") else s
+
+
+@dataclass(frozen=True)
+class _Ball:
+    """The sensitivity norm K of :class:`StaircaseND`: ``text`` (canonical name: l1, l2, linf or
+    lp:P), ``p`` in [1, inf] and ``weights`` (None or d positive floats: ‖x‖ = (Σ w_i|x_i|^p)^{1/p})."""
+
+    text: str
+    p: float
+    weights: tuple[float, ...] | None
+
+    @property
+    def plain_l1(self) -> bool:
+        return self.text == "l1" and self.weights is None
+
+    @property
+    def label(self) -> str:
+        if self.weights is None:
+            return self.text
+        return f"{self.text}, weights ({', '.join(_p_text(w) for w in self.weights)})"
+
+    def scale(self, d: int) -> np.ndarray:
+        """a_i = w_i^{−1/p} (ones when unweighted): Θ_K = a ⊙ Θ_p, ‖x‖_K = ‖x / a‖_p."""
+        if self.weights is None:
+            return np.ones(d)
+        return np.asarray(self.weights) ** (-1.0 / self.p)
+
+
+def _parse_norm(norm, weights, d: int) -> _Ball:
+    """Validate ``norm`` (l1, l2, linf, lp:P with P >= 1) and ``weights`` (None or d numbers > 0)."""
+    known = "l1, l2, linf, lp:P (P >= 1, e.g. lp:3)"
+    if not isinstance(norm, str):
+        raise SpecError(f"norm must be a string ({known}), got {norm!r}")
+    s = norm.strip().lower()
+    fixed = {"l1": 1.0, "l2": 2.0, "linf": math.inf}
+    if s in fixed:
+        p = fixed[s]
+    elif s.startswith("lp:"):
+        try:
+            p = float(s[3:])
+        except ValueError:
+            raise SpecError(f"norm {norm!r}: P in lp:P must be a number >= 1 (e.g. lp:3)") from None
+        if math.isnan(p) or p < 1.0:
+            raise SpecError(f"norm {norm!r}: lp:P needs P >= 1 (for P < 1, (sum |x_i|^P)^(1/P) is not a norm)")
+        s = {1.0: "l1", 2.0: "l2", math.inf: "linf"}.get(p, f"lp:{_p_text(p)}")
+    else:
+        raise SpecError(f"unknown norm {norm!r}; known: {known}")
+    if weights is None:
+        return _Ball(s, p, None)
+    if p == math.inf:
+        raise SpecError("weights are for l1, l2 and lp:P (||x|| = (sum_i w_i |x_i|^P)^(1/P)); linf takes none")
+    if isinstance(weights, (str, bytes, dict)) or not hasattr(weights, "__len__"):
+        raise SpecError(f"weights must be a list of dim = {d} numbers > 0, got {weights!r}")
+    vals = list(weights)
+    if len(vals) != d:
+        raise SpecError(f"weights must be a list of dim = {d} numbers > 0, got {len(vals)} of them")
+    out = []
+    for v in vals:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise SpecError(f"weights must be numbers > 0, got {v!r}")
+        if not (math.isfinite(float(v)) and float(v) > 0.0):
+            raise SpecError(f"weights must be finite and > 0, got {v!r}")
+        out.append(float(v))
+    return _Ball(s, p, tuple(out))
+
+
+def _log_ball_volume(ball: _Ball, d: int) -> float:
+    """log vol(B_K): ℓ1 2^d/d!, ℓ2 π^{d/2}/Γ(d/2+1), ℓ∞ 2^d, ℓp (2Γ(1+1/p))^d/Γ(1+d/p); a weighted
+    ball is the image of B_p under diag(w_i^{−1/p}), so its volume is vol(B_p)/Π w_i^{1/p}."""
+    p = ball.p
+    if p == 1.0:
+        v = d * math.log(2.0) - math.lgamma(d + 1.0)
+    elif p == 2.0:
+        v = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1.0)
+    elif p == math.inf:
+        v = d * math.log(2.0)
+    else:
+        v = d * (math.log(2.0) + math.lgamma(1.0 + 1.0 / p)) - math.lgamma(1.0 + d / p)
+    if ball.weights is not None:
+        v -= math.fsum(math.log(w) for w in ball.weights) / p
+    return v
+
+
+def _log_normaliser_ball(eps: float, delta: float, gamma: float, d: int, ball: _Ball) -> float:
+    """log a_K = log a_{ℓ1} + log vol(B_1) − log vol(B_K): a_K vol(B_K) Δ^d N_d(γ) = 1."""
+    la = _log_normaliser(eps, delta, gamma, d)
+    if ball.plain_l1 or (d == 1 and ball.weights is None):
+        return la
+    return la + (d * math.log(2.0) - math.lgamma(d + 1.0)) - _log_ball_volume(ball, d)
+
+
+def _cone_moments(p: float, d: int) -> tuple[float, float, float]:
+    """(E|Θ₁|, EΘ₁², E|Θ₁Θ₂|) for Θ under the cone measure of the unweighted ℓp sphere [derived].
+
+    Finite p: G with i.i.d. coordinates of density ∝ e^{−|t|^p} has density ∝ e^{−‖g‖_p^p}, so
+    G = ‖G‖_p Θ with Θ ⊥ ‖G‖_p, ‖G‖_p^p ~ Gamma(d/p), E‖G‖_p^s = Γ((d+s)/p)/Γ(d/p) and
+    E|G₁|^s = Γ((s+1)/p)/Γ(1/p): E|Θ₁| = Γ(2/p)Γ(d/p)/(Γ(1/p)Γ((d+1)/p)),
+    EΘ₁² = Γ(3/p)Γ(d/p)/(Γ(1/p)Γ((d+2)/p)), E|Θ₁Θ₂| = (Γ(2/p)/Γ(1/p))² Γ(d/p)/Γ((d+2)/p).
+    p = ∞: one coordinate ±1 (uniformly chosen), the others uniform on [−1, 1]:
+    ((d+1)/(2d), (d+2)/(3d), (d+2)/(4d)).
+    """
+    if p == math.inf:
+        return (d + 1.0) / (2.0 * d), (d + 2.0) / (3.0 * d), (d + 2.0) / (4.0 * d)
+    lg = math.lgamma
+    q = 1.0 / p
+    base = lg(d * q) - lg(q)
+    mu1 = math.exp(base + lg(2.0 * q) - lg((d + 1.0) * q))
+    mu2 = math.exp(base + lg(3.0 * q) - lg((d + 2.0) * q))
+    mu11 = math.exp(base + 2.0 * lg(2.0 * q) - lg(q) - lg((d + 2.0) * q))
+    return mu1, mu2, mu11
+
+
+def _cone_factor(ball: _Ball, target: str, m: int, d: int) -> float | None:
+    """E‖Θ‖_L^m under the cone measure of ∂B_K (L = ``target`` in l1, l2, linf); None when there
+    is no exact route.  With a_i = w_i^{−1/p} and exchangeable Θ' (unweighted cone):
+    E‖Θ‖₁ = E|Θ'₁| Σa_i, E‖Θ‖₂² = EΘ'₁² Σa_i², E‖Θ‖₁² = EΘ'₁² Σa_i² + E|Θ'₁Θ'₂|((Σa_i)² − Σa_i²)."""
+    if m == 0 or (ball.weights is None and target == ball.text):
+        return 1.0
+    a = ball.scale(d)
+    s1, s2 = math.fsum(a), math.fsum(a * a)
+    mu1, mu2, mu11 = _cone_moments(ball.p, d)
+    if target == "l1" and m == 1:
+        return mu1 * s1
+    if target == "l2" and m == 2:
+        return mu2 * s2
+    if target == "l1" and m == 2:
+        return mu2 * s2 + mu11 * (s1 * s1 - s2)
+    if ball.weights is None and m == 1 and ball.p == 1.0:  # existing ℓ1 routes (module docstring)
+        return _exp_l2_mean(d) / d if target == "l2" else _harmonic(d) / d
+    if ball.weights is None and m == 1 and ball.p == 2.0 and target == "linf":  # E‖Z‖∞/E‖Z‖₂
+        z2 = math.sqrt(2.0) * math.exp(math.lgamma((d + 1) / 2.0) - math.lgamma(d / 2.0))
+        return _normal_linf_mean(d) / z2
+    return None
+
+
+def _cost_order(name: str, m) -> tuple[str, int]:
+    """(L, m) of a parsed cost: l1/l2/linf are ‖·‖_L^1, l2sq is ‖·‖₂², pow:M is ‖·‖₁^M."""
+    if name == "l2sq":
+        return "l2", 2
+    if name == "pow":
+        return "l1", int(m)
+    return name, 1
+
+
+def _stair_cost_ball(name: str, m, eps: float, delta: float, gamma: float, d: int, ball: _Ball, cost) -> float:
+    """E L(X) = Δ^m E[R^m] E‖Θ‖_L^m (R ⊥ Θ) for the staircase in the norm ``ball``."""
+    if ball.plain_l1:
+        return _stair_cost(name, m, eps, delta, gamma, d, cost)
+    if d == 1:  # ‖x‖_K = |x|/a₁: the 1-D staircase with sensitivity a₁Δ
+        return _stair_cost(name, m, eps, delta * float(ball.scale(1)[0]), gamma, 1, cost)
+    if name == "pow":
+        _integer_power(cost, m)
+    target, order = _cost_order(name, m)
+    factor = _cone_factor(ball, target, order, d)
+    if factor is None:
+        exact = [c for c in COSTS_ND if _cone_factor(ball, *_cost_order(c, None), d) is not None]
+        raise SpecError(f"cost {cost!r}: no exact E L(X) for the staircase in the {ball.label} norm in {d}-D "
+                        f"(exact here: {', '.join(exact)}, moment(m) = E||X||^m in its own norm)")
+    return _moment(order, eps, delta, gamma, d) * factor
+
+
+def _ball_norm(x: np.ndarray, ball: _Ball) -> np.ndarray:
+    """‖x‖_K along the last axis (scaled by the largest |x_i| w_i^{1/p}, so no overflow/underflow)."""
+    z = np.abs(x)
+    if ball.plain_l1:
+        return z.sum(axis=-1)
+    d = x.shape[-1]
+    if ball.weights is not None:
+        z = z / ball.scale(d)
+    if d == 1:
+        return z[..., 0]
+    if ball.p == 1.0:
+        return z.sum(axis=-1)
+    top = z.max(axis=-1)
+    if ball.p == math.inf:
+        return top
+    safe = np.where(top > 0.0, top, 1.0)[..., None]
+    y = z / safe
+    if ball.p == 2.0:
+        return top * np.sqrt((y * y).sum(axis=-1))
+    with np.errstate(under="ignore"):
+        return top * (y**ball.p).sum(axis=-1) ** (1.0 / ball.p)
+
+
+def _ball_directions_scaled(scale: np.ndarray, d: int, ball: _Ball, rng) -> np.ndarray:
+    """scale[i] · Θ_i with Θ_i i.i.d. under the cone measure of ∂B_K, i.e. Θ = V/‖V‖_K for V
+    uniform in B_K [derived: module docstring].  Returns an (n, d) array."""
+    if ball.p == 1.0 or d == 1:
+        x = _l1_directions_scaled(scale, d, rng)
+    else:
+        n = scale.size
+        if ball.p == 2.0:  # Gaussian direction
+            x = rng.standard_normal((n, d))
+            x *= (scale / _ball_norm(x, _Ball("l2", 2.0, None)))[:, None]
+        elif ball.p == math.inf:  # uniform in the cube [−1, 1]^d
+            x = rng.random((n, d))
+            x *= (scale / x.max(axis=1))[:, None]
+            x *= 2.0 * rng.integers(0, 2, size=(n, d)) - 1.0
+        else:  # |G_i| = Y^{1/p} U_i, Y ~ Gamma(1 + 1/p), U uniform: |G_i|^p ~ Gamma(1/p)
+            p = ball.p
+            logg = np.log(rng.standard_gamma(1.0 + 1.0 / p, size=(n, d))) / p + np.log1p(-rng.random((n, d)))
+            with np.errstate(under="ignore"):
+                y = np.exp(logg - logg.max(axis=1, keepdims=True))
+                norm = (y**p).sum(axis=1) ** (1.0 / p)
+            x = y * (scale / norm)[:, None]
+            x *= 2.0 * rng.integers(0, 2, size=(n, d)) - 1.0
+    if ball.weights is not None:
+        x *= ball.scale(d)
+    return x
 
 
 # --------------------------------------------------------------------------------------------
@@ -970,26 +1238,37 @@ class NDMechanism(Mechanism):
 
 
 class StaircaseND(NDMechanism):
-    r"""The ℓ1 staircase on ℝ^d [GKOV15, §II; Geng13, §3.2].
+    r"""The d-D staircase in the norm K of the sensitivity ball [GKOV15, §II; Geng13, §3.2 for ℓ1;
+    derived for the other norms].
 
-    .. math:: f_\gamma(x) = a(\gamma)\, b^{\lfloor \|x\|_1/\Delta - \gamma\rfloor + 1},\quad
-              a(\gamma) = \frac{d!}{2^d\Delta^d N_d(\gamma)},\quad b = e^{-\epsilon}
+    .. math:: f_\gamma(x) = a_K(\gamma)\, b^{\lfloor \|x\|_K/\Delta - \gamma\rfloor + 1},\quad
+              a_K(\gamma) = \frac{1}{\mathrm{vol}(B_K)\,\Delta^d N_d(\gamma)},\quad b = e^{-\epsilon}
+
+    (for ℓ1, vol(B_1) = 2^d/d! gives [GKOV15]'s a(γ) = d!/(2^dΔ^dN_d(γ))).
 
     Parameters
     ----------
     epsilon : float in (0, 700]
     sensitivity : float > 0
-        ℓ1 sensitivity Δ.
+        Sensitivity Δ, measured in ``norm``.
     gamma : float in [0, 1]
         Step breakpoint as a fraction of Δ (γ = 0 and γ = 1 give the same law).
     dim : int in [1, 64]
+    norm : str, default ``"l1"``
+        ``l1``, ``l2``, ``linf`` or ``lp:P`` for any real P >= 1 (``lp:1``, ``lp:2``, ``lp:inf``
+        are stored as l1, l2, linf).
+    weights : sequence of ``dim`` numbers > 0, optional
+        Weighted ℓp: ‖x‖ = (Σ_i w_i |x_i|^p)^{1/p} (l1, l2, lp:P only).
 
     Notes
     -----
-    ε-DP for ℓ1 sensitivity Δ for every γ: |‖x + t‖₁ − ‖x‖₁| <= ‖t‖₁ <= Δ moves the level
-    ⌊‖x‖₁/Δ − γ⌋ by at most one [GKOV15, §II].  For ‖x‖₁ optimal at γ* among all ε-DP noise for
-    d <= 2 [GKOV15, Thm 1], for d > 2 by later proofs of the [GKOV15] conjecture.
-    d = 1 is the 1-D staircase [Geng13, (2.13)].
+    ε-DP for sensitivity Δ in K for every γ: |‖x + t‖_K − ‖x‖_K| <= ‖t‖_K <= Δ (triangle
+    inequality) moves the level ⌊‖x‖_K/Δ − γ⌋ by at most one [GKOV15, §II for ℓ1].  For ℓ1 and
+    the cost ‖x‖₁ optimal at γ* among all ε-DP noise for d <= 2 [GKOV15, Thm 1], for d > 2 by later
+    proofs of the [GKOV15] conjecture.  d = 1 is the 1-D staircase [Geng13, (2.13)] for every
+    unweighted norm (‖x‖_K = |x|); weighted, the 1-D staircase with sensitivity Δ w^{−1/p}.
+    :meth:`moment` is E‖X‖_K^m; :meth:`expected_cost` gives the named costs where
+    E‖Θ‖_L^m has an exact form (module docstring) and raises SpecError otherwise.
 
     >>> import math
     >>> mech = StaircaseND(epsilon=1, sensitivity=1, gamma=0.3, dim=2)
@@ -999,23 +1278,56 @@ class StaircaseND(NDMechanism):
     True
     >>> mech.sample(3, rng=0).shape, mech.mean()
     ((3, 2), array([0., 0.]))
+    >>> disc = StaircaseND(epsilon=1, sensitivity=1, gamma=0.3, dim=2, norm="l2")
+    >>> math.isclose(disc.normaliser * math.pi, mech.normaliser * 2)  # vol(B_2) = π, vol(B_1) = 2
+    True
+    >>> disc.privacy().norm, disc.expected_cost("l2") == disc.moment(1)
+    ('l2', True)
     """
 
     name = "staircase_nd"
     _param_names = ("gamma", "dim")
     _pow_help = "pow:M (‖x‖₁^M, integer M)"
 
-    def __init__(self, *, epsilon, sensitivity, gamma, dim) -> None:
+    def __init__(self, *, epsilon, sensitivity, gamma, dim, norm="l1", weights=None) -> None:
         super().__init__(epsilon=epsilon, sensitivity=sensitivity)
         self.gamma = nx.check_unit_interval(gamma, "gamma")
         self._init_dim(dim)
-        self._log_a = _log_normaliser(self.epsilon, self.sensitivity, self.gamma, self.dim)
+        self._ball = _parse_norm(norm, weights, self.dim)
+        self._norm = self._ball.text
+        self._log_a = _log_normaliser_ball(self.epsilon, self.sensitivity, self.gamma, self.dim, self._ball)
         self._sampler = None
 
+    @property
+    def norm(self) -> str:
+        """The sensitivity norm: ``l1``, ``l2``, ``linf`` or ``lp:P``."""
+        return self._ball.text
+
+    @property
+    def weights(self) -> tuple[float, ...] | None:
+        """The weights w_i of a weighted ℓp norm (None when unweighted)."""
+        return self._ball.weights
+
+    @property
+    def parameters(self) -> dict:
+        """``gamma``, ``dim``, and ``norm``/``weights`` when they differ from ℓ1/unweighted."""
+        out = {"gamma": self.gamma, "dim": self.dim}
+        if self._ball.text != "l1":
+            out["norm"] = self._ball.text
+        if self._ball.weights is not None:
+            out["weights"] = self._ball.weights
+        return out
+
     @classmethod
-    def optimal(cls, cost, *, epsilon, sensitivity, dim) -> "StaircaseND":
-        """The staircase with γ = γ*(cost) (:func:`optimal_gamma_nd`)."""
-        return cls(epsilon=epsilon, sensitivity=sensitivity, dim=dim, gamma=optimal_gamma_nd(cost, epsilon, dim, sensitivity))
+    def optimal(cls, cost, *, epsilon, sensitivity, dim, norm="l1", weights=None) -> "StaircaseND":
+        """The staircase with γ = γ*(cost) (:func:`optimal_gamma_nd`).
+
+        In every norm K, E L(X) = Δ^m E[R^m] E‖Θ‖_L^m with a γ-free factor, so γ* depends on the
+        cost's order m only (l1, l2, linf: 1; l2sq: 2; pow:M: M) and is also optimal for ‖x‖_K^m.
+        """
+        _parse_norm(norm, weights, check_dim(dim))
+        g = optimal_gamma_nd(cost, epsilon, dim, sensitivity)
+        return cls(epsilon=epsilon, sensitivity=sensitivity, dim=dim, gamma=g, norm=norm, weights=weights)
 
     @property
     def normaliser(self) -> float:
@@ -1028,30 +1340,52 @@ class StaircaseND(NDMechanism):
         return np.exp(self._logpdf_nd(x))
 
     def _logpdf_nd(self, x):
-        return self._log_a - self.epsilon * self._level(np.abs(x).sum(axis=-1))
+        return self._log_a - self.epsilon * self._level(_ball_norm(x, self._ball))
 
     def _cost_nd(self, name, m, cost):
-        return _stair_cost(name, m, self.epsilon, self.sensitivity, self.gamma, self.dim, cost)
+        return _stair_cost_ball(name, m, self.epsilon, self.sensitivity, self.gamma, self.dim, self._ball, cost)
+
+    def var(self) -> np.ndarray:
+        """Per-coordinate variance E X_j² = Δ² E[R²] EΘ'₁² a_j² (a_j = w_j^{−1/p}; closed form)."""
+        if self._ball.weights is None or self.dim == 1:
+            return super().var()
+        mu2 = _cone_moments(self._ball.p, self.dim)[1]
+        a = self._ball.scale(self.dim)
+        return _moment(2, self.epsilon, self.sensitivity, self.gamma, self.dim) * mu2 * a * a
 
     def moment(self, m) -> float:
-        """E‖X‖₁^m (integer m)."""
+        """E‖X‖_K^m in the mechanism's own norm K (integer m; the same radial series for every K)."""
         return staircase_nd_moment(m, self.epsilon, self.sensitivity, self.gamma, self.dim)
 
     def _sample(self, n, rng):
-        # radius from the shell law, direction uniform on the ℓ1 sphere
+        # radius from the shell law, direction under the cone measure of the K sphere
         if self._sampler is None:
             self._sampler = _StaircaseSampler(self.epsilon, self.gamma, self.dim)
         radius = self._sampler.radius(n, rng)
-        return _l1_directions_scaled(radius * self.sensitivity, self.dim, rng)
+        if self._ball.plain_l1:
+            return _l1_directions_scaled(radius * self.sensitivity, self.dim, rng)
+        return _ball_directions_scaled(radius * self.sensitivity, self.dim, self._ball, rng)
 
     def _make_1d(self):
         from optmech.mechanisms.staircase import Staircase
 
-        return Staircase(epsilon=self.epsilon, sensitivity=self.sensitivity, gamma=self.gamma)
+        scale = float(self._ball.scale(1)[0]) if self.dim == 1 else 1.0
+        return Staircase(epsilon=self.epsilon, sensitivity=self.sensitivity * scale, gamma=self.gamma)
+
+    def privacy(self) -> Privacy:
+        if self.dim == 1 and self._ball.weights is None:
+            norm = "abs"
+        else:
+            norm = self._ball.label
+        return Privacy("pure", self.epsilon, 0.0, self.sensitivity, norm, self._privacy_note())
 
     def _privacy_note(self) -> str:
-        return ("staircase_nd: f(x) <= e^epsilon f(x+t) for ||t||_1 <= sensitivity (the level "
-                "floor(||x||_1/sensitivity - gamma) moves by at most one) [GKOV15, §II]")
+        if self._ball.plain_l1:
+            return ("staircase_nd: f(x) <= e^epsilon f(x+t) for ||t||_1 <= sensitivity (the level "
+                    "floor(||x||_1/sensitivity - gamma) moves by at most one) [GKOV15, §II]")
+        return (f"staircase_nd: f(x) <= e^epsilon f(x+t) for ||t||_K <= sensitivity, K = {self._ball.label} "
+                "(the level floor(||x||_K/sensitivity - gamma) moves by at most one: triangle inequality) "
+                "[derived; GKOV15, §II for l1]")
 
 
 class LaplaceND(NDMechanism):
