@@ -611,3 +611,329 @@ def _pow_cost(p):
     from optmech.costs import parse_cost
 
     return parse_cost(f"pow:{p}")
+
+
+# --------------------------------------------------------------------------------------------
+# the staircase in other norms (issue 21): ℓ2, ℓ∞, ℓp, weighted ℓp.  Every check below is
+# independent of the module's formulas: norms and volumes are recomputed here, integrals by grids
+# and importance sampling, directions and cross-norm costs by Monte Carlo (5 standard errors).
+
+P_OF = {"l1": 1.0, "l2": 2.0, "linf": math.inf, "lp:3": 3.0}
+WEIGHTS = {2: (1.0, 4.0), 3: (1.0, 4.0, 0.25)}
+
+
+def norm_cases(d):
+    """(norm, weights, p) for ℓ1, ℓ2, ℓ∞, ℓ3 and a weighted ℓ2."""
+    return [(n, None, p) for n, p in P_OF.items()] + [("l2", WEIGHTS[d], 2.0)]
+
+
+def knorm(x, p, w=None):
+    """(Σ w_i |x_i|^p)^{1/p} along the last axis (max |x_i| for p = ∞), written out here."""
+    a = np.abs(np.asarray(x, dtype=float))
+    if w is not None:
+        a = a * np.asarray(w) ** (1.0 / p)
+    if p == math.inf:
+        return a.max(axis=-1)
+    return (a**p).sum(axis=-1) ** (1.0 / p)
+
+
+def ball_volume(d, p, w=None):
+    """vol{x : ‖x‖ <= 1}: d = 2 by quadrature of the boundary curve, d = 3 by the textbook forms."""
+    if d == 2 and p != math.inf:
+        quarter = integrate.quad(lambda s: (1.0 - s**p) ** (1.0 / p), 0.0, 1.0, epsabs=1e-14, epsrel=1e-13)[0]
+        v = 4.0 * quarter
+    elif p == math.inf:
+        v = 2.0**d
+    else:
+        v = (2.0 * math.gamma(1.0 + 1.0 / p)) ** d / math.gamma(1.0 + d / p)
+    if w is not None:
+        v /= math.prod(wi ** (1.0 / p) for wi in w)
+    return v
+
+
+def test_other_norm_normaliser_is_one_over_ball_volume_times_the_l1_series():
+    """a_K vol(B_K) = a_1 vol(B_1): vol(B_1) = 2^d/d! reproduces [GKOV15]'s a(γ); d = 2 volumes
+    from quadrature (π for the disc, π/√(w₁w₂) for the ellipse, ...)."""
+    for d in (2, 3):
+        for norm, w, p in norm_cases(d) + [("l1", WEIGHTS[d], 1.0), ("lp:1.5", WEIGHTS[d], 1.5)]:
+            a1 = staircase_nd_normaliser(0.9, 1.3, 0.4, d)
+            ak = StaircaseND(epsilon=0.9, sensitivity=1.3, gamma=0.4, dim=d, norm=norm, weights=w).normaliser
+            assert ak * ball_volume(d, p, w) == pytest.approx(a1 * 2.0**d / math.factorial(d), rel=1e-9)
+            assert staircase_nd_normaliser(0.9, 1.3, 0.4, d, norm=norm, weights=w) == ak
+    assert ball_volume(2, 2.0, (1.0, 4.0)) == pytest.approx(math.pi / 2.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("norm,w,p", norm_cases(2))
+def test_other_norm_pdf_integrates_to_one_on_a_grid_d2(norm, w, p):
+    """Midpoint rule on the quadrant x > 0 (every norm here is sign symmetric), h = 0.005.  The
+    density jumps on every shell boundary, so the rule's error is O(h) (measured <= 1.6e-3 here,
+    halving with h); a wrong volume factor would be off by O(1)."""
+    eps, delta = 2.0, 0.7
+    m = StaircaseND(epsilon=eps, sensitivity=delta, gamma=0.35, dim=2, norm=norm, weights=w)
+    h, top = 0.005, 12.0  # mass beyond ‖x‖ = 12 is < 1e-12; ‖x‖ >= |x_i| for every norm here (w_i >= 1)
+    c = np.arange(h / 2, top, h)
+    total = 0.0
+    for chunk in np.array_split(c, 8):
+        x = np.stack(np.meshgrid(chunk, c, indexing="ij"), axis=-1)
+        total += float(m.pdf(x).sum())
+    assert 4.0 * h * h * total == pytest.approx(1.0, abs=3e-3)
+    # the pdf is the staircase of the norm written out here
+    pts = np.random.default_rng(3).normal(size=(500, 2)) * 2.0
+    level = np.floor(knorm(pts, p, w) / delta - 0.35) + 1.0
+    np.testing.assert_allclose(m.pdf(pts), m.normaliser * np.exp(-eps * level), rtol=1e-12)
+
+
+@pytest.mark.parametrize("norm,w,p", norm_cases(3))
+def test_other_norm_pdf_integrates_to_one_importance_sampling_d3(norm, w, p):
+    """∫f = E_q[f(Y)/q(Y)] for Y with i.i.d. Laplace(s) coordinates, s = c_K Δ/ε where
+    c_K = sup ‖y‖₁/‖y‖_K = ‖(w_i^{−1/p})‖_{p/(p−1)} (Hölder), so f/q is bounded."""
+    eps, delta, d, n = 1.5, 0.8, 3, 200_000
+    m = StaircaseND(epsilon=eps, sensitivity=delta, gamma=0.6, dim=d, norm=norm, weights=w)
+    a = np.ones(d) if w is None else np.asarray(w) ** (-1.0 / p)
+    c_k = a.max() if p == 1.0 else (a.sum() if p == math.inf else float((a ** (p / (p - 1))).sum() ** ((p - 1) / p)))
+    s = c_k * delta / eps
+    y = np.random.default_rng(11).laplace(0.0, s, size=(n, d))
+    logq = -d * math.log(2.0 * s) - np.abs(y).sum(axis=1) / s
+    ratio = np.exp(m.logpdf(y) - logq)
+    mc_check(ratio, 1.0)
+    assert ratio.std() / math.sqrt(n) < 0.01
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_other_norm_sampler_radius_direction_and_costs(d):
+    """‖X‖_K moments = E[R^m] (moment()); cross-norm costs (closed forms) = sample means; the
+    direction laws: ℓ2 (also weighted, after D = diag(√w)) uniform on the sphere, ℓ∞ argmax uniform
+    and the other coordinates uniform on [−max, max]; R independent of the direction."""
+    for i, (norm, w, p) in enumerate(norm_cases(d)):
+        m = StaircaseND(epsilon=1.1, sensitivity=1.3, gamma=0.3, dim=d, norm=norm, weights=w)
+        x = m.sample(60_000, rng=500 + 10 * d + i)
+        assert x.shape == (60_000, d) and x.dtype == np.float64
+        r = knorm(x, p, w)
+        for k in (1, 2, 3):
+            mc_check(r**k, m.moment(k))
+        a = np.abs(x)
+        values = {"l1": a.sum(axis=1), "l2": np.sqrt((a * a).sum(axis=1)), "l2sq": (a * a).sum(axis=1),
+                  "linf": a.max(axis=1), "pow:2": a.sum(axis=1) ** 2}
+        checked = []
+        for cost, v in values.items():
+            try:
+                expected = m.expected_cost(cost)
+            except SpecError:
+                continue
+            mc_check(v, expected)
+            checked.append(cost)
+        assert {"l1", "l2sq", "pow:2"} <= set(checked)
+        for j in range(d):
+            mc_check(x[:, j], 0.0)
+            mc_check(x[:, j] ** 2, m.var()[j])
+        if p == 2.0:  # Θ = D X/‖X‖_w uniform on the unit sphere
+            theta = x * (np.ones(d) if w is None else np.sqrt(w)) / r[:, None]
+            np.testing.assert_allclose(np.sqrt((theta**2).sum(axis=1)), 1.0, rtol=1e-12)
+            for j in range(d):
+                mc_check(theta[:, j], 0.0)
+                mc_check(theta[:, j] ** 2, 1.0 / d)
+            # |Θ₁| has density ∝ (1 − t²)^{(d−3)/2}: Θ₁² ~ Beta(1/2, (d−1)/2)
+            assert stats.kstest(theta[:, 0] ** 2, stats.beta(0.5, (d - 1) / 2.0).cdf).pvalue > 1e-3
+            big = r > np.median(r)
+            mc_check(theta[big, 0] ** 2, 1.0 / d)
+        if p == math.inf:
+            top = np.argmax(a, axis=1)
+            for j in range(d):
+                mc_check((top == j).astype(float), 1.0 / d)
+            others = (x / r[:, None])[np.arange(d)[None, :] != top[:, None]]
+            assert stats.kstest(others, stats.uniform(-1.0, 2.0).cdf).pvalue > 1e-3
+        if p == 3.0:  # E|Θ₁|^s = E|G₁|^s / E‖G‖₃^s (G = ‖G‖₃Θ, independent), G_i density ∝ e^{−|t|³}
+            theta = np.abs(x[:, 0]) / r
+            for s in (1, 2):
+                expected = math.gamma((s + 1) / 3) / math.gamma(1 / 3) * math.gamma(d / 3) / math.gamma((d + s) / 3)
+                mc_check(theta**s, expected)
+
+
+def test_other_norm_cross_costs_closed_forms():
+    """The cone factors E‖Θ‖_L^m against the brief's closed forms and limiting cases: ℓ1 cone =
+    signed Dirichlet (E‖Θ‖₂² = 2/(d+1)), ℓ2 sphere (E‖Θ‖₁ = dΓ(d/2)/(√πΓ((d+1)/2)), ‖Θ‖₂ = 1,
+    linf as for the ℓ2 Laplace), ℓ∞ cube (E‖Θ‖₁ = 1 + (d−1)/2, E‖Θ‖₂² = 1 + (d−1)/3), weighted
+    ℓ1 with unit weights = ℓ1, ℓp → ℓ1/ℓ2/ℓ∞ as p → 1/2/∞, and mpmath quadrature for ℓ3 in d = 2."""
+    eps, delta, g = 0.9, 1.2, 0.45
+    for d in (2, 3, 5):
+        def make(norm, w=None):
+            return StaircaseND(epsilon=eps, sensitivity=delta, gamma=g, dim=d, norm=norm, weights=w)
+
+        r1, r2 = staircase_nd_moment(1, eps, delta, g, d), staircase_nd_moment(2, eps, delta, g, d)
+        l1, l2, li = make("l1"), make("l2"), make("linf")
+        assert l1.expected_cost("l2sq") == pytest.approx(2.0 / (d + 1) * r2, rel=1e-13)
+        sphere_l1 = d * math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d + 1) / 2))
+        assert l2.expected_cost("l1") == pytest.approx(sphere_l1 * r1, rel=1e-13)
+        assert l2.expected_cost("l2") == l2.moment(1) and l2.expected_cost("l2sq") == l2.moment(2)
+        assert l2.expected_cost("linf") / r1 == pytest.approx(
+            l2_laplace_cost("linf", 1.0, d) / l2_laplace_cost("l2", 1.0, d), rel=1e-13)
+        assert li.expected_cost("l1") == pytest.approx((1 + (d - 1) / 2) * r1, rel=1e-13)
+        assert li.expected_cost("l2sq") == pytest.approx((1 + (d - 1) / 3) * r2, rel=1e-13)
+        assert li.expected_cost("linf") == li.moment(1)
+        ones = make("l1", (1.0,) * d)
+        for cost in ("l1", "l2sq", "pow:2"):
+            assert ones.expected_cost(cost) == pytest.approx(l1.expected_cost(cost), rel=1e-13)
+            assert make("lp:1.0000001").expected_cost(cost) == pytest.approx(l1.expected_cost(cost), rel=1e-5)
+            assert make("lp:2.0000001").expected_cost(cost) == pytest.approx(l2.expected_cost(cost), rel=1e-5)
+            assert make("lp:1e7").expected_cost(cost) == pytest.approx(li.expected_cost(cost), rel=1e-5)
+        # weighted ℓ2 with weights c·1 is ℓ2 scaled by c^{-1/2}
+        assert make("l2", (4.0,) * d).expected_cost("l1") == pytest.approx(l2.expected_cost("l1") / 2.0, rel=1e-13)
+        assert make("l2", (4.0,) * d).expected_cost("pow:2") == pytest.approx(l2.expected_cost("pow:2") / 4.0, rel=1e-13)
+    # ℓ3, d = 2: E‖Θ‖₁, E‖Θ‖₂², E‖Θ‖₁² under the cone measure by mpmath quadrature along the curve
+
+    def cone_mean(fun):
+        """θ(t) = (t, (1 − t³)^{1/3}); the cone over dθ has area |θ × θ'| dt/2 = (y − t y') dt/2.
+        Symmetric ``fun``: the arc t <= 2^{−1/3} (up to the diagonal) suffices, and avoids the
+        endpoint singularity of y' at t = 1."""
+        with mpmath.workdps(30):
+            y = lambda t: (1 - t**3) ** (mpmath.mpf(1) / 3)
+            dy = lambda t: -(t**2) * (1 - t**3) ** (mpmath.mpf(-2) / 3)
+            wgt = lambda t: y(t) - t * dy(t)
+            edge = mpmath.mpf(2) ** (mpmath.mpf(-1) / 3)
+            num = mpmath.quad(lambda t: fun(t, y(t)) * wgt(t), [0, edge])
+            return float(num / mpmath.quad(wgt, [0, edge]))
+
+    m3 = StaircaseND(epsilon=eps, sensitivity=delta, gamma=g, dim=2, norm="lp:3")
+    r1, r2 = staircase_nd_moment(1, eps, delta, g, 2), staircase_nd_moment(2, eps, delta, g, 2)
+    assert m3.expected_cost("l1") == pytest.approx(cone_mean(lambda s, t: s + t) * r1, rel=1e-12)
+    assert m3.expected_cost("l2sq") == pytest.approx(cone_mean(lambda s, t: s * s + t * t) * r2, rel=1e-12)
+    assert m3.expected_cost("pow:2") == pytest.approx(cone_mean(lambda s, t: (s + t) ** 2) * r2, rel=1e-12)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_other_norm_privacy_ratio(d):
+    """f(x)/f(x + t) <= e^ε at random x and random t with ‖t‖_K <= Δ (norms written out here),
+    with equality attained; privacy() names the norm."""
+    rng = np.random.default_rng(40 + d)
+    eps, delta = 0.8, 1.5
+    for norm, w, p in norm_cases(d) + [("lp:1.7", WEIGHTS[d], 1.7)]:
+        m = StaircaseND(epsilon=eps, sensitivity=delta, gamma=0.25, dim=d, norm=norm, weights=w)
+        x = rng.normal(size=(50_000, d)) * 3.0 * delta
+        t = rng.normal(size=(50_000, d))
+        t *= (delta * (1 - 1e-12) * rng.random(50_000) ** 0.3 / knorm(t, p, w))[:, None]
+        assert np.all(knorm(t, p, w) <= delta)
+        ratio = np.exp(m.logpdf(x) - m.logpdf(x + t))
+        assert ratio.max() <= math.exp(eps) * (1 + 1e-12)
+        assert ratio.max() == pytest.approx(math.exp(eps), rel=1e-12)
+        priv = m.privacy()
+        assert priv.notion == "pure" and priv.epsilon == eps and priv.sensitivity == delta
+        assert priv.norm == (norm if w is None else f"{norm}, weights ({', '.join(f'{v:g}' for v in w)})")
+        assert "triangle" in priv.note or norm == "l1"
+
+
+def test_l1_norm_is_bit_identical_to_the_default():
+    """norm='l1' (and lp:1) is today's staircase: same normaliser, pdf, costs, dict and samples;
+    the samples are the shell radius times the Laplace-direction draw, in that order of the rng."""
+    for d in (1, 2, 3, 5):
+        base = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=d)
+        x = base.sample(2000, rng=5)
+        rng = np.random.default_rng(5)
+        radius = md._StaircaseSampler(0.7, 0.3, d).radius(2000, rng)
+        np.testing.assert_array_equal(x, md._l1_directions_scaled(radius * 1.3, d, rng))
+        for norm in ("l1", "lp:1", " L1 "):
+            m = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=d, norm=norm)
+            assert m.to_dict() == base.to_dict() and "norm" not in m.to_dict() and m == base
+            assert m.normaliser == base.normaliser
+            np.testing.assert_array_equal(m.sample(2000, rng=5), x)
+            np.testing.assert_array_equal(m.pdf(x), base.pdf(x))
+            for cost in ("l1", "l2", "l2sq", "linf", "pow:3"):
+                assert m.expected_cost(cost) == base.expected_cost(cost)
+            assert m.privacy() == base.privacy()
+
+
+def test_other_norms_at_d1_are_the_1d_staircase():
+    """d = 1: every unweighted norm is |x| (identical to ℓ1); a weight w gives the 1-D staircase
+    with sensitivity Δ w^{−1/p}."""
+    base = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=1)
+    one_d = Staircase(epsilon=0.7, sensitivity=1.3, gamma=0.3)
+    x = base.sample(3000, rng=2)
+    for norm in ("l2", "linf", "lp:3"):
+        m = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=1, norm=norm)
+        assert m.normaliser == base.normaliser and m.privacy().norm == "abs"
+        np.testing.assert_array_equal(m.sample(3000, rng=2), x)
+        np.testing.assert_array_equal(m.pdf(x), base.pdf(x))
+        np.testing.assert_allclose(m.pdf(x[:, 0]), one_d.pdf(x[:, 0]), rtol=1e-13)
+        for cost in ("l1", "l2sq", "linf", "pow:3", "abs"):
+            assert m.expected_cost(cost) == base.expected_cost(cost)
+    for norm, w, p in (("l2", (4.0,), 2.0), ("lp:3", (8.0,), 3.0), ("l1", (0.5,), 1.0)):
+        m = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=1, norm=norm, weights=w)
+        ref = Staircase(epsilon=0.7, sensitivity=1.3 * w[0] ** (-1.0 / p), gamma=0.3)
+        grid = np.linspace(-8, 8, 1601)
+        np.testing.assert_allclose(m.pdf(grid), ref.pdf(grid), rtol=1e-12)
+        assert m.expected_cost("abs") == pytest.approx(ref.expected_cost("abs"), rel=1e-13)
+        assert m.expected_cost("l2sq") == pytest.approx(ref.expected_cost("square"), rel=1e-13)
+        assert m.var()[0] == pytest.approx(ref.var(), rel=1e-13)
+        mc_check(np.abs(m.sample(40_000, rng=8)[:, 0]), ref.expected_cost("abs"))
+
+
+def test_other_norm_optimal_gamma():
+    """γ* depends only on the cost's order: brute force over γ of the ℓ2 staircase's E‖X‖₂ and
+    of the ℓ∞ staircase's E‖X‖∞² (= moment(2)) in d = 3."""
+    grid = np.linspace(0.0, 1.0, 801)
+    m = StaircaseND.optimal("l2", epsilon=1.0, sensitivity=1.0, dim=3, norm="l2")
+    assert m.norm == "l2" and m.gamma == optimal_gamma_nd("l1", 1.0, 3)
+    brute = grid[np.argmin([StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=g, dim=3, norm="l2").expected_cost("l2")
+                            for g in grid])]
+    assert abs(m.gamma - brute) < 2e-3
+    m2 = StaircaseND.optimal("pow:2", epsilon=2.0, sensitivity=1.0, dim=3, norm="linf")
+    brute = grid[np.argmin([StaircaseND(epsilon=2.0, sensitivity=1.0, gamma=g, dim=3, norm="linf").moment(2)
+                            for g in grid])]
+    assert abs(m2.gamma - brute) < 2e-3
+    w = WEIGHTS[3]
+    opt = staircase_nd_optimal_cost("l2sq", 1.0, 1.0, 3, norm="lp:3", weights=w)
+    assert opt == pytest.approx(min(staircase_nd_cost("l2sq", 1.0, 1.0, g, 3, norm="lp:3", weights=w) for g in grid), rel=1e-6)
+    assert opt <= min(staircase_nd_cost("l2sq", 1.0, 1.0, g, 3, norm="lp:3", weights=w) for g in grid)
+
+
+def test_other_norm_round_trip():
+    mechs = [StaircaseND(epsilon=0.6, sensitivity=1.5, gamma=0.2, dim=3, norm=n, weights=w) for n, w, _ in norm_cases(3)]
+    mechs += [StaircaseND(epsilon=0.6, sensitivity=1.5, gamma=0.2, dim=2, norm="lp:2.5", weights=[2, 3]),
+              StaircaseND(epsilon=0.6, sensitivity=1.5, gamma=0.2, dim=2, norm="LP:INF")]
+    for m in mechs:
+        d = m.to_dict()
+        assert d.get("norm", "l1") == m.norm and d.get("weights") == m.weights
+        for again in (Mechanism.from_dict(d), Mechanism.from_dict(json.loads(json.dumps(d)))):
+            assert again == m and hash(again) == hash(m) and again.norm == m.norm and again.weights == m.weights
+            np.testing.assert_array_equal(again.sample(50, rng=1), m.sample(50, rng=1))
+        assert eval("md." + repr(m)) == m
+    assert mechs[-1].norm == "linf" and mechs[-2].weights == (2.0, 3.0) and mechs[-2].norm == "lp:2.5"
+    assert StaircaseND(epsilon=1, sensitivity=1, gamma=0.5, dim=2, norm="lp:3.0").norm == "lp:3"
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"norm": "l3"}, "unknown norm 'l3'"),
+        ({"norm": "l0"}, "unknown norm"),
+        ({"norm": 2}, "norm must be a string"),
+        ({"norm": "lp:0.5"}, "P >= 1"),
+        ({"norm": "lp:nan"}, "P >= 1"),
+        ({"norm": "lp:three"}, "must be a number"),
+        ({"norm": "l2", "weights": (1.0,)}, "dim = 2"),
+        ({"norm": "l2", "weights": (1.0, 0.0)}, "> 0"),
+        ({"norm": "l2", "weights": (1.0, -2.0)}, "> 0"),
+        ({"norm": "l2", "weights": (1.0, math.inf)}, "> 0"),
+        ({"norm": "l2", "weights": (1.0, True)}, "numbers"),
+        ({"norm": "l2", "weights": "12"}, "list"),
+        ({"norm": "linf", "weights": (1.0, 2.0)}, "linf takes none"),
+    ],
+)
+def test_other_norm_bad_input(kwargs, match):
+    with pytest.raises(SpecError, match=match) as info:
+        StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=2, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_other_norm_inexact_costs_refused():
+    for norm, w, cost in (("linf", None, "l2"), ("lp:3", None, "linf"), ("l2", (1.0, 2.0, 3.0), "l2"),
+                          ("l2", None, "pow:3"), ("lp:3", None, "pow:1.5")):
+        m = StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=3, norm=norm, weights=w)
+        with pytest.raises(SpecError) as info:
+            m.expected_cost(cost)
+        assert "\n" not in str(info.value) and repr(cost) in str(info.value)
+    with pytest.raises(SpecError, match="unknown norm"):
+        staircase_nd_cost("l1", 1.0, 1.0, 0.5, 2, norm="l5")
+    with pytest.raises(SpecError, match="unknown norm"):
+        Mechanism.from_dict({"name": "staircase_nd", "epsilon": 1.0, "sensitivity": 1.0, "gamma": 0.5, "dim": 2, "norm": "x"})
+    with pytest.raises(SpecError, match="unknown norm"):
+        StaircaseND.optimal("l1", epsilon=1.0, sensitivity=1.0, dim=2, norm="l7")
