@@ -44,11 +44,14 @@ MEMORY = [
     ("approx Δ=30 δ=1e-6", ["--privacy", "approx", "--delta", "1e-6", "--sensitivity", "30", "--cost", "abs"], 120),
     ("approx Δ=60 δ=1e-6", ["--privacy", "approx", "--delta", "1e-6", "--sensitivity", "60", "--cost", "abs"], 300),
     ("pure 2-D Δ=4", ["--dim", "2", "--cost", "l1", "--domain", "integer", "--sensitivity", "4"], 120),
+    ("approx on ℝ δ=1e-6", ["--privacy", "approx", "--delta", "1e-6", "--domain", "continuous", "--cost", "square"], 60),
+    ("approx on ℝ² ℓ2", ["--privacy", "approx", "--delta", "1e-3", "--dim", "2", "--norm", "l2", "--domain",
+                         "continuous", "--cost", "l2"], 120),
     ("pure 2-D weighted", ["--dim", "2", "--cost", "abs(x1)+2*abs(x2)", "--domain", "integer", "--sensitivity", "3"], 120),
     ("lipschitz", ["--privacy", "lipschitz", "--cost", "square", "--resolution", "500"], 60),
     ("wasserstein m=4", ["--utility", "wasserstein", "--input", "poisson:20:0:80", "--sensitivity", "4"], 60),
 ]
-QUICK_MEMORY = [MEMORY[0], MEMORY[1], MEMORY[4], MEMORY[6], MEMORY[8], MEMORY[11]]
+QUICK_MEMORY = [MEMORY[0], MEMORY[1], MEMORY[4], MEMORY[6], MEMORY[8], MEMORY[10], MEMORY[13]]
 
 #: (label, solve arguments, time limit): problems that need longer than their limit.
 TIME = [
@@ -69,6 +72,8 @@ TIME = [
     ("pure 2-D Δ=4", ["--dim", "2", "--cost", "l1", "--domain", "integer", "--sensitivity", "4"], 5),
     ("pure 2-D Δ=4", ["--dim", "2", "--cost", "l1", "--domain", "integer", "--sensitivity", "4"], 10),
     ("pure 3-D Δ=3", ["--dim", "3", "--cost", "l1", "--domain", "integer", "--sensitivity", "3"], 10),
+    ("approx on ℝ² ℓ2", ["--privacy", "approx", "--delta", "1e-3", "--dim", "2", "--norm", "l2", "--domain",
+                         "continuous", "--cost", "l2"], 20),
     ("lipschitz", ["--privacy", "lipschitz", "--cost", "square", "--resolution", "500"], 5),
     ("lipschitz", ["--privacy", "lipschitz", "--cost", "square", "--resolution", "500"], 20),
 ]
