@@ -98,6 +98,8 @@ def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: 
     an LP if it is certified (its :meth:`fallback_lower` and a certified first upper bound), else the
     one-line :class:`~optmech.budget.TimeLimitReached` (or the :class:`ProblemTooLarge` ``exc``)."""
     fallback = getattr(family, "fallback_lower", None)
+    for up in getattr(family, "fallback_uppers", lambda: [])():  # bounds a family offers only without an LP
+        best.offer_upper(up)
     if fallback is not None and best.upper is not None and best.upper.certified:
         value, what = fallback()
         if value is not None and math.isfinite(value):

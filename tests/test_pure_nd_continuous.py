@@ -465,3 +465,20 @@ def test_d5_continuous_is_solved_and_contains_the_staircase():
     st = next(x for x in r.references if x.name == "staircase")
     assert r.lower_bound <= st.value <= r.upper_bound * (1 + 1e-9)
     assert r.upper_bound <= st.value * (1 + 1e-4)        # the fine shell upper bound is in use
+
+
+def test_a_time_limit_before_any_lp_returns_the_closed_form_bracket():
+    """ℓ∞ sensitivity 1 in d = 2 with cost ‖x‖∞ at resolution 8: no LP fits 2 s, so the answer is the
+    certified bracket [0, E max(|X1|, |X2|)] of i.i.d. Laplace(2) noise (ε-DP for ‖t‖∞ <= 1 since
+    ‖t‖₁ <= 2): |X_i| ~ Exp(mean 2), and the maximum of two has mean 2·(1 + 1/2) = 3."""
+    p = run_cli("solve", "--epsilon", "1", "--dim", "2", "--norm", "linf", "--cost", "linf", "--resolution", "8",
+                "--time-limit", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["status"] == "gap_not_reached" and d["certified"] and d["lower_bound"] == 0.0
+    assert 3.0 <= d["upper_bound"] <= 3.0 * (1 + 1e-11)
+    assert "time limit" in d["message"] and any("closed-form laplace" in c for c in d["claims"])
+    r = optmech.solve(Problem(PureDP(1.0), "linf", sensitivity=1, domain=Continuous(resolution=8), dim=2,
+                              norm="linf"), time_limit=2)
+    assert type(r.mechanism).__name__ == "LaplaceND" and r.mechanism.scale == 2.0
+    assert r.mechanism.privacy().epsilon == 1.0

@@ -369,6 +369,19 @@ class PureNDFamily:
     def start(self) -> int:
         return _radius(self.s)
 
+    def fallback_lower(self) -> tuple[float | None, str]:
+        """On ℝ^d with a named cost (a norm or its square: nonnegative), when no LP fits the time limit."""
+        if not self.s.cells or self.s.cost.kind == "expr":
+            return None, ""
+        return 0.0, "the cost's floor on R^d (a norm or its square is nonnegative)"
+
+    def fallback_uppers(self) -> list:
+        """The exact closed-form ε-DP laws on ℝ^d (:func:`closed_form_uppers_nd`), offered only when no
+        LP fits the time limit (the LP's own upper bound is the one reported otherwise)."""
+        if not self.s.cells or self.s.cost.kind == "expr":
+            return []
+        return closed_form_uppers_nd(self.s)
+
     def plan(self, R: int) -> LPPlan:
         """The LP of half-width R before it is built (:func:`lp_plan`), cached per R."""
         if R not in self._plans:
@@ -438,6 +451,8 @@ class PureNDFamily:
     def report(self, best, last: Step | None, status: str) -> dict:
         from optmech.mechanisms.solved import mechanism_from_solver_dict
 
+        if last is None:  # no LP fitted: the bracket [the cost's floor, a closed-form law]
+            return _report_without_lp(self.s, best)
         s, alp = self.s, last.built.model
         best_up = best.upper
         dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
@@ -475,7 +490,7 @@ class PureNDFamily:
         mech = None
         if best_up is not None:
             beta = math.exp(-s.eps + min(PRIVACY_MARGIN, s.eps * 1e-3))
-            mech = mechanism_from_solver_dict(_mechanism_nd(best_up, alp, s) | {"epsilon": s.eps, "beta": beta})
+            mech = mechanism_from_solver_dict(_mechanism_nd(best_up, s) | {"epsilon": s.eps, "beta": beta})
         return {
             "mechanism": mech, "lp": lp_info, "claims": claims,
             "audit": {"realised_epsilon": best_up.realised_epsilon if best_up else None, "target_epsilon": s.eps,
@@ -486,6 +501,75 @@ class PureNDFamily:
                            "lower_bound": "relaxation: in-domain pairs, far mass at the minimum cost outside",
                            "upper_bound": "beta-majorant of the domain's masses with geometric tails outside"},
         }
+
+
+@dataclass
+class ReferenceUpper:
+    """A certified upper bound from a closed-form ε-DP law: its exact expected cost widened by
+    ``CLOSED_FORM_WIDENING``, its name and calibration, and the mechanism object."""
+
+    value: float
+    reference: str
+    parameters: dict
+    mechanism: object
+    note: str
+    certified: bool = True
+
+
+#: Relative widening of a closed form's floating-point value before it serves as a certified upper bound.
+CLOSED_FORM_WIDENING = 1e-12
+
+
+def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
+    """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ) and, for ℓ2, the
+    ℓ2-Laplace [KHP15]: ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
+    operations; ``CLOSED_FORM_WIDENING``)."""
+    from optmech.mechanisms.multidim import L2Laplace, LaplaceND
+
+    out = []
+    c = _norm_factor(s.norm, s.d)
+    laws = [("laplace", LaplaceND(epsilon=s.eps, sensitivity=c * s.delta, dim=s.d),
+             f"i.i.d. Laplace(scale {c * s.delta / s.eps:g}), epsilon-DP for {s.norm} sensitivity {s.delta:g}")]
+    if s.norm == "l2":
+        laws.append(("l2_laplace", L2Laplace(epsilon=s.eps, sensitivity=s.delta, dim=s.d),
+                     "density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15, Thm 8]"))
+    for name, mech, note in laws:
+        try:
+            v = float(mech.expected_cost(s.cost.spec))
+        except SpecError:
+            continue
+        if math.isfinite(v) and v > 0 and not (name == "laplace" and s.cost.spec == "l2"):  # E||X||_2: numeric
+            out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
+                                      dict(mech.parameters) | {"scale": float(mech.scale)}, mech, note))
+    return out
+
+
+def _report_without_lp(s: _Setup, best) -> dict:
+    """The report when no LP of the lower bound fitted the time limit: the fallback bracket, and the
+    mechanism of its upper end (a closed-form law, or the audited shell density solved first)."""
+    from optmech.mechanisms.solved import mechanism_from_solver_dict
+
+    up = best.upper
+    ref = getattr(up, "reference", None)
+    claims = [f"pure epsilon-DP on R^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
+              "no LP of the lower bound fitted the time limit: the lower bound is the cost's floor on R^d"]
+    if ref is not None:
+        claims.append(f"upper bound: the closed-form {ref} law ({up.note}), its exact expected cost widened by "
+                      f"{CLOSED_FORM_WIDENING:g} relative")
+        mech, method = up.mechanism, f"closed form: the {ref} law (its own privacy proof)"
+        audit = {"realised_epsilon": None, "tail_mass_bound": None}
+    else:
+        claims.append(f"upper bound: the {up.note}, extended with a closed-form tail bound")
+        beta = math.exp(-s.eps + min(PRIVACY_MARGIN, s.eps * 1e-3))
+        mech = mechanism_from_solver_dict(_mechanism_nd(up, s) | {"epsilon": s.eps, "beta": beta})
+        method = "majorant fixed point on the domain, outward-rounded"
+        audit = {"realised_epsilon": up.realised_epsilon, "tail_mass_bound": up.tail_mass}
+    return {
+        "mechanism": mech, "lp": {"resolution": s.n_lat, "cell_width": s.h}, "claims": claims,
+        "audit": audit | {"target_epsilon": s.eps, "passed": True, "method": method},
+        "truncation": {"half_width": None, "dim": s.d, "norm": s.norm, "lower_bound": "the cost's floor (no LP)",
+                       "upper_bound": f"closed form: {ref}" if ref is not None else up.note},
+    }
 
 
 def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
@@ -509,11 +593,11 @@ def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
     return up
 
 
-def _mechanism_nd(up: _Upper, alp: PureNDLP, s: _Setup) -> dict:
+def _mechanism_nd(up: _Upper, s: _Setup) -> dict:
     """The upper-bound mechanism as JSON: per-point (or per-cell) masses of the representatives, or
     the density per ℓ1 shell."""
     tail = {"tail_factor": up.tail_factor, "tail_rate": up.tail_rate}
-    head = {"dim": alp.dim, "norm": alp.norm, "sensitivity": int(s.delta) if not s.cells else s.delta}
+    head = {"dim": s.d, "norm": s.norm, "sensitivity": int(s.delta) if not s.cells else s.delta}
     if up.layout == "shells":
         w = up.width
         dens = up.masses / w**s.d if s.cells else up.masses
