@@ -7,7 +7,8 @@ is set against the candidate's exact expected cost.  The candidate must itself b
 series of :mod:`optmech.mechanisms`.
 
 * ``staircase``: the best member of the staircase family for the cost (continuous staircase [Geng13,
-  Thm 2.4], discrete staircase [Geng13, Thm 2.13], the ℓ1 lattice staircase on ℤ^d);
+  Thm 2.4], discrete staircase [Geng13, Thm 2.13], the ℓ1 lattice staircase on ℤ^d, and on ℝ^d the
+  staircase in the sensitivity's own norm, :class:`~optmech.mechanisms.multidim.StaircaseND`);
 * ``layered``: the best mechanism constant on ℓ1 shells (lattice spheres, or shells of width
   Δ/resolution), from the shell LP of :mod:`optmech.problems.pure_nd`: its value is the audited
   upper end of that LP's own certified bracket;
@@ -43,8 +44,14 @@ def _mechanism(problem, spec: str):
         return None  # solved after the main LP (see evaluate_candidate)
     if spec in CANDIDATES:
         if d > 1 and norm != "l1":
+            if spec == "staircase" and not integer:  # the staircase in the sensitivity's own norm
+                from optmech.mechanisms.multidim import StaircaseND
+
+                cost = problem.cost if isinstance(problem.cost, str) else problem.cost.spec
+                return StaircaseND.optimal(cost, epsilon=eps, sensitivity=problem.sensitivity, dim=d, norm=norm)
             if spec == "staircase":
-                raise SpecError(f"the staircase candidate is defined for l1 sensitivity, not {norm}")
+                raise SpecError(f"the lattice staircase candidate is defined for l1 sensitivity, not {norm} (on R^d "
+                                "the staircase in any norm is: --domain continuous)")
             c = d if norm == "linf" else math.sqrt(d)
             return make_mechanism("discrete_laplace", epsilon=eps / c, sensitivity=int(problem.sensitivity), dim=d)[0]
         fam = {"staircase": "discrete_staircase" if integer else "staircase",

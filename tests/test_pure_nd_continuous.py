@@ -482,3 +482,20 @@ def test_a_time_limit_before_any_lp_returns_the_closed_form_bracket():
                               norm="linf"), time_limit=2)
     assert type(r.mechanism).__name__ == "LaplaceND" and r.mechanism.scale == 2.0
     assert r.mechanism.privacy().epsilon == 1.0
+
+
+def test_the_staircase_candidate_in_the_sensitivitys_own_norm():
+    """Conjecture mode on ℝ² with ℓ2 sensitivity: the candidate is the ℓ2 staircase at its best γ.  Its
+    radius has the ℓ1 staircase's radial law, so E‖X‖₂ equals the ℓ1 staircase's E‖X‖₁ (an identity
+    independent of the ℓ2 code path); it must lie in the certified bracket."""
+    p = run_cli("solve", "--epsilon", "1", "--dim", "2", "--norm", "l2", "--cost", "l2", "--candidate", "staircase",
+                "--resolution", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    c = d["candidate"]
+    assert c["name"] == "staircase_nd" and c["parameters"]["norm"] == "l2" and c["inside_bracket"]
+    assert c["value"] == pytest.approx(staircase_nd_optimal_cost("l1", 1.0, 1.0, 2), rel=1e-12)
+    assert d["lower_bound"] <= c["value"] <= d["upper_bound"]
+    bad = run_cli("solve", "--epsilon", "1", "--dim", "2", "--norm", "l2", "--cost", "l2", "--candidate", "staircase",
+                  "--domain", "integer", "--sensitivity", "2")
+    assert bad.returncode == 2 and bad.stdout == "" and "l1 sensitivity" in bad.stderr
