@@ -499,3 +499,14 @@ def test_the_staircase_candidate_in_the_sensitivitys_own_norm():
     bad = run_cli("solve", "--epsilon", "1", "--dim", "2", "--norm", "l2", "--cost", "l2", "--candidate", "staircase",
                   "--domain", "integer", "--sensitivity", "2")
     assert bad.returncode == 2 and bad.stdout == "" and "l1 sensitivity" in bad.stderr
+
+
+def test_the_staircase_in_the_sensitivitys_norm_is_a_reference():
+    """ℓ2 sensitivity in ℝ², cost ‖x‖₁: the ℓ2 staircase's E‖X‖₁ is E[R]·E‖Θ‖₁ with Θ uniform on the
+    circle, E|cos θ| + E|sin θ| = 4/π, and E[R] is the ℓ1 staircase's E‖X‖₁ (same radial law, same γ*
+    since the cost has order 1)."""
+    r = optmech.solve(Problem(PureDP(1.0), "l1", sensitivity=1, domain=Continuous(resolution=2), dim=2, norm="l2"))
+    refs = {x.name: x for x in r.references}
+    want = staircase_nd_optimal_cost("l1", 1.0, 1.0, 2) * 4 / math.pi
+    assert refs["staircase"].value == pytest.approx(want, rel=1e-9)
+    assert r.lower_bound <= refs["staircase"].value and "l2 norm" in refs["staircase"].note

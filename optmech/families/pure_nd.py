@@ -646,6 +646,19 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
         if norm == "l2":
             add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
                 "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
+        if norm in ("l2", "linf"):  # the staircase in the sensitivity's own norm (ε-DP: triangle inequality)
+            from optmech.mechanisms.multidim import StaircaseND
+
+            try:
+                st = StaircaseND.optimal(cost, epsilon=eps, sensitivity=s.delta, dim=d, norm=norm)
+                v = st.expected_cost(cost)
+            except SpecError:  # no exact cost of this norm's staircase for this cost
+                v = None
+            if v is not None:
+                add("staircase", v, {"gamma": st.gamma, "norm": norm}, False,
+                    f"the staircase in the {norm} norm at its best gamma: epsilon-DP for {norm} sensitivity "
+                    f"{s.delta:g} (the level moves by at most one, triangle inequality), an upper bound; whether it is "
+                    "V* is open")
         if norm == "l1" and cost in ("l1", "l2sq"):
             from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_optimal_cost
 
