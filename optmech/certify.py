@@ -42,6 +42,9 @@ U = 2.0**-53  # unit roundoff
 DATA_RELERR = 1e-14
 #: Log-margin by which the repaired mechanism is *more* private than required.
 PRIVACY_MARGIN = 1e-11
+#: Relative widening of a closed-form reference's floating-point value before it serves as a certified
+#: upper bound (each is a closed form of a few correctly rounded operations, or rounded up already).
+CLOSED_FORM_WIDENING = 1e-12
 
 
 # ------------------------------------------------------------------------------------------------

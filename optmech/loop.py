@@ -29,8 +29,10 @@ The rules, written once here:
 * **Memory.**  Each LP's estimated peak (the family's :meth:`estimate_bytes`: the whole process's
   resident set, imports included) must fit :func:`optmech.budget.memory_budget`: the first LP is
   refused with one line (or, when the family chose its size and says so with ``size_is_explicit``
-  false, answered with its certified bracket without an LP, as for the time limit), later steps stop.  The estimate and the builder it names are reported
-  in ``Result.lp["budget"]``.
+  false, answered with its certified bracket without an LP, as for the time limit), later steps
+  stop.  The estimate and the builder it names are reported in ``Result.lp["budget"]``.
+* **Without an LP** the bracket is the family's :meth:`fallback_lower` and the best certified upper
+  bound among its first ones and the :meth:`fallback_uppers` it offers for that case only.
 * **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI), unless it
   is the time limit and a certified bracket exists without an LP (as above); on a later step the
   loop stops and keeps the bracket it has.

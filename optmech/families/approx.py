@@ -24,7 +24,8 @@ import math
 import numpy as np
 
 from optmech.budget import LPPlan, gib, memory_budget
-from optmech.certify import FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity, reference_inside
+from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity,
+                             reference_inside)
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
@@ -108,11 +109,6 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     value = _price(cost, p, R) if price is None else price(p, R)
     note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
     return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
-
-
-#: Relative widening of a closed-form reference's floating-point value before it serves as a certified
-#: upper bound (each is a closed form of a few correctly rounded operations, or rounded up already).
-CLOSED_FORM_WIDENING = 1e-12
 
 
 def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, dim: int = 1,

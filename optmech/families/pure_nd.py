@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
-from optmech.certify import PRIVACY_MARGIN, reference_inside
+from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN, reference_inside
 from optmech.errors import SolveFailed, SpecError
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
@@ -516,10 +516,6 @@ class ReferenceUpper:
     certified: bool = True
 
 
-#: Relative widening of a closed form's floating-point value before it serves as a certified upper bound.
-CLOSED_FORM_WIDENING = 1e-12
-
-
 def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
     """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ) and, for ℓ2, the
     ℓ2-Laplace [KHP15]: ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
@@ -538,7 +534,8 @@ def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
             v = float(mech.expected_cost(s.cost.spec))
         except SpecError:
             continue
-        if math.isfinite(v) and v > 0 and not (name == "laplace" and s.cost.spec == "l2"):  # E||X||_2: numeric
+        numeric = (name, s.cost.spec) in (("laplace", "l2"), ("l2_laplace", "linf"))  # quadratures, not closed forms
+        if math.isfinite(v) and v > 0 and not numeric:
             out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
                                       dict(mech.parameters) | {"scale": float(mech.scale)}, mech, note))
     return out
