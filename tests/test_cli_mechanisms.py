@@ -218,3 +218,25 @@ def test_mechanism_json_output_is_accepted_by_from(tmp_path):
     s = run("sample", "--from", str(m), "-n", "5", "--out", str(out), "--seed", "1")
     assert s.returncode == 0, s.stderr
     assert len(out.read_text().split()) == 6  # header + 5 samples
+
+
+def test_the_staircase_in_another_norm_from_the_command_line(tmp_path):
+    """`--norm` picks the d-D staircase's ball: its E‖X‖₂ in ℓ2 equals the ℓ1 staircase's E‖X‖₁ (the same
+    radial law), and the saved definition keeps the norm; `sample` draws from ℓp balls too."""
+    from optmech.mechanisms.multidim import staircase_nd_optimal_cost
+
+    p = run_cli("mechanism", "--mechanism", "staircase", "--epsilon", "1", "--dim", "2", "--norm", "l2", "--cost", "l2",
+                "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["definition"]["norm"] == "l2" and d["privacy"]["norm"] == "l2"
+    assert d["expected_cost"] == pytest.approx(staircase_nd_optimal_cost("l1", 1.0, 1.0, 2), rel=1e-12)
+    out = tmp_path / "s.csv"
+    s = run_cli("sample", "--mechanism", "staircase", "--epsilon", "1", "--dim", "3", "--norm", "lp:3", "-n", "5",
+                "--seed", "2", "--out", str(out))
+    assert s.returncode == 0, s.stderr
+    assert out.read_text().splitlines()[0] == "x1,x2,x3" and len(out.read_text().splitlines()) == 6
+    for args, needle in ((["--mechanism", "laplace", "--dim", "2", "--norm", "l2"], "does not apply"),
+                         (["--mechanism", "staircase", "--norm", "l2"], "d > 1")):
+        b = run_cli("mechanism", "--epsilon", "1", *args)
+        assert b.returncode == 2 and b.stdout == "" and len(b.stderr.strip().splitlines()) == 1 and needle in b.stderr

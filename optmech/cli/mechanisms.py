@@ -26,6 +26,7 @@ from optmech.cli.args import (
     add_command,
     add_cost,
     add_dim,
+    add_norm,
     add_domain,
     add_json,
     add_sensitivity,
@@ -58,6 +59,8 @@ def add_parsers(sub) -> None:
                          help="a mechanism saved by `optmech solve --save`, printed by `optmech mechanism --json`, "
                               "or written by Mechanism.to_dict()")
         add_dim(p)
+        add_norm(p, help="norm of the sensitivity in d > 1 dimensions: l1 (default), l2, linf or lp:P for the "
+                         "staircase; l2 for l2_laplace")
         p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0 (required except for uniform noise)")
         p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only; required there)")
         add_sensitivity(p, help="sensitivity Δ (ℓ1 in d-D; ℓ2 for l2_laplace)")
@@ -243,6 +246,7 @@ def _build(args: argparse.Namespace):
         r=_num("r", args.r, integer=True),
         cost=args.cost,
         domain=args.domain,
+        norm=args.norm,
     )
     _check_scale(getattr(mech, "epsilon", None), getattr(mech, "sensitivity", None), getattr(mech, "delta", None))
     return mech, choice

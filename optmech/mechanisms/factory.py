@@ -69,6 +69,7 @@ def make_mechanism(
     r=None,
     cost: str | None = None,
     domain: str | None = None,
+    norm: str | None = None,
 ) -> tuple[Mechanism, MechanismChoice]:
     """The mechanism ``family`` with the given parameters (see the module docstring).
 
@@ -84,6 +85,8 @@ def make_mechanism(
     Geometric(epsilon=1.0, sensitivity=1)
     >>> make_mechanism("laplace", epsilon=1, dim=3)[0].dim
     3
+    >>> make_mechanism("staircase", epsilon=1, dim=2, norm="l2", cost="l2")[0].norm   # the staircase in any norm
+    'l2'
     """
     if family not in FAMILIES:
         raise SpecError(f"unknown mechanism {family!r} (choose from {', '.join(FAMILIES)})")
@@ -94,6 +97,12 @@ def make_mechanism(
         _no("--gamma", gamma, family)
     if family != "discrete_staircase":
         _no("--r", r, family)
+    if norm not in (None, "l1"):  # the sensitivity's norm: the d-D staircase takes any, l2_laplace is l2
+        if dim == 1:
+            raise SpecError("--norm applies in d > 1 dimensions (every norm is |x| in 1-D)")
+        if family not in ("staircase", "l2_laplace") or (family == "l2_laplace" and norm != "l2"):
+            raise SpecError(f"--norm {norm} does not apply to the {family} mechanism (the staircase takes l1, l2, linf "
+                            "or lp:P)")
     if family != "uniform":
         _no("--delta", delta, family)
         if domain is not None:
@@ -112,12 +121,14 @@ def make_mechanism(
                 g = optimal_gamma(costobj, epsilon, sensitivity)
                 return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=g), MechanismChoice("optimal", cost_text)
             return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma), MechanismChoice("given", cost_text)
-        from optmech.mechanisms.multidim import StaircaseND, optimal_gamma_nd
+        from optmech.mechanisms.multidim import StaircaseND
 
+        nrm = norm or "l1"
         if gamma is None:
-            g = optimal_gamma_nd(costobj, epsilon, dim, sensitivity)
-            return StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=g, dim=dim), MechanismChoice("optimal", cost_text)
-        return StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, dim=dim), MechanismChoice("given", cost_text)
+            mech = StaircaseND.optimal(costobj, epsilon=epsilon, sensitivity=sensitivity, dim=dim, norm=nrm)
+            return mech, MechanismChoice("optimal", cost_text)
+        return (StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, dim=dim, norm=nrm),
+                MechanismChoice("given", cost_text))
 
     if family == "discrete_staircase":
         from optmech.mechanisms.discrete_staircase import DiscreteStaircase, optimal_r
