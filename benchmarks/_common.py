@@ -231,6 +231,14 @@ def write_json(path: Path, payload: dict) -> Path:
     return path
 
 
+def read_json(path: Path) -> dict:
+    """What ``path`` already holds (empty when absent or unreadable): an earlier run's results."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def _first_key(d: Any, *keys: str) -> Any:
     """The first of ``keys`` present (and not None) in the dict ``d``; the Result layout is in flux."""
     if not isinstance(d, dict):

@@ -73,6 +73,7 @@ from _common import (  # noqa: E402
     RESULTS_DIR,
     fmt,
     markdown_table,
+    read_json,
     run_isolated,
     run_measured,
     short_error,
@@ -627,13 +628,6 @@ def print_report(out: dict, args: argparse.Namespace) -> None:
         print(paper)
 
 
-def _previous(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -655,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", action="store_true", help="print the tables of the JSON file (--json) and exit")
     args = ap.parse_args(argv)
     if args.report:
-        doc = _previous(args.json)
+        doc = read_json(args.json)
         if not doc:
             print(f"no results in {args.json}", file=sys.stderr)
             return 2
@@ -688,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         out["naive"] = run_naive(cases, have, args)
     out["elapsed_s"] = time.perf_counter() - t_start
 
-    prev = _previous(args.json)
+    prev = read_json(args.json)
     carried = [k for k in ("targets_1d", "targets_2d", "naive") if k not in out and k in prev]
     if carried:
         before = prev.get("carried_over") if isinstance(prev.get("carried_over"), dict) else {}

@@ -26,7 +26,6 @@ produced it under ``carried_over[key]``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,6 +36,7 @@ from _common import (  # noqa: E402
     RESULTS_DIR,
     fmt,
     markdown_table,
+    read_json,
     rel_distance_to_bracket,
     run_isolated,
     short_error,
@@ -157,14 +157,6 @@ def run_continuous(eps_values: tuple[float, ...], resolutions: tuple[int, ...], 
     return results, table
 
 
-def _previous(path: Path) -> dict:
-    """What ``path`` already holds (empty when absent or unreadable)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="skip d = 4 (lattice) and n = 8 (continuous)")
@@ -184,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         out["continuous"], table = run_continuous(CONT_EPS, res, args.continuous_deadline)
         print(table)
-    prev = _previous(args.json)
+    prev = read_json(args.json)
     carried = [k for k in ("targets", "baseline", "continuous") if k not in out and k in prev]
     if carried:
         # per key, the metadata of the run that produced it (itself carried over, perhaps)
