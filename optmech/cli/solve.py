@@ -205,9 +205,12 @@ def _format_nd(result, tag: str) -> str:
         f"epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
         f"({pr['norm']}), cost {pr['cost']}",
         *_bracket_rows(result, tag),
-        f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a['passed'] else 'FAILED'})",
+        (f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a['passed'] else 'FAILED'})"
+         if a.get("realised_epsilon") is not None else f"  privacy           {a.get('method')}"),
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
-        f"{result.lp['orbits']} orbits ({result.lp['builder']} builder)",
+        + (f"{result.lp['orbits']} orbits" if "orbits" in result.lp else
+           f"{result.lp.get('resolution')} nodes per sensitivity, {result.lp.get('periods')} periods")
+        + f" ({result.lp['builder']} builder)",
         f"  time              {result.seconds:.3f} s",
     ]
     for r in result.references:

@@ -21,9 +21,16 @@ REGISTRY: list[tuple[Callable[[Problem], bool], str]] = [
     (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0 and isinstance(p.domain, Continuous),
      "optmech.families.approx_real:ApproxRealFamily"),
     (lambda p: isinstance(p.privacy, ApproxDP) and p.delta > 0, "optmech.families.approx:ApproxFamily"),
+    (lambda p: p.dim > 1 and _radial(p), "optmech.families.radial:RadialFamily"),
     (lambda p: p.dim > 1, "optmech.families.pure_nd:PureNDFamily"),
     (lambda p: True, "optmech.families.pure1d:Pure1DFamily"),
 ]
+
+
+def _radial(problem: Problem) -> bool:
+    from optmech.families.radial import radial_power
+
+    return radial_power(problem) is not None
 
 
 def family_for(problem: Problem) -> Any:
