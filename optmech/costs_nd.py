@@ -1,7 +1,7 @@
 """The cost L(x) of added noise x = (x1, .., xd) ∈ ℝ^d: a name or a safe expression in x1..xd.
 
 One home for the d-dimensional cost.  Named costs are ``l1`` (‖x‖₁), ``l2`` (‖x‖₂), ``l2sq``
-(‖x‖₂²) and ``linf`` (‖x‖∞), with the aliases ``abs`` → l1 and ``square`` → l2sq (names are
+(‖x‖₂²), ``linf`` (‖x‖∞), ``l1sq`` (‖x‖₁²) and ``linfsq`` (‖x‖∞²), with the aliases ``abs`` → l1 and ``square`` → l2sq (names are
 case-insensitive).  Any other text is an expression in the variables ``x1``..``xd`` (bare ``x``
 too when d = 1) with the syntax, whitelist and limits of :mod:`optmech.costs`, whose compiler
 checks it (never ``eval``) and whose evaluators it reuses: the tree's node ``("var", i)`` reads
@@ -40,13 +40,15 @@ from optmech.errors import CostError
 __all__ = ["CostND", "CostNDLike", "NAMED_ND", "as_cost_nd", "parse_cost_nd"]
 
 #: The named d-dimensional costs, and the aliases accepted for them.
-NAMED_ND = ("l1", "l2", "l2sq", "linf")
+NAMED_ND = ("l1", "l2", "l2sq", "linf", "l1sq", "linfsq")
 _ALIASES = {"abs": "l1", "square": "l2sq"}
 _KINDS = NAMED_ND + ("expr",)
 _INF = np.inf
-#: (C, P, rate) of the named costs: ‖x‖₂, ‖x‖∞ <= ‖x‖₁ <= 1 + ‖x‖₁ and ‖x‖₂² <= (1 + ‖x‖₁)².
+#: (C, P, rate) of the named costs: ‖x‖₂, ‖x‖∞ <= ‖x‖₁ <= 1 + ‖x‖₁ and the squares <= (1 + ‖x‖₁)².
 _GROWTH = {"l1": (1.0, 1.0, 0.0), "l2": (1.0, 1.0, 0.0), "linf": (1.0, 1.0, 0.0),
-           "l2sq": (1.0, 2.0, 0.0)}
+           "l2sq": (1.0, 2.0, 0.0), "l1sq": (1.0, 2.0, 0.0), "linfsq": (1.0, 2.0, 0.0)}
+#: The named costs that are squares of a norm.
+SQUARES = ("l2sq", "l1sq", "linfsq")
 _IDENT = re.compile(r"[A-Za-z]\w*\Z")
 
 
@@ -78,6 +80,8 @@ def _sum(los, his):
 
 def _named_enclosure(kind: str, lo, hi):
     """Enclosure of a named cost over the box with coordinate intervals [lo_i, hi_i] (tuples)."""
+    if kind in ("l1sq", "linfsq"):  # the norm's enclosure (nonnegative), squared outward
+        return interval_square(_named_enclosure(kind[:-2], lo, hi))
     if kind in ("l1", "linf"):
         mm = [mig_mag(u, v) for u, v in zip(lo, hi)]
         mig, mag = [m[0] for m in mm], [m[1] for m in mm]
@@ -109,7 +113,7 @@ class CostND:
         (whitespace collapsed); what a result's ``to_dict`` should record.
     dim : int
         The dimension d >= 1; points are arrays of shape (..., d).
-    kind : {"l1", "l2", "l2sq", "linf", "expr"}
+    kind : {"l1", "l2", "l2sq", "linf", "l1sq", "linfsq", "expr"}
         The named cost, or ``"expr"`` for a checked expression in x1..xd.
     """
 
@@ -145,8 +149,12 @@ class CostND:
             if self.kind == "expr":
                 return np.array(np.broadcast_to(evaluate_tree(self._tree, cols), a.shape[:-1]), dtype=np.float64)
             m = [np.abs(c) for c in cols]
-            if self.kind == "linf":
-                return reduce(np.maximum, m)
+            if self.kind in ("linf", "linfsq"):
+                r = reduce(np.maximum, m)
+                return r * r if self.kind == "linfsq" else r
+            if self.kind == "l1sq":
+                r = reduce(np.add, m)
+                return r * r
             if self.kind != "l1":
                 m = [c * c for c in m]
             s = reduce(np.add, m)  # sequentially, as the enclosures' sums
@@ -190,7 +198,7 @@ class CostND:
     def outside_cube_min(self, R: float) -> float:
         """A rigorous lower bound (>= 0) of L over {x ∈ ℝ^d : ‖x‖∞ > R}.
 
-        Named costs: l1, l2, linf >= ‖x‖∞ >= R and l2sq >= R² (rounded down), 0 for R < 0.
+        Named costs: l1, l2, linf >= ‖x‖∞ >= R and the squares >= R² (rounded down), 0 for R < 0.
         Expressions: the least lower end of :meth:`enclose_box` over the 2d closed half-spaces
         x_i >= R and x_i <= −R (their union contains the set), each cut at 0 in the other d − 1
         coordinates when d <= 10 (2d·2^(d−1) boxes, so that signs in ``abs``, comparisons and
@@ -204,7 +212,7 @@ class CostND:
             return math.inf
         if self.kind != "expr":
             r = max(R, 0.0)
-            return _sq_down(r) if self.kind == "l2sq" else r
+            return _sq_down(r) if self.kind in SQUARES else r
         d = self.dim
         n = 2 ** (d - 1) if d <= 10 else 1
         up = (np.arange(n)[:, None] >> np.arange(d - 1)) & 1 == 1  # sign patterns of the others
@@ -221,7 +229,7 @@ class CostND:
     def growth(self) -> tuple[float, float, float] | None:
         """(C, P, rate) with L(x) <= C (1 + ‖x‖₁)^P e^{rate ‖x‖₁} for all x ∈ ℝ^d, or None if unproven.
 
-        Named costs: l1, l2, linf → (1, 1, 0) and l2sq → (1, 2, 0).  Expressions follow the rules
+        Named costs: l1, l2, linf → (1, 1, 0) and the squares l2sq, l1sq, linfsq → (1, 2, 0).  Expressions follow the rules
         of :meth:`optmech.costs.Cost.growth` with |x_i| <= ‖x‖₁ (a variable gives (1, 1, 0)); the
         region is the whole of ℝ^d, one unbounded box, so a node whose enclosure over ℝ^d is
         finite gives (max |f|, 0, 0), and a divisor, log argument or root argument must be bounded
@@ -314,7 +322,7 @@ CostNDLike = CostND | str
 
 
 def parse_cost_nd(text: str, dim: int) -> CostND:
-    """Parse a d-dimensional cost: ``l1``, ``l2``, ``l2sq``, ``linf`` (aliases ``abs`` → l1,
+    """Parse a d-dimensional cost: ``l1``, ``l2``, ``l2sq``, ``linf``, ``l1sq``, ``linfsq`` (aliases ``abs`` → l1,
     ``square`` → l2sq; case-insensitive) or an expression in x1..x``dim`` (bare x when dim = 1).
 
     Raises
@@ -335,9 +343,9 @@ def parse_cost_nd(text: str, dim: int) -> CostND:
     names = "x1 (or x)" if dim == 1 else f"x1..x{dim}"
     if key.startswith("pow:"):
         raise CostError(f"pow:P is a 1-D cost; in dim {dim} write an expression in {names} "
-                        f"(e.g. abs(x1)**P + ...) or use l1, l2, l2sq, linf")
+                        f"(e.g. abs(x1)**P + ...) or use l1, l2, l2sq, linf, l1sq, linfsq")
     if _IDENT.match(s) and not (s == "x" or VARIABLE_NAME.match(s) or s in CONSTANTS or s in FUNCTIONS):
-        raise CostError(f"unknown cost {s!r} (named costs: l1, l2, l2sq, linf, abs, square; "
+        raise CostError(f"unknown cost {s!r} (named costs: l1, l2, l2sq, linf, l1sq, linfsq, abs, square; "
                         f"or an expression in {names})")
     return CostND(" ".join(s.split()), dim, "expr", parse_expr(text, dim))
 

@@ -253,8 +253,11 @@ class Problem:
         Relative gap (upper − lower)/upper at which the adaptive solve stops.  Defaults
         (``DEFAULT_GAPS``): 1e-9 on ℤ, 1e-4 on ℝ, 1e-6 on ℤ^d and ℝ^d (pure DP), 1e-3 for
         Lipschitz privacy, 1e-6 for the Wasserstein objective.
-    symmetry : {"auto", "off"}
-        ``"auto"`` uses a symmetric reduction where the cost is proven to qualify; ``"off"`` never.
+    symmetry : {"auto", "orbits", "off"}
+        ``"auto"`` uses every reduction proven for the problem: the radial reduction on ℝ^d when the
+        cost is a power of the sensitivity's own norm (:mod:`optmech.problems.radial`), else a
+        symmetric reduction where the cost is proven to qualify; ``"orbits"`` only the latter (the
+        cell LP on ℝ^d, to compare); ``"off"`` none.
     dim : int
         Dimension d of the query.
     norm : {"l1", "l2", "linf"}
@@ -297,8 +300,8 @@ class Problem:
         if isinstance(dim, bool) or not isinstance(dim, (int, float)) or dim != int(dim) or not 1 <= int(dim) <= 8:
             raise SpecError(f"dim must be an integer in [1, 8], got {dim!r}")
         object.__setattr__(self, "dim", int(dim))
-        if self.symmetry not in ("auto", "off"):
-            raise SpecError(f"symmetry must be 'auto' or 'off', got {self.symmetry!r}")
+        if self.symmetry not in ("auto", "orbits", "off"):
+            raise SpecError(f"symmetry must be 'auto', 'orbits' or 'off', got {self.symmetry!r}")
         objective = self.objective
         if objective is None:
             if self.cost is None:
@@ -397,6 +400,12 @@ class Problem:
             from optmech.costs_nd import as_cost_nd
 
             cost_nd = as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.dim)
+            own = {"l1sq": "l1", "linfsq": "linf"}.get(cost_nd.kind)
+            if own is not None and not (isinstance(self.privacy, PureDP) and isinstance(self.domain, Continuous)
+                                        and self.norm == own):
+                raise SpecError(f"the cost {cost_nd.kind} is solved for pure epsilon-DP on R^d with {own} sensitivity "
+                                f"(--domain continuous --norm {own}); elsewhere write it as an expression, e.g. "
+                                + ("(abs(x1) + abs(x2))**2" if own == "l1" else "max(abs(x1), abs(x2))**2"))
             if cost_nd.kind == "expr" and isinstance(self.privacy, ApproxDP) and isinstance(self.domain, IntegerLattice):
                 raise SpecError(f"(epsilon, delta)-DP on Z^{self.dim} takes the costs l1, l2, l2sq, linf; got the "
                                 f"expression {cost_nd.spec!r} (expressions are solved on R^d: --domain continuous)")

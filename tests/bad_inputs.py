@@ -45,7 +45,8 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --epsilon 1 --cost pow:0", 2, "pow"),
     # solve: sizes (resource guards: the message gives the size and what to change)
     ("solve --epsilon 1 --resolution 100000000", 2, "GiB"),
-    ("solve --epsilon 1 --dim 3 --resolution 60", 2, "GiB"),
+    ("solve --epsilon 1 --dim 3 --resolution 60 --symmetry orbits", 2, "GiB"),
+    ("solve --epsilon 1 --dim 3 --resolution 100000000", 2, "GiB"),
     ("solve --privacy approx --epsilon 0.01 --delta 0.0001 --domain integer --dim 3 --cost l1 --sensitivity 5", 2, "GiB"),
     ("solve --epsilon 1 --dim 8 --sensitivity 6 --domain integer --cost l1", 2, "GiB"),
     ("solve --privacy lipschitz --epsilon 0.000001 --cost square --resolution 10000000", 2, "lower the resolution"),

@@ -48,8 +48,9 @@ def problem(eps, D, d=2, cost="l1", norm="l1", resolution=None, integer=False, *
 
 
 @functools.lru_cache(maxsize=None)
-def solve(eps, D, d=2, cost="l1", norm="l1", resolution=None, integer=False, symmetry="auto"):
-    """Cached: several tests look at the same instance."""
+def solve(eps, D, d=2, cost="l1", norm="l1", resolution=None, integer=False, symmetry="orbits"):
+    """Cached: several tests look at the same instance.  The cell LP (``symmetry="orbits"``): with
+    "auto" a cost that is a power of the sensitivity's norm goes to the radial family (test_radial.py)."""
     return optmech.solve(problem(eps, D, d, cost, norm, resolution, integer, symmetry=symmetry))
 
 
@@ -345,7 +346,8 @@ def test_cli_rejects(bad, mention):
 
 
 def test_cli_continuous_layered_candidate():
-    p = run_cli(*BASE, "--dim", "2", "--domain", "continuous", "--resolution", "3", "--candidate", "layered", "--json")
+    p = run_cli(*BASE, "--dim", "2", "--domain", "continuous", "--resolution", "3", "--candidate", "layered", "--symmetry",
+                "orbits", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["problem"]["dim"] == 2 and d["problem"]["domain"] == "continuous" and d["problem"]["resolution"] == 3
@@ -460,7 +462,8 @@ def test_d5_continuous_is_solved_and_contains_the_staircase():
     import optmech
     from optmech.spec import Continuous, Problem, PureDP
 
-    r = optmech.solve(Problem(privacy=PureDP(2.0), cost="l1", sensitivity=1, domain=Continuous(2), dim=5))
+    r = optmech.solve(Problem(privacy=PureDP(2.0), cost="l1", sensitivity=1, domain=Continuous(2), dim=5,
+                              symmetry="orbits"))
     assert r.certified
     st = next(x for x in r.references if x.name == "staircase")
     assert r.lower_bound <= st.value <= r.upper_bound * (1 + 1e-9)
@@ -472,14 +475,14 @@ def test_a_time_limit_before_any_lp_returns_the_closed_form_bracket():
     certified bracket [0, E max(|X1|, |X2|)] of i.i.d. Laplace(2) noise (ε-DP for ‖t‖∞ <= 1 since
     ‖t‖₁ <= 2): |X_i| ~ Exp(mean 2), and the maximum of two has mean 2·(1 + 1/2) = 3."""
     p = run_cli("solve", "--epsilon", "1", "--dim", "2", "--norm", "linf", "--cost", "linf", "--resolution", "8",
-                "--time-limit", "2", "--json")
+                "--time-limit", "2", "--symmetry", "orbits", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["status"] == "gap_not_reached" and d["certified"] and d["lower_bound"] == 0.0
     assert 3.0 <= d["upper_bound"] <= 3.0 * (1 + 1e-11)
     assert "time limit" in d["message"] and any("closed-form laplace" in c for c in d["claims"])
     r = optmech.solve(Problem(PureDP(1.0), "linf", sensitivity=1, domain=Continuous(resolution=8), dim=2,
-                              norm="linf"), time_limit=2)
+                              norm="linf", symmetry="orbits"), time_limit=2)
     assert type(r.mechanism).__name__ == "LaplaceND" and r.mechanism.scale == 2.0
     assert r.mechanism.privacy().epsilon == 1.0
 

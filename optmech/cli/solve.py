@@ -79,7 +79,10 @@ def add_parsers(sub) -> None:
                      "in x1..xd (abs means l1 there)")
     add_solver(s)
     add_time_limit(s)
-    s.add_argument("--no-symmetry", action="store_true", help="never use the symmetric monotone fast path")
+    s.add_argument("--no-symmetry", action="store_true", help="never use a symmetry reduction (same as --symmetry off)")
+    s.add_argument("--symmetry", choices=("auto", "orbits", "off"), default=None,
+                   help="auto (default): every proven reduction, the radial one on R^d when the cost is a power of the "
+                        "sensitivity's norm; orbits: the coordinate-symmetry orbits only (the cell LP on R^d); off: none")
     add_json(s)
     s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
@@ -152,7 +155,7 @@ def _problem(args: argparse.Namespace):
         "domain": None if is_default(args.domain) else str(args.domain), "resolution": args.resolution,
         "cost": None if args.utility != "cost" else args.cost, "utility": args.utility,
         "input": args.input, "input_pmf": args.input_pmf, "dim": args.dim, "norm": args.norm,
-        "target_gap": args.target_gap, "symmetry": "off" if args.no_symmetry else "auto",
+        "target_gap": args.target_gap, "symmetry": "off" if args.no_symmetry else (args.symmetry or "auto"),
     })
 
 

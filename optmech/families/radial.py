@@ -39,11 +39,11 @@ MAX_NODES = 1 << 14
 
 def radial_power(problem) -> int | None:
     """The power m when ``problem`` is pure ε-DP on ℝ^d (d >= 2) with cost ‖x‖_K^m for its own
-    sensitivity norm K and symmetry reductions allowed; None otherwise."""
+    sensitivity norm K and ``symmetry="auto"``; None otherwise."""
     from optmech.costs_nd import as_cost_nd
     from optmech.spec import ApproxDP, Continuous, Lipschitz
 
-    if problem.dim < 2 or not isinstance(problem.domain, Continuous) or problem.symmetry == "off":
+    if problem.dim < 2 or not isinstance(problem.domain, Continuous) or problem.symmetry != "auto":
         return None
     if isinstance(problem.privacy, Lipschitz) or (isinstance(problem.privacy, ApproxDP) and problem.delta > 0):
         return None
@@ -96,6 +96,7 @@ class RadialFamily:
         self.fixed = res is not None
         self.size_is_explicit = self.fixed
         self.first = _pow2(res) if res is not None else FIRST_NODES
+        self.rounded = res is not None and self.first != res
         self.stair = _StaircaseUpper(self.eps, self.delta, self.d, self.m, self.norm)
 
     # -- sizes -------------------------------------------------------------------------------------
@@ -175,11 +176,12 @@ class RadialFamily:
             f"the staircase in the {norm} norm at its best gamma: an upper bound (closed form); the certified bracket "
             "shows how close V* is to it")
         c = {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
-        try:
-            add("laplace", laplace_nd_cost(cost, eps / c, D, d), {"scale": c * D / eps}, True,
-                f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {D:g}")
-        except SpecError:
-            pass
+        scale = c * D / eps
+        if cost == "linfsq":  # max of d i.i.d. Exp(s) is Σ_i s E_i / i (Rényi): E M² = s²(H_d² + Σ 1/i²)
+            lap = scale**2 * (math.fsum(1.0 / i for i in range(1, d + 1)) ** 2 + math.fsum(1.0 / i**2 for i in range(1, d + 1)))
+        else:
+            lap = laplace_nd_cost("pow:2" if cost == "l1sq" else cost, eps / c, D, d)  # pow:2 is ‖x‖₁²
+        add("laplace", lap, {"scale": scale}, True, f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {D:g}")
         if norm == "l2":
             try:
                 add("l2_laplace", l2_laplace_cost(cost, eps, d, D), {"scale": D / eps}, True,
@@ -201,6 +203,9 @@ class RadialFamily:
             "continuous problem, error O(h^2)",
             f"upper bound: {self.stair.note}, its exact expected cost widened by {CLOSED_FORM_WIDENING:g} relative",
         ]
+        if self.rounded:
+            claims.append(f"resolution {self.problem.domain.resolution} was rounded up to {self.first} nodes per "
+                          "sensitivity (the radial grid needs a power of two for exact node radii)")
         lp_info: dict = {"periods": self.periods}
         if last is not None:
             lp_info |= {"resolution": last.built.model.n, "cell_width": self.delta / last.built.model.n,

@@ -40,8 +40,9 @@ at a stationary staircase.
 
 Rounding.  Prices are rounded down so that the exact prefix sums of the float objective
 coefficients are <= C(s_k) − E_k (checked in exact rational arithmetic while building); every
-other coefficient is exact (s_k^d − s_{k−1}^d = h^d (k^d − (k−1)^d) with k^d < 2^53) or rounded
-toward a relaxation (ê).
+other coefficient is exact (s_k^d − s_{k−1}^d = h^d (k^d − (k−1)^d) while k^d < 2^53, else within
+d + 2 roundings, inside the certificate's data allowance ``DATA_RELERR``) or rounded toward a
+relaxation (ê).
 """
 
 from __future__ import annotations
@@ -131,10 +132,9 @@ def build_radial(epsilon: float, dim: int, power: int, n: int, periods: int) -> 
         raise ValueError(f"n must be a power of two, got {n}")
     N = n * (periods + 1)
     K = n * periods
-    if float(N) ** dim >= 2.0**53:
-        raise ValueError("the radial grid is too fine for exact node volumes (N^d >= 2^53)")
-    k = np.arange(1, N + 1, dtype=np.int64)
-    w = ((k.astype(float)) ** dim - (k - 1).astype(float) ** dim) / float(n) ** dim  # exact: integers < 2^53, /2^e
+    km1 = np.arange(N, dtype=float)  # k − 1
+    # s_k^d − s_{k−1}^d = Σ_{i<d} C(d, i)(k − 1)^i / n^d: positive terms, within (d + 2) roundings (exact while k^d < 2^53)
+    w = sum(math.comb(dim, i) * km1**i for i in range(dim)) / float(n) ** dim
     c = _objective(node_prices(n, N, dim, power))
     e_up = math.nextafter(math.exp(epsilon) * (1 + 2 * U), math.inf)
     # rows: normalisation; monotone G_{k+1} − G_k <= 0 (k = 1..N−1); DP G_k − ê G_{k+n} <= 0 (k = 1..K)
