@@ -125,6 +125,9 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
     best = BestBracket()
     for up in family.initial_uppers():
         best.offer_upper(up)
+    initial_lower = getattr(family, "initial_lower", None)  # a certified lower bound without the family's LPs
+    if initial_lower is not None:
+        best.lower = max(best.lower, initial_lower())
     first = family.start()
     history: list[dict] = []
     if isinstance(first, Stop):

@@ -49,6 +49,8 @@ WORKS: dict[str, str] = {
              "arXiv:2004.00010.",
     "SLW25": 'A. Selvi, H. Liu, W. Wiesemann, "Differential Privacy via Distributionally Robust Optimization", '
              "*Operations Research*, 2025. doi:10.1287/opre.2023.0218, arXiv:2304.12681.",
+    "KSW25": 'Kulesza, Suresh, Wang, "General Staircase Mechanisms", AISTATS 2025.',
+    "MDA26": "Melbourne, Diaz, Asoodeh, arXiv:2601.14597, 2026 (staircases in every norm).",
 }
 
 

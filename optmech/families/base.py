@@ -117,6 +117,10 @@ class Family(Protocol):
         :meth:`build` will use, rows, columns, nonzeros, memory beside the LP, predicted seconds);
         the loop's time checks use it (a family without it is timed from its measured steps only)."""
 
+    def initial_lower(self) -> float:
+        """Optional: a certified lower bound known before the family's LPs (e.g. a theorem's bound
+        from another problem); the bracket's lower end is the best of it and the LPs'."""
+
     def fallback_lower(self) -> tuple[float, str]:
         """Optional: a certified lower bound that needs no LP and what it is, returned with the first
         upper bound when the first LP does not fit in the time limit."""

@@ -360,27 +360,38 @@ class PureNDFamily:
         self._plans: dict = {}
 
     def initial_uppers(self) -> list:
+        """The fine layered upper bound (ℓ1, costs l1/l2sq) and, on ℝ^d, the exact closed-form ε-DP
+        laws (:func:`closed_form_uppers_nd`): the bracket's upper end is the best of them and the LPs'."""
+        out = []
         if self.s.cells:
             need, _ = lp_bytes(self.s, _radius(self.s))
             if need <= memory_budget():
                 self.fine = _fine_layered_upper(self.s, self.ctx)
-        return [self.fine] if self.fine is not None and self.fine.certified else []
+            if self.s.cost.kind != "expr":
+                out = closed_form_uppers_nd(self.s)
+        return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
     def start(self) -> int:
         return _radius(self.s)
+
+    def initial_lower(self) -> float:
+        """On ℝ^d with a named cost: the norm-comparison bound (:func:`optmech.families.radial.comparison_lower`)."""
+        from optmech.families.radial import comparison_lower
+
+        self.comparison = None
+        if self.s.cells and self.s.cost.kind != "expr":
+            try:
+                self.comparison = comparison_lower(self.s.cost.kind, self.s.norm, self.s.eps, self.s.d, self.s.delta,
+                                                   self.ctx.solve_lp)
+            except SolveFailed:
+                self.comparison = None
+        return self.comparison[0] if self.comparison is not None else 0.0
 
     def fallback_lower(self) -> tuple[float | None, str]:
         """On ℝ^d with a named cost (a norm or its square: nonnegative), when no LP fits the time limit."""
         if not self.s.cells or self.s.cost.kind == "expr":
             return None, ""
         return 0.0, "the cost's floor on R^d (a norm or its square is nonnegative)"
-
-    def fallback_uppers(self) -> list:
-        """The exact closed-form ε-DP laws on ℝ^d (:func:`closed_form_uppers_nd`), offered only when no
-        LP fits the time limit (the LP's own upper bound is the one reported otherwise)."""
-        if not self.s.cells or self.s.cost.kind == "expr":
-            return []
-        return closed_form_uppers_nd(self.s)
 
     def plan(self, R: int) -> LPPlan:
         """The LP of half-width R before it is built (:func:`lp_plan`), cached per R."""
@@ -449,10 +460,20 @@ class PureNDFamily:
         return _references(self.problem, self.s, lower, upper)
 
     def report(self, best, last: Step | None, status: str) -> dict:
+        out = self._report(best, last)
+        comp = getattr(self, "comparison", None)
+        if comp is not None:
+            used = comp[0] >= best.lower
+            out["claims"].append(f"{'the lower bound is' if used else 'a weaker certified lower bound:'} {comp[1]}: "
+                                 f"{comp[0]:.9g}")
+        return out
+
+    def _report(self, best, last: Step | None) -> dict:
         from optmech.mechanisms.solved import mechanism_from_solver_dict
 
-        if last is None:  # no LP fitted: the bracket [the cost's floor, a closed-form law]
-            return _report_without_lp(self.s, best)
+        if last is None or isinstance(best.upper, ReferenceUpper):
+            # no LP fitted, or a closed-form law beat the LPs' upper bounds: that law is the mechanism
+            return _report_reference(self.s, best, last)
         s, alp = self.s, last.built.model
         best_up = best.upper
         dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
@@ -516,11 +537,16 @@ class ReferenceUpper:
     certified: bool = True
 
 
+#: (law, cost) pairs whose expected cost is a quadrature, not a closed form: never certified upper bounds.
+NUMERIC_COSTS = {("laplace", "l2"), ("l2_laplace", "linf"), ("staircase:l1", "l2"), ("staircase:l2", "linf")}
+
+
 def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
-    """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ) and, for ℓ2, the
-    ℓ2-Laplace [KHP15]: ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
-    operations; ``CLOSED_FORM_WIDENING``)."""
-    from optmech.mechanisms.multidim import L2Laplace, LaplaceND
+    """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ), for ℓ2 the
+    ℓ2-Laplace [KHP15], and the staircase in the sensitivity's own norm at its best γ (ε-DP by the
+    triangle inequality): ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
+    operations, cone moments by Gamma functions; ``CLOSED_FORM_WIDENING``)."""
+    from optmech.mechanisms.multidim import L2Laplace, LaplaceND, StaircaseND
 
     out = []
     c = _norm_factor(s.norm, s.d)
@@ -529,27 +555,39 @@ def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
     if s.norm == "l2":
         laws.append(("l2_laplace", L2Laplace(epsilon=s.eps, sensitivity=s.delta, dim=s.d),
                      "density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15, Thm 8]"))
+    if (f"staircase:{s.norm}", s.cost.spec) not in NUMERIC_COSTS:
+        try:
+            st = StaircaseND.optimal(s.cost.spec, epsilon=s.eps, sensitivity=s.delta, dim=s.d, norm=s.norm)
+            laws.append(("staircase", st, f"the staircase in the {s.norm} norm at its best gamma = {st.gamma:.6g} "
+                                          "(epsilon-DP by the triangle inequality)"))
+        except SpecError:
+            pass
     for name, mech, note in laws:
         try:
             v = float(mech.expected_cost(s.cost.spec))
         except SpecError:
             continue
-        numeric = (name, s.cost.spec) in (("laplace", "l2"), ("l2_laplace", "linf"))  # quadratures, not closed forms
+        key = f"staircase:{s.norm}" if name == "staircase" else name
+        numeric = (key, s.cost.spec) in NUMERIC_COSTS  # quadratures, not closed forms
         if math.isfinite(v) and v > 0 and not numeric:
             out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
-                                      dict(mech.parameters) | {"scale": float(mech.scale)}, mech, note))
+                                      dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {}),
+                                      mech, note))
     return out
 
 
-def _report_without_lp(s: _Setup, best) -> dict:
-    """The report when no LP of the lower bound fitted the time limit: the fallback bracket, and the
-    mechanism of its upper end (a closed-form law, or the audited shell density solved first)."""
+def _report_reference(s: _Setup, best, last: Step | None) -> dict:
+    """The report when no LP of the lower bound fitted the time limit (``last`` None: the fallback
+    bracket), or when a closed-form law is the bracket's upper end: the mechanism of the upper end (that
+    law, or the audited shell density solved first)."""
     from optmech.mechanisms.solved import mechanism_from_solver_dict
 
     up = best.upper
     ref = getattr(up, "reference", None)
     claims = [f"pure epsilon-DP on R^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
-              "no LP of the lower bound fitted the time limit: the lower bound is the cost's floor on R^d"]
+              "no LP of the lower bound fitted the time limit: the lower bound is the cost's floor on R^d" if last is None
+              else f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; cells priced at the cost's "
+                   "minimum, a relaxation)"]
     if ref is not None:
         claims.append(f"upper bound: the closed-form {ref} law ({up.note}), its exact expected cost widened by "
                       f"{CLOSED_FORM_WIDENING:g} relative")
@@ -561,10 +599,15 @@ def _report_without_lp(s: _Setup, best) -> dict:
         mech = mechanism_from_solver_dict(_mechanism_nd(up, s) | {"epsilon": s.eps, "beta": beta})
         method = "majorant fixed point on the domain, outward-rounded"
         audit = {"realised_epsilon": up.realised_epsilon, "tail_mass_bound": up.tail_mass}
+    lp_info = {"resolution": s.n_lat, "cell_width": s.h}
+    if last is not None:
+        lp_info["orbits"] = len(last.built.model.support.reps)
     return {
-        "mechanism": mech, "lp": {"resolution": s.n_lat, "cell_width": s.h}, "claims": claims,
+        "mechanism": mech, "lp": lp_info, "claims": claims,
         "audit": audit | {"target_epsilon": s.eps, "passed": True, "method": method},
-        "truncation": {"half_width": None, "dim": s.d, "norm": s.norm, "lower_bound": "the cost's floor (no LP)",
+        "truncation": {"half_width": None if last is None else last.built.model.support.R, "dim": s.d, "norm": s.norm,
+                       "lower_bound": "the cost's floor (no LP)" if last is None else
+                       "relaxation: in-domain pairs, far mass at the minimum cost outside",
                        "upper_bound": f"closed form: {ref}" if ref is not None else up.note},
     }
 

@@ -634,7 +634,7 @@ def staircase_nd_optimal_cost(cost, epsilon, sensitivity, dim, *, norm="l1", wei
     ``norm``: the cone factor of E L(X) does not depend on γ).
 
     For ``l1`` this is V* over all ε-DP noise for d <= 2 [GKOV15, Thm 1] and, by later
-    proofs of the [GKOV15] conjecture (e.g. Kulesza, Suresh, Wang, AISTATS 2025), for every d.
+    proofs of the [GKOV15] conjecture ([KSW25]; [MDA26]), for every d.
 
     >>> import math
     >>> math.isclose(staircase_nd_optimal_cost("l1", 1, 1, 1), 1 / (2 * math.sinh(0.5)))

@@ -1,6 +1,7 @@
 r"""The radial LP: pure ε-DP on ℝ^d when the cost is a power of the sensitivity's own norm.
 
-Reduction [derived here; the statement is the one Melbourne, Diaz and Asoodeh prove for staircases].
+Reduction [derived here; [MDA26] states that a staircase in the norm K is optimal for every norm and
+every nondecreasing cost of it].
 Let K be any norm on ℝ^d with unit ball B, the sensitivity Δ measured in K, and the cost
 L(x) = f(‖x‖_K) with f nondecreasing (here f(r) = r^m, m = 1, 2).  For an ε-DP density p, the
 level sets satisfy {p > t} + ΔB ⊆ {p > e^{−ε}t} for every t > 0.  Replace every level set by the
