@@ -53,7 +53,8 @@ def _mp_value(cost: CostND, x) -> mpmath.mpf | None:
     if cost.kind != "expr":
         a = [abs(v) for v in cols]
         return {"l1": lambda: mpmath.fsum(a), "linf": lambda: max(a), "l2sq": lambda: mpmath.fsum(v * v for v in a),
-                "l2": lambda: mpmath.sqrt(mpmath.fsum(v * v for v in a))}[cost.kind]()
+                "l2": lambda: mpmath.sqrt(mpmath.fsum(v * v for v in a)), "l1sq": lambda: mpmath.fsum(a) ** 2,
+                "linfsq": lambda: max(a) ** 2}[cost.kind]()
     env = {f"x{i + 1}": v for i, v in enumerate(cols)}
     env.update(abs=abs, sqrt=mpmath.sqrt, exp=mpmath.exp, log=mpmath.log, min=min, max=max, pi=mpmath.pi, e=mpmath.e,
                where=lambda c, a, b: a if c else b)
@@ -222,7 +223,7 @@ def test_expressions_evaluate_like_numpy(text, d):
 def test_named_values():
     pts = _random_points(np.random.default_rng(2), 200, 4)
     ref = {"l1": np.abs(pts).sum(1), "l2": np.linalg.norm(pts, axis=1), "l2sq": (pts**2).sum(1),
-           "linf": np.abs(pts).max(1)}
+           "linf": np.abs(pts).max(1), "l1sq": np.abs(pts).sum(1) ** 2, "linfsq": np.abs(pts).max(1) ** 2}
     for name in NAMED_ND:
         np.testing.assert_allclose(parse_cost_nd(name, 4)(pts), ref[name], rtol=1e-14)
     assert parse_cost_nd("l2", 2)(np.array([3, 4])) == 5.0  # one point of shape (d,)
@@ -235,7 +236,7 @@ def test_named_values():
 def test_named_point_enclosures_match_point_costs(d):
     rng = np.random.default_rng(d)
     pts = np.concatenate([_grid(d, 3), rng.integers(-(2**20), 2**20, (500, d))])
-    for name in NAMED_ND:
+    for name in ("l1", "l2", "l2sq", "linf"):  # the costs point_costs knows
         lo, hi = parse_cost_nd(name, d).enclose_points(pts)
         want_lo, want_hi = point_costs(name, pts)
         assert np.array_equal(lo, want_lo) and np.array_equal(hi, want_hi), name
@@ -280,7 +281,7 @@ def test_box_enclosures_are_sound(text, d):
 
 def test_box_enclosures_with_unbounded_boxes():
     lo, hi = np.array([[5.0, -np.inf]]), np.array([[np.inf, np.inf]])
-    want = {"l1": 5.0, "l2": 5.0, "linf": 5.0, "l2sq": 25.0}
+    want = {"l1": 5.0, "l2": 5.0, "linf": 5.0, "l2sq": 25.0, "l1sq": 25.0, "linfsq": 25.0}
     for name in NAMED_ND:
         L, H = parse_cost_nd(name, 2).enclose_box(lo, hi)
         assert want[name] * (1 - 1e-15) <= L[0] <= want[name] and H[0] == np.inf

@@ -61,6 +61,8 @@ def add_parsers(sub) -> None:
         add_dim(p)
         add_norm(p, help="norm of the sensitivity in d > 1 dimensions: l1 (default), l2, linf or lp:P for the "
                          "staircase; l2 for l2_laplace")
+        p.add_argument("--weights", default=None, metavar="W1,W2,..",
+                       help="the staircase's weighted ball: ||x|| = (sum_i w_i |x_i|^p)^(1/p), dim numbers > 0 (l1, l2, lp:P)")
         p.add_argument("--epsilon", default=None, help="privacy parameter ε > 0 (required except for uniform noise)")
         p.add_argument("--delta", default=None, help="δ in (0, 1) (uniform noise only; required there)")
         add_sensitivity(p, help="sensitivity Δ (ℓ1 in d-D; ℓ2 for l2_laplace)")
@@ -247,9 +249,23 @@ def _build(args: argparse.Namespace):
         cost=args.cost,
         domain=args.domain,
         norm=args.norm,
+        weights=_weights(args.weights),
     )
     _check_scale(getattr(mech, "epsilon", None), getattr(mech, "sensitivity", None), getattr(mech, "delta", None))
     return mech, choice
+
+
+def _weights(text: str | None) -> list | None:
+    """``--weights`` as a list of numbers (their positivity and count are checked by the staircase)."""
+    if text is None:
+        return None
+    out = []
+    for part in str(text).split(","):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise SpecError(f"--weights must be numbers separated by commas, got {text!r}") from None
+    return out
 
 
 def _jsonable(v):

@@ -367,7 +367,7 @@ class PureNDFamily:
             need, _ = lp_bytes(self.s, _radius(self.s))
             if need <= memory_budget():
                 self.fine = _fine_layered_upper(self.s, self.ctx)
-            if self.s.cost.kind != "expr":
+            if self.s.cost.kind != "expr" and not self.s.layered:  # the layered variant bounds layered laws only
                 out = closed_form_uppers_nd(self.s)
         return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
@@ -375,11 +375,13 @@ class PureNDFamily:
         return _radius(self.s)
 
     def initial_lower(self) -> float:
-        """On ℝ^d with a named cost: the norm-comparison bound (:func:`optmech.families.radial.comparison_lower`)."""
+        """On ℝ^d with a named cost and ``symmetry="auto"``: the norm-comparison bound
+        (:func:`optmech.families.radial.comparison_lower`)."""
         from optmech.families.radial import comparison_lower
 
         self.comparison = None
-        if self.s.cells and self.s.cost.kind != "expr":
+        # the bound rests on the radial reduction: not with symmetry "orbits"/"off", nor for the layered variant
+        if self.s.cells and self.s.cost.kind != "expr" and not self.s.layered and self.problem.symmetry == "auto":
             try:
                 self.comparison = comparison_lower(self.s.cost.kind, self.s.norm, self.s.eps, self.s.d, self.s.delta,
                                                    self.ctx.solve_lp)

@@ -70,6 +70,7 @@ def make_mechanism(
     cost: str | None = None,
     domain: str | None = None,
     norm: str | None = None,
+    weights=None,
 ) -> tuple[Mechanism, MechanismChoice]:
     """The mechanism ``family`` with the given parameters (see the module docstring).
 
@@ -103,6 +104,8 @@ def make_mechanism(
         if family not in ("staircase", "l2_laplace") or (family == "l2_laplace" and norm != "l2"):
             raise SpecError(f"--norm {norm} does not apply to the {family} mechanism (the staircase takes l1, l2, linf "
                             "or lp:P)")
+    if weights is not None and (family != "staircase" or dim == 1):
+        raise SpecError("--weights applies to the d-D staircase (weighted l1, l2 or lp:P sensitivity ball)")
     if family != "uniform":
         _no("--delta", delta, family)
         if domain is not None:
@@ -125,9 +128,10 @@ def make_mechanism(
 
         nrm = norm or "l1"
         if gamma is None:
-            mech = StaircaseND.optimal(costobj, epsilon=epsilon, sensitivity=sensitivity, dim=dim, norm=nrm)
+            mech = StaircaseND.optimal(costobj, epsilon=epsilon, sensitivity=sensitivity, dim=dim, norm=nrm,
+                                       weights=weights)
             return mech, MechanismChoice("optimal", cost_text)
-        return (StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, dim=dim, norm=nrm),
+        return (StaircaseND(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, dim=dim, norm=nrm, weights=weights),
                 MechanismChoice("given", cost_text))
 
     if family == "discrete_staircase":
