@@ -212,7 +212,8 @@ def _format_nd(result, tag: str) -> str:
          if a.get("realised_epsilon") is not None else f"  privacy           {a.get('method')}"),
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
         + (f"{result.lp['orbits']} orbits" if "orbits" in result.lp else
-           f"{result.lp.get('resolution')} nodes per sensitivity, {result.lp.get('periods')} periods")
+           f"{result.lp.get('resolution')} nodes per sensitivity, {result.lp.get('periods')} periods"
+           if result.lp.get("periods") else "no LP solved")
         + f" ({result.lp['builder']} builder)",
         f"  time              {result.seconds:.3f} s",
     ]

@@ -393,6 +393,9 @@ class PureNDFamily:
         """On ℝ^d with a named cost (a norm or its square: nonnegative), when no LP fits the time limit."""
         if not self.s.cells or self.s.cost.kind == "expr":
             return None, ""
+        comp = getattr(self, "comparison", None)
+        if comp is not None and comp[0] > 0:
+            return comp[0], comp[1]
         return 0.0, "the cost's floor on R^d (a norm or its square is nonnegative)"
 
     def plan(self, R: int) -> LPPlan:
@@ -587,7 +590,8 @@ def _report_reference(s: _Setup, best, last: Step | None) -> dict:
     up = best.upper
     ref = getattr(up, "reference", None)
     claims = [f"pure epsilon-DP on R^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
-              "no LP of the lower bound fitted the time limit: the lower bound is the cost's floor on R^d" if last is None
+              "no LP of the lower bound fitted the time limit: the lower bound needs no LP (the cost's floor, or the "
+              "norm comparison below)" if last is None
               else f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; cells priced at the cost's "
                    "minimum, a relaxation)"]
     if ref is not None:

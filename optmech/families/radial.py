@@ -219,10 +219,11 @@ class RadialFamily:
             lap = scale**2 * (math.fsum(1.0 / i for i in range(1, d + 1)) ** 2 + math.fsum(1.0 / i**2 for i in range(1, d + 1)))
         else:
             lap = laplace_nd_cost("pow:2" if cost == "l1sq" else cost, eps / c, D, d)  # pow:2 is ‖x‖₁²
-        add("laplace", lap, {"scale": scale}, True, f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {D:g}")
+        add("laplace", lap, {"scale": scale}, cost != "l2",  # E‖X‖₂ of i.i.d. Laplace is a quadrature
+            f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {D:g}")
         if norm == "l2":
             try:
-                add("l2_laplace", l2_laplace_cost(cost, eps, d, D), {"scale": D / eps}, True,
+                add("l2_laplace", l2_laplace_cost(cost, eps, d, D), {"scale": D / eps}, cost != "linf",
                     "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
             except SpecError:
                 pass
@@ -241,6 +242,12 @@ class RadialFamily:
             "continuous problem, error O(h^2)",
             f"upper bound: {self.stair.note}, its exact expected cost widened by {CLOSED_FORM_WIDENING:g} relative",
         ]
+        if last is not None:
+            g, v = last.diagnostics.get("grid_staircase_value"), last.diagnostics.get("lp_value")
+            if g is not None and v is not None and math.isfinite(g) and v > 0:
+                claims.append(f"checked, not certified: on the last grid the best staircase with its steps on the grid "
+                              f"has LP objective {g:.12g} and the LP's dual optimum is {v:.12g} (relative difference "
+                              f"{abs(g - v) / v:.1e}): the optimal radial profile on the grid is a staircase")
         if self.rounded:
             claims.append(f"resolution {self.problem.domain.resolution} was rounded up to {self.first} nodes per "
                           "sensitivity (the radial grid needs a power of two for exact node radii)")
