@@ -113,8 +113,50 @@ def node_prices(n: int, N: int, dim: int, power: int) -> np.ndarray:
     return L
 
 
+#: Largest grid whose prefix sums are re-checked in exact integer arithmetic (beyond it the margin's proof stands alone).
+EXACT_CHECK_NODES = 1 << 19
+
+
 def _objective(L: np.ndarray) -> np.ndarray:
-    """Float c with exact prefix sums Σ_{j<=k} c_j <= L_k (exact rationals)."""
+    """Float c with exact prefix sums Σ_{j<=k} c_j <= L_k.
+
+    Vectorised: c_j = fl(T_j − T_{j−1}) with T_k = L_k − m_k rounded down, where the margin
+    m_k = 2u (S_k (1 + 2ku) + 2k ulp(max |L|)), S_k = Σ_{j<=k} |L_j − L_{j−1}|, covers the rounding of
+    every difference (|fl(a − b) − (a − b)| <= u|a − b|, and |T_j − T_{j−1}| <= |L_j − L_{j−1}| +
+    |m_j − m_{j−1}| + 2 ulp(max |L|)), so the exact prefix sum T_k + Σ rounding errors is <= L_k.  Up
+    to ``EXACT_CHECK_NODES`` the prefix sums are also checked exactly; a failure (never seen) falls
+    back to the sequential exact construction."""
+    N = L.size
+    k = np.arange(1, N + 1, dtype=float)
+    D = np.abs(np.diff(np.concatenate([[0.0], L])))
+    S = np.cumsum(D) * (1 + 2 * k * U)
+    ulp = float(np.spacing(np.max(np.abs(L)))) if N else 0.0
+    m = 2 * U * (S + 2 * k * ulp) * (1 + 4 * U)
+    T = np.nextafter(L - m, -np.inf)
+    c = np.diff(np.concatenate([[0.0], T]))
+    if N <= EXACT_CHECK_NODES and not _prefix_sums_below(c, L):
+        return _objective_exact(L)
+    return c
+
+
+def _prefix_sums_below(c: np.ndarray, L: np.ndarray) -> bool:
+    """Σ_{j<=k} c_j <= L_k for every k, exactly (integers at a common binary scale)."""
+    mant, exp = np.frexp(np.concatenate([c, L]))
+    m_int = (mant * 2.0**53).astype(np.int64)
+    e = exp.astype(np.int64) - 53
+    e0 = int(e.min())
+    vals = [int(a) << int(b - e0) for a, b in zip(m_int.tolist(), e.tolist())]
+    N = c.size
+    acc = 0
+    for i in range(N):
+        acc += vals[i]
+        if acc > vals[N + i]:
+            return False
+    return True
+
+
+def _objective_exact(L: np.ndarray) -> np.ndarray:
+    """The sequential construction: float c with exact prefix sums Σ_{j<=k} c_j <= L_k (rationals)."""
     c = np.empty_like(L)
     prefix = Fraction(0)
     for i, target in enumerate(L.tolist()):
