@@ -107,7 +107,7 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
         lp = r.last.built.lp.size() | {"solver": raw.backend, "builder": r.last.built.builder} | rep.get("lp", {})
         solver = solver_info(raw, ctx.profile)
     else:
-        lp = {"rows": 0, "cols": 0, "nonzeros": 0, "solver": None, "builder": rep.get("builder", "none")}
+        lp = {"rows": 0, "cols": 0, "nonzeros": 0, "solver": None, "builder": rep.get("builder", "none")} | rep.get("lp", {})
         solver = {"backend": None, "method": None, "version": None, "status": "not run", "objective": None,
                   "profile": ctx.profile.name, "options": {}, "failed_attempts": []}
     if r.budget:  # the loop's promise: the estimated peak (process RSS) and the builder it named

@@ -561,6 +561,50 @@ def _shell_values(mech: dict, r: np.ndarray) -> np.ndarray:
     return np.where(k < len(dens), dens[np.minimum(k, len(dens) - 1)], 0.0)
 
 
+def _plot_library_nd(result: "Result", path, ax, fig) -> "Figure":
+    """A d-D library law at the bracket's upper end (the staircase in some norm, a lattice staircase,
+    i.i.d. Laplace, ...): d = 2, its pmf (lattice) or pdf as a heatmap on a log scale; d >= 3, along
+    the first axis.  The window ends where the law falls below ``FLOOR`` × its value at 0."""
+    from matplotlib.colors import LogNorm
+
+    m = result.mechanism
+    d, lattice = int(m.dim), bool(getattr(m, "lattice", False))
+    f = m.pmf if lattice else m.pdf
+    unit = "probability mass per point" if lattice else "density"
+    top = float(f(np.zeros(d)))
+    W = float(m.sensitivity)
+    while float(f(np.eye(d)[0] * W)) > FLOOR * top and W < 1e6 * float(m.sensitivity):
+        W *= 2
+    name = f"optmech: {type(m).__name__} at the upper end, cost {result.upper_bound:.6g}"
+    if d == 2:
+        axis = np.arange(-int(W), int(W) + 1) if lattice else np.linspace(-W, W, 301)
+        pts = np.stack(np.meshgrid(axis, axis, indexing="ij"), axis=-1)
+        v = f(pts)
+        if isinstance(ax, (list, tuple, np.ndarray)):
+            raise SpecError("plot_nd of a library law draws one panel: pass one Axes")
+        a = _target_axes(ax, fig, (6.0, 5.2))
+        half = 0.5 if lattice else 0.0
+        im = a.imshow(np.where(v >= FLOOR * top, v, np.nan).T, origin="lower",
+                      extent=(axis[0] - half, axis[-1] + half, axis[0] - half, axis[-1] + half),
+                      norm=LogNorm(vmin=top * FLOOR, vmax=top), cmap="viridis")
+        a.set_title(textwrap.fill(name, 45), fontsize=9)
+        a.set_xlabel("x1")
+        a.set_ylabel("x2")
+        if lattice:
+            _integer_ticks(a.xaxis, a.yaxis)
+        a.figure.colorbar(im, ax=a, label=unit)
+        a.figure.suptitle(_title(result), fontsize=9)
+        return _finish(a.figure, path)
+    a = _target_axes(ax, fig, (8.5, 5.2))
+    r = np.arange(0, int(W) + 1) if lattice else np.linspace(0, W, 400)
+    a.semilogy(r, _floored(f(r[:, None] * np.eye(d)[0]), top), label=name)
+    a.set_xlabel("x1 (other coordinates 0)")
+    a.set_ylabel(unit)
+    a.legend(fontsize=8)
+    a.set_title(_title(result), fontsize=9)
+    return _finish(a.figure, path)
+
+
 def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None) -> "Figure":
     """Draw a d-D certified mechanism: d = 2 heatmaps (log colour scale) of the mechanism and of the
     staircase reference; d >= 3 the radial profile over ℓ1 shells beside the staircase.
@@ -601,6 +645,8 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         raise SpecError("this result carries no mechanism to plot")
     mech = result.mechanism_dict()
     kind = mech.get("kind")
+    if kind is None and getattr(result.mechanism, "dim", 1) > 1:  # a library law (staircase, Laplace, ...)
+        return _plot_library_nd(result, path, ax, fig)
     if kind not in ("lattice_pmf_nd", "cell_pmf_nd", "l1_shell_density_nd"):
         raise SpecError(f"no figure for a mechanism of kind {kind!r} (plots take 1-D laws and the d-D kinds "
                         "lattice_pmf_nd, cell_pmf_nd, l1_shell_density_nd)")

@@ -49,7 +49,8 @@ def cont1():
 
 @pytest.fixture(scope="module")
 def two_d():
-    return solve(2.0, "l1", 1, optmech.IntegerLattice(), dim=2)
+    # the full lattice LP's audited pmf (symmetry "orbits"; with "auto" the lattice staircase is the mechanism)
+    return solve(2.0, "l1", 1, optmech.IntegerLattice(), dim=2, symmetry="orbits")
 
 
 def mech_line(ax):
@@ -252,7 +253,7 @@ def test_nd_panels_ax_and_fig(two_d, tmp_path):
     fig3 = Figure()
     out = plot_nd(two_d, tmp_path / "nd.png", fig=fig3)
     assert out is fig3 and (tmp_path / "nd.png").read_bytes()[:4] == b"\x89PNG"
-    r3 = solve(2.0, "l1", 1, optmech.IntegerLattice(), dim=3)
+    r3 = solve(2.0, "l1", 1, optmech.IntegerLattice(), dim=3, symmetry="orbits")
     ax = plot_result(r3).axes[0]
     top = np.nanmax(drawn_y(ax))
     assert np.nanmin(drawn_y(ax)) >= FLOOR * top and ax.get_xlabel() == "‖x‖₁"
@@ -317,3 +318,21 @@ def test_compare_1d_two_panels_and_ax():
     mine = Figure()
     a = mine.add_subplot()
     assert plot_compare(c, ax=a) is mine and len(a.containers) == 3
+
+
+def test_a_library_law_at_the_upper_end_is_drawn(tmp_path):
+    """The default ℤ² solve ends at the lattice staircase and the ℝ² ℓ2 one at the ℓ2 staircase (library
+    laws): d = 2 draws its pmf or pdf as one heatmap, d = 3 its profile along x1."""
+    from optmech.plots import plot_nd
+
+    for r in (solve(2.0, "l1", 2, optmech.IntegerLattice(), dim=2),
+              solve(1.0, "l2", 1.0, optmech.Continuous(), dim=2, norm="l2", target_gap=1e-4)):
+        assert "kind" not in r.mechanism_dict()
+        fig = plot_nd(r, tmp_path / "lib.png")
+        assert (tmp_path / "lib.png").read_bytes()[:4] == b"\x89PNG" and len(fig.axes[0].images) == 1
+        img = fig.axes[0].images[0].get_array()
+        assert np.nanmax(img) == pytest.approx(float(r.mechanism.pmf(np.zeros(2)) if r.mechanism.lattice
+                                                     else r.mechanism.pdf(np.zeros(2))), rel=1e-12)
+    r3 = solve(2.0, "l1", 1.0, optmech.Continuous(), dim=3, target_gap=1e-4)
+    ax = plot_nd(r3).axes[0]
+    assert ax.get_xlabel().startswith("x1") and len(ax.lines) == 1

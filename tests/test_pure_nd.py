@@ -148,7 +148,7 @@ def test_saved_mechanism_and_plots(tmp_path):
     for d in (2, 3):
         png, saved = tmp_path / f"d{d}.png", tmp_path / f"d{d}.json"
         p = run_cli("solve", "--dim", str(d), "--epsilon", "2", "--sensitivity", "1", "--domain", "integer", "--cost", "l1",
-                    "--plot", str(png), "--save", str(saved))
+                    "--plot", str(png), "--save", str(saved), "--symmetry", "orbits")
         assert p.returncode == 0, p.stderr
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         mech = json.loads(saved.read_text())["mechanism"]

@@ -124,7 +124,9 @@ def bfs_moves(layers: list[np.ndarray], d: int, L: int) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pure2():
-    return optmech.solve(Problem(privacy=PureDP(1.0), cost="l1", sensitivity=2, domain=IntegerLattice(), dim=2))
+    # the full lattice LP (symmetry "orbits"): with "auto" the coupled layer LP and the lattice staircase answer
+    return optmech.solve(Problem(privacy=PureDP(1.0), cost="l1", sensitivity=2, domain=IntegerLattice(), dim=2,
+                                 symmetry="orbits"))
 
 
 @pytest.fixture(scope="module")

@@ -212,6 +212,8 @@ def _format_nd(result, tag: str) -> str:
          if a.get("realised_epsilon") is not None else f"  privacy           {a.get('method')}"),
         f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
         + (f"{result.lp['orbits']} orbits" if "orbits" in result.lp else
+           f"the coupled l1-layer LP: {result.lp['levels'] + 1} spheres, {result.lp['layer_rows']} rows"
+           if "layer_rows" in result.lp else
            f"{result.lp.get('resolution')} nodes per sensitivity, {result.lp.get('periods')} periods"
            if result.lp.get("periods") else "no LP solved")
         + f" ({result.lp['builder']} builder)",

@@ -40,6 +40,8 @@ DEFAULT_RESOLUTION = {2: 4}
 CELLS_TRUNCATION_GAP = 1e-3
 #: Shells per Δ of the layered LP that adds an upper bound on the continuous domain (ℓ1, costs l1/l2sq).
 LAYERED_SHELLS = 64
+#: Most signed-permutation orbits of the ℓ1 ball for which the coupled layer LP is tried first on ℤ^d.
+LAYER_ORBIT_LIMIT = 200_000
 
 
 @dataclass
@@ -359,9 +361,19 @@ class PureNDFamily:
         self.prev_gap = math.inf
         self._plans: dict = {}
 
+    def _coupled_layers(self) -> bool:
+        """ℤ^d, ℓ1 sensitivity, cost ‖x‖₁, symmetry "auto": the coupled layer bound applies
+        (:mod:`optmech.problems.lattice_layers`)."""
+        s = self.s
+        return (not s.cells and not s.layered and s.norm == "l1" and s.cost.kind == "l1" and s.d >= 2
+                and self.problem.symmetry == "auto")
+
     def initial_uppers(self) -> list:
         """The fine layered upper bound (ℓ1, costs l1/l2sq) and, on ℝ^d, the exact closed-form ε-DP
-        laws (:func:`closed_form_uppers_nd`): the bracket's upper end is the best of them and the LPs'."""
+        laws (:func:`closed_form_uppers_nd`); on ℤ^d with the coupled layer bound, the best ℓ1 lattice
+        staircase: the bracket's upper end is the best of them and the LPs'."""
+        if self._coupled_layers():
+            return [_lattice_staircase_upper(self.s)]  # the lattice staircase: V* in every case solved so far
         out = []
         if self.s.cells:
             need, _ = lp_bytes(self.s, _radius(self.s))
@@ -371,7 +383,10 @@ class PureNDFamily:
                 out = closed_form_uppers_nd(self.s)
         return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
-    def start(self) -> int:
+    def start(self):
+        """The domain's half-width R, or first the coupled ℓ1-layer LP ``("layers", R)`` where it applies."""
+        if self._coupled_layers() and _ball_orbits(_radius(self.s), self.s.d) <= LAYER_ORBIT_LIMIT:
+            return ("layers", _radius(self.s))
         return _radius(self.s)
 
     def initial_lower(self) -> float:
@@ -398,8 +413,12 @@ class PureNDFamily:
             return comp[0], comp[1]
         return 0.0, "the cost's floor on R^d (a norm or its square is nonnegative)"
 
-    def plan(self, R: int) -> LPPlan:
-        """The LP of half-width R before it is built (:func:`lp_plan`), cached per R."""
+    def plan(self, R) -> LPPlan:
+        """The LP of half-width R before it is built (:func:`lp_plan`), cached per R; for ``("layers", R)``
+        the coupled layer LP (R + 2 columns, at most Δ rows per sphere)."""
+        if isinstance(R, tuple):
+            n, rows = R[1] + 2, 1 + int(self.s.delta) * (R[1] + 1)
+            return LPPlan(rows=rows, cols=n, nonzeros=n + 2 * rows, builder="layers_coupled")
         if R not in self._plans:
             s = self.s
             group = None
@@ -424,7 +443,16 @@ class PureNDFamily:
                 f"domain of half-width {R}); the limit is {budget / 2**30:.1f} GiB: raise epsilon or the target gap, "
                 "lower the sensitivity, resolution or dimension, or set OPTMECH_MAX_MEMORY_GB")
 
-    def build(self, R: int) -> Built:
+    def build(self, R) -> Built:
+        if isinstance(R, tuple):  # the coupled ℓ1-layer LP (optmech.problems.lattice_layers)
+            from optmech.problems.lattice_layers import build_layer_lp, coupled_pairs, prove_unit_couplings
+
+            levels = R[1]
+            unit = prove_unit_couplings(levels, self.s.d, deadline=self.ctx.t0 + 0.5 * self.ctx.time_limit)
+            pairs = coupled_pairs(levels, int(self.s.delta), unit)
+            lp = build_layer_lp(self.s.eps, int(self.s.delta), self.s.d, 1, levels, pairs)
+            info = {"levels": levels, "unit_couplings_proven": int(sum(unit)), "layer_rows": len(pairs)}
+            return Built(lp, {"layers": levels}, info, "layers_coupled")
         alp = self.s.build(R, "lower")
         return Built(alp.lp, {"half_width": R}, alp, alp.variant)
 
@@ -432,6 +460,8 @@ class PureNDFamily:
 
     def upper(self, built: Built, raw) -> _Upper:
         s = self.s
+        if built.builder == "layers_coupled":
+            return _lattice_staircase_upper(s)
         if s.cells and self.fine is not None and self.fine.certified:
             return self.fine
         if s.cells:
@@ -444,9 +474,13 @@ class PureNDFamily:
         return []
 
     def diagnostics(self, built: Built, raw, upper) -> dict:
+        if built.builder == "layers_coupled":
+            return dict(built.model)
         return {"far_mass": built.model.far_mass(raw.x), "tail_mass_bound": upper.tail_mass}
 
     def grow(self, step: Step, best) -> int | Stop:
+        if step.built.builder == "layers_coupled":  # not tight enough: the full LP (its own growth rules)
+            return _radius(self.s)
         s, alp, gap = self.s, step.built.model, step.gap
         far, up = step.diagnostics["far_mass"], step.upper
         prev, self.prev_gap = self.prev_gap, gap
@@ -457,7 +491,7 @@ class PureNDFamily:
             return Stop(f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
                         "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
                         "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
-        if step.iteration >= 1 and gap > 0.5 * prev:
+        if prev < math.inf and gap > 0.5 * prev:
             return Stop("a larger domain does not help: the remaining gap is the solver's accuracy")
         return int(math.ceil(1.5 * alp.support.R / s.n_lat)) * s.n_lat
 
@@ -465,6 +499,8 @@ class PureNDFamily:
         return _references(self.problem, self.s, lower, upper)
 
     def report(self, best, last: Step | None, status: str) -> dict:
+        if last is not None and last.built.builder == "layers_coupled":
+            return _report_layers(self.s, best, last.diagnostics)
         out = self._report(best, last)
         comp = getattr(self, "comparison", None)
         if comp is not None:
@@ -581,6 +617,42 @@ def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
     return out
 
 
+def _lattice_staircase_upper(s: _Setup) -> ReferenceUpper:
+    """The best ℓ1 lattice staircase (ε-DP for ℓ1 sensitivity Δ on ℤ^d: the level moves by at most one),
+    its series cost widened by 1e-10 relative (the sums of up to ~10^4 positive terms)."""
+    from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discrete_staircase_nd_costs
+
+    vals = discrete_staircase_nd_costs("l1", s.eps, int(s.delta), s.d)
+    r = int(np.argmin(vals)) + 1
+    mech = DiscreteStaircaseND(epsilon=s.eps, sensitivity=int(s.delta), r=r, dim=s.d)
+    return ReferenceUpper(float(np.nextafter(vals[r - 1] * (1 + 1e-10), np.inf)), "discrete_staircase", {"r": r}, mech,
+                          f"the best l1 lattice staircase (r = {r}), its series cost widened by 1e-10 relative")
+
+
+def _report_layers(s: _Setup, best, info: dict) -> dict:
+    """The report when the coupled ℓ1-layer LP was the last step (its gap met the target)."""
+    up = best.upper
+    claims = [
+        f"pure epsilon-DP on Z^{s.d}, sensitivity {int(s.delta)} in the l1 norm, cost ||x||_1",
+        f"lower bound: the l1-layer LP on the spheres ||x||_1 = 0..{info['levels']} (far mass priced at the cost's "
+        "minimum beyond), lifted to Z^d: for every sphere pair in its rows the uniform laws have a coupling within "
+        f"l1 distance Delta, composed of unit-step couplings proven by exact integer transport on orbits "
+        f"({info['unit_couplings_proven']} of {info['levels']} proven), so its dual is a dual of the full lattice LP",
+        f"upper bound: the closed-form {getattr(up, 'reference', 'law')} ({getattr(up, 'note', '')})",
+    ]
+    mech = getattr(up, "mechanism", None)
+    return {
+        "mechanism": mech, "lp": {"levels": info["levels"], "layer_rows": info["layer_rows"]},
+        "claims": claims,
+        "audit": {"realised_epsilon": None, "target_epsilon": s.eps, "passed": True,
+                  "method": "closed form: the l1 lattice staircase (its level moves by at most one)",
+                  "tail_mass_bound": None},
+        "truncation": {"half_width": info["levels"], "dim": s.d, "norm": s.norm,
+                       "lower_bound": "relaxation: l1 spheres up to the radius, far mass at the minimum cost outside",
+                       "upper_bound": "closed form (no truncation)"},
+    }
+
+
 def _report_reference(s: _Setup, best, last: Step | None) -> dict:
     """The report when no LP of the lower bound fitted the time limit (``last`` None: the fallback
     bracket), or when a closed-form law is the bracket's upper end: the mechanism of the upper end (that
@@ -589,14 +661,16 @@ def _report_reference(s: _Setup, best, last: Step | None) -> dict:
 
     up = best.upper
     ref = getattr(up, "reference", None)
-    claims = [f"pure epsilon-DP on R^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
+    claims = [f"pure epsilon-DP on {'R' if s.cells else 'Z'}^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
               "no LP of the lower bound fitted the time limit: the lower bound needs no LP (the cost's floor, or the "
               "norm comparison below)" if last is None
-              else f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; cells priced at the cost's "
-                   "minimum, a relaxation)"]
+              else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; cells priced at the cost's "
+                    "minimum, a relaxation)" if s.cells else
+                    "lower bound: the repaired dual of the lattice LP (every pair in the l1 ball or cube, far mass at the "
+                    "cost's minimum outside: a relaxation)")]
     if ref is not None:
-        claims.append(f"upper bound: the closed-form {ref} law ({up.note}), its exact expected cost widened by "
-                      f"{CLOSED_FORM_WIDENING:g} relative")
+        widened = "" if "widened" in up.note else f", its exact expected cost widened by {CLOSED_FORM_WIDENING:g} relative"
+        claims.append(f"upper bound: the closed-form {ref} law ({up.note}){widened}")
         mech, method = up.mechanism, f"closed form: the {ref} law (its own privacy proof)"
         audit = {"realised_epsilon": None, "tail_mass_bound": None}
     else:
