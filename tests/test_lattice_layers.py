@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import maximum_flow
 
 import optmech
 from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
+from optmech import couplings as cp
 from optmech.problems import lattice_layers as ll
 from optmech.solvers.highs import HighsBackend
 from optmech.spec import IntegerLattice, Problem, PureDP
@@ -49,33 +50,33 @@ def point_coupling(k: int, d: int) -> np.ndarray | None:
 @pytest.mark.parametrize("d", [2, 3])
 def test_orbit_couplings_agree_with_point_couplings(d):
     for k in range(0, 7):
-        assert ll.coupling_exists(k, k + 1, d) == (point_coupling(k, d) is not None)
-        assert ll.coupling_exists(k, k + 1, d)
+        assert cp.coupling_exists(k, k + 1, d) == (point_coupling(k, d) is not None)
+        assert cp.coupling_exists(k, k + 1, d)
 
 
 def test_the_forest_path_agrees_with_max_flow():
     """The HiGHS + exact leaf-elimination path proves the same couplings as the integer max-flow."""
     for d, k in [(2, 5), (3, 9), (4, 6)]:
-        A, sa, B, sb, pairs = ll._edges(k, k + 1, d)
+        A, sa, B, sb, pairs = ll.sphere_pair_edges(k, k + 1, d)
         Sk, Sj = int(sum(sa)), int(sum(sb))
         g = math.gcd(Sk, Sj)
         supply = [int(v) * (Sj // g) for v in sa]
         demand = [int(v) * (Sk // g) for v in sb]
-        assert ll._maxflow(supply, demand, pairs, Sk * Sj // g)
-        assert ll._transport_forest(supply, demand, pairs)
+        assert cp.exact_maxflow_feasible(supply, demand, pairs, Sk * Sj // g)
+        assert cp.forest_transport_feasible(supply, demand, pairs)
     # toy transports: a0 (1) reaches b0 only, a1 (3) reaches b0 and b1: feasible for demands (2, 2)
     pairs = np.array([[0, 0], [1, 0], [1, 1]])
-    assert ll._maxflow([1, 3], [2, 2], pairs, 4) and ll._transport_forest([1, 3], [2, 2], pairs)
+    assert cp.exact_maxflow_feasible([1, 3], [2, 2], pairs, 4) and cp.forest_transport_feasible([1, 3], [2, 2], pairs)
     # a0 (3) reaches only b0, which takes 1: refused by both
     pairs = np.array([[0, 0], [1, 1]])
-    assert not ll._maxflow([3, 1], [1, 3], pairs, 4) and not ll._transport_forest([3, 1], [1, 3], pairs)
+    assert not cp.exact_maxflow_feasible([3, 1], [1, 3], pairs, 4) and not cp.forest_transport_feasible([3, 1], [1, 3], pairs)
 
 
 def test_the_lifted_dual_is_feasible_point_by_point():
     """Lift the layer LP's dual with point-level couplings (compositions of unit couplings) and check the
     full lattice LP's dual constraint L(x) − ν + Σ_y λ(x, y) − e^ε Σ_w λ(w, x) >= 0 at every point."""
     d, D, eps, R = 2, 2, 1.0, 9
-    unit = ll.prove_unit_couplings(R, d)
+    unit = cp.prove_unit_couplings(R, d)
     pairs = ll.coupled_pairs(R, D, unit)
     lp = ll.build_layer_lp(eps, D, d, 1, R, pairs)
     raw = HighsBackend().solve(lp, {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})

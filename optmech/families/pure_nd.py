@@ -445,7 +445,8 @@ class PureNDFamily:
 
     def build(self, R) -> Built:
         if isinstance(R, tuple):  # the coupled ℓ1-layer LP (optmech.problems.lattice_layers)
-            from optmech.problems.lattice_layers import build_layer_lp, coupled_pairs, prove_unit_couplings
+            from optmech.couplings import prove_unit_couplings
+            from optmech.problems.lattice_layers import build_layer_lp, coupled_pairs
 
             levels = R[1]
             unit = prove_unit_couplings(levels, self.s.d, deadline=self.ctx.t0 + 0.5 * self.ctx.time_limit)
