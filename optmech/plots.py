@@ -634,7 +634,7 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
     --------
     >>> import optmech
     >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(2.0), cost="l1", sensitivity=1,
-    ...                                   domain=optmech.IntegerLattice(), dim=2))
+    ...                                   domain=optmech.IntegerLattice(), dim=2, symmetry="orbits"))
     >>> fig = plot_nd(r)
     >>> [a.get_xlabel() for a in fig.axes[:2]]
     ['x1', 'x1']

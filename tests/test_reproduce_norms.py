@@ -42,14 +42,14 @@ def test_spec_in_full_and_quick_form():
     opened = {(2, e, c, n) for e in (1.0, 2.0) for (c, n) in OPEN}
     assert cases == matched | opened and len(full.problems) == 40
     assert {(p["dim"], p["epsilon"], p["cost"], p["norm"]) for p in quick.problems} == \
-        {c for c in matched | opened if c[1] == 2.0}
+        {c for c in matched | opened if c[1] == 2.0 and c[0] == 2}
     for p in full.problems + quick.problems:
         assert (p["privacy"], p["domain"], p["sensitivity"], p["time_limit"]) == ("pure", "continuous", 1, 60)
     for p in full.problems:
         Problem.from_params({k: v for k, v in p.items() if k != "time_limit"})
     assert section_tags("comparison", full.reproduce["item"])[:2] == ["MDA26", "KSW25"]
     path = next(p for p in catalogue_paths() if p.stem == NAME)
-    assert spec_scope(path) == "Quick mode: 14 of 40 problems (ε = 2); the full run adds ε ∈ {0.5, 1}."
+    assert spec_scope(path) == "Quick mode: 8 of 40 problems (ε = 2, d = 2); the full run adds ε ∈ {0.5, 1} and d = 3."
 
 
 # -- closed forms recomputed by the report ------------------------------------------------------------
