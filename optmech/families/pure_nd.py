@@ -163,7 +163,7 @@ def _dilate(phi: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _norm_factor(norm: str, d: int) -> float:
+def norm_factor(norm: str, d: int) -> float:
     """c with ‖v‖ >= ‖v‖₁/c (ℓ1: 1, ℓ2: √d, ℓ∞: d)."""
     return {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
 
@@ -258,7 +258,7 @@ def _candidate_value(s: _Setup) -> float | None:
 
     if s.cost.kind == "expr":
         return None
-    e = s.eps / _norm_factor(s.norm, s.d)
+    e = s.eps / norm_factor(s.norm, s.d)
     if s.cells:
         return laplace_nd_cost(s.cost.spec, e, s.delta, s.d)
     return discrete_laplace_nd_cost(s.cost.spec, e, int(s.delta), s.d)
@@ -270,7 +270,7 @@ def _radius(s: _Setup) -> int:
     from optmech.problems.pure_nd import domain_outside_min
 
     n = s.n_lat
-    c = _norm_factor(s.norm, s.d)
+    c = norm_factor(s.norm, s.d)
     d = s.d
     R = n
     v0 = _candidate_value(s)
@@ -591,7 +591,7 @@ def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
     from optmech.mechanisms.multidim import L2Laplace, LaplaceND, StaircaseND
 
     out = []
-    c = _norm_factor(s.norm, s.d)
+    c = norm_factor(s.norm, s.d)
     laws = [("laplace", LaplaceND(epsilon=s.eps, sensitivity=c * s.delta, dim=s.d),
              f"i.i.d. Laplace(scale {c * s.delta / s.eps:g}), epsilon-DP for {s.norm} sensitivity {s.delta:g}")]
     if s.norm == "l2":
@@ -760,7 +760,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
         inside = reference_inside(v, lo, up, exact)
         out.append(ReferenceValue(name, v, params, inside, exact, note, kind=kind))
 
-    c = _norm_factor(norm, d)
+    c = norm_factor(norm, d)
     if s.cells:
         add("laplace", laplace_nd_cost(cost, eps / c, s.delta, d), {"scale": c * s.delta / eps}, True,
             f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {s.delta:g}")

@@ -23,14 +23,16 @@ import numpy as np
 
 from optmech.budget import LPPlan, gib
 from optmech.certify import CLOSED_FORM_WIDENING, reference_inside
-from optmech.errors import SpecError
+from optmech.errors import CostError, SpecError
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.problems.radial import build_radial, periods_needed, radial_lp_size
 from optmech.result import ReferenceValue
 
+#: Named cost → (the norm L, the power m) with cost ‖x‖_L^m.
+NORM_POWERS = {"l1": ("l1", 1), "l2": ("l2", 1), "linf": ("linf", 1), "l1sq": ("l1", 2), "l2sq": ("l2", 2),
+               "linfsq": ("linf", 2)}
 #: (cost kind, sensitivity norm) → the power m of the norm that the cost is.
-RADIAL_COSTS = {("l1", "l1"): 1, ("l2", "l2"): 1, ("linf", "linf"): 1,
-                ("l1sq", "l1"): 2, ("l2sq", "l2"): 2, ("linfsq", "linf"): 2}
+RADIAL_COSTS = {(kind, L): m for kind, (L, m) in NORM_POWERS.items()}
 #: Nodes per Δ of the first LP when no resolution is given.
 FIRST_NODES = 32
 #: Most nodes per Δ the family grows to.
@@ -51,7 +53,7 @@ def radial_power(problem) -> int | None:
         return None
     try:
         kind = as_cost_nd(problem.cost, problem.dim).kind
-    except Exception:  # noqa: BLE001 - not a d-D cost this family reads: another family decides
+    except CostError:  # not a d-D cost this family reads: another family decides
         return None
     return RADIAL_COSTS.get((kind, problem.norm))
 
@@ -82,8 +84,7 @@ def comparison_lower(cost_kind: str, norm: str, epsilon: float, dim: int, sensit
     """(value, note) of the norm-comparison bound V* >= (aΔ)^m V_rad(m) for the cost ‖x‖_L^m with
     sensitivity in K, a = min ‖x‖_L/‖x‖_K: the cost is >= a^m ‖x‖_K^m, whose optimum is the radial one
     (:mod:`optmech.problems.radial`); None for an expression."""
-    order = {"l1": ("l1", 1), "l2": ("l2", 1), "linf": ("linf", 1), "l2sq": ("l2", 2), "l1sq": ("l1", 2),
-             "linfsq": ("linf", 2)}.get(cost_kind)
+    order = NORM_POWERS.get(cost_kind)
     if order is None:
         return None
     L, m = order
@@ -199,6 +200,7 @@ class RadialFamily:
         return nxt
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
+        from optmech.families.pure_nd import norm_factor
         from optmech.mechanisms.multidim import l2_laplace_cost, laplace_nd_cost
 
         out: list[ReferenceValue] = []
@@ -213,7 +215,7 @@ class RadialFamily:
         add("staircase", self.stair.exact_value, {"gamma": self.stair.gamma, "norm": norm}, True,
             f"the staircase in the {norm} norm at its best gamma: an upper bound (closed form); the certified bracket "
             "shows how close V* is to it")
-        c = {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
+        c = norm_factor(norm, d)  # ‖t‖₁ <= c‖t‖: i.i.d. Laplace calibrated for l1 sensitivity cΔ
         scale = c * D / eps
         if cost == "linfsq":  # max of d i.i.d. Exp(s) is Σ_i s E_i / i (Rényi): E M² = s²(H_d² + Σ 1/i²)
             lap = scale**2 * (math.fsum(1.0 / i for i in range(1, d + 1)) ** 2 + math.fsum(1.0 / i**2 for i in range(1, d + 1)))
