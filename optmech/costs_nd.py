@@ -37,7 +37,7 @@ from optmech.costs import CAP, CONSTANTS, FUNCTIONS, VARIABLE_NAME, Cost, add_ro
 from optmech.costs import parse_expr, evaluate_tree
 from optmech.errors import CostError
 
-__all__ = ["CostND", "CostNDLike", "NAMED_ND", "as_cost_nd", "parse_cost_nd"]
+__all__ = ["CostND", "CostNDLike", "NAMED_ND", "as_cost_nd", "parse_cost_nd", "norm_factor"]
 
 #: The named d-dimensional costs, and the aliases accepted for them.
 NAMED_ND = ("l1", "l2", "l2sq", "linf", "l1sq", "linfsq")
@@ -368,3 +368,8 @@ def as_cost_nd(obj: CostNDLike | Cost, dim: int) -> CostND:
         text = {"abs": "l1", "square": "l2sq"}.get(obj.kind, obj.spec)
         return parse_cost_nd(f"abs(x)**{obj.power!r}" if obj.kind == "pow" else text, 1)
     raise CostError(f"cost must be a CostND or a string, got {type(obj).__name__}")
+
+
+def norm_factor(norm: str, d: int) -> float:
+    """c with ‖v‖ >= ‖v‖₁/c (ℓ1: 1, ℓ2: √d, ℓ∞: d)."""
+    return {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]

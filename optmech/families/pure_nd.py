@@ -31,6 +31,7 @@ import numpy as np
 from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
 from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN, reference_inside
 from optmech.errors import SolveFailed, SpecError
+from optmech.costs_nd import norm_factor
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
 from optmech.result import ReferenceValue
@@ -161,11 +162,6 @@ def _dilate(phi: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
     for nb in tables:
         out = np.append(out, 0.0)[nb].max(axis=1)
     return out
-
-
-def norm_factor(norm: str, d: int) -> float:
-    """c with ‖v‖ >= ‖v‖₁/c (ℓ1: 1, ℓ2: √d, ℓ∞: d)."""
-    return {"l1": 1.0, "l2": math.sqrt(d), "linf": float(d)}[norm]
 
 
 def _tail_cost(s: _Setup):

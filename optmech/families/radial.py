@@ -200,7 +200,7 @@ class RadialFamily:
         return nxt
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        from optmech.families.pure_nd import norm_factor
+        from optmech.costs_nd import norm_factor
         from optmech.mechanisms.multidim import l2_laplace_cost, laplace_nd_cost
 
         out: list[ReferenceValue] = []
