@@ -561,12 +561,24 @@ def _shell_values(mech: dict, r: np.ndarray) -> np.ndarray:
     return np.where(k < len(dens), dens[np.minimum(k, len(dens) - 1)], 0.0)
 
 
+def _log_heatmap(a, values: np.ndarray, extent, vmax: float, name: str, integer: bool):
+    """A d = 2 panel: ``values`` on (x1, x2) on a log colour scale down to ``FLOOR`` × ``vmax``."""
+    from matplotlib.colors import LogNorm
+
+    im = a.imshow(np.where(values >= FLOOR * vmax, values, np.nan).T, origin="lower", extent=extent,
+                  norm=LogNorm(vmin=vmax * FLOOR, vmax=vmax), cmap="viridis")
+    a.set_title(textwrap.fill(name, 45), fontsize=9)
+    a.set_xlabel("x1")
+    a.set_ylabel("x2")
+    if integer:
+        _integer_ticks(a.xaxis, a.yaxis)
+    return im
+
+
 def _plot_library_nd(result: "Result", path, ax, fig) -> "Figure":
     """A d-D library law at the bracket's upper end (the staircase in some norm, a lattice staircase,
     i.i.d. Laplace, ...): d = 2, its pmf (lattice) or pdf as a heatmap on a log scale; d >= 3, along
     the first axis.  The window ends where the law falls below ``FLOOR`` × its value at 0."""
-    from matplotlib.colors import LogNorm
-
     m = result.mechanism
     d, lattice = int(m.dim), bool(getattr(m, "lattice", False))
     f = m.pmf if lattice else m.pdf
@@ -584,14 +596,8 @@ def _plot_library_nd(result: "Result", path, ax, fig) -> "Figure":
             raise SpecError("plot_nd of a library law draws one panel: pass one Axes")
         a = _target_axes(ax, fig, (6.0, 5.2))
         half = 0.5 if lattice else 0.0
-        im = a.imshow(np.where(v >= FLOOR * top, v, np.nan).T, origin="lower",
-                      extent=(axis[0] - half, axis[-1] + half, axis[0] - half, axis[-1] + half),
-                      norm=LogNorm(vmin=top * FLOOR, vmax=top), cmap="viridis")
-        a.set_title(textwrap.fill(name, 45), fontsize=9)
-        a.set_xlabel("x1")
-        a.set_ylabel("x2")
-        if lattice:
-            _integer_ticks(a.xaxis, a.yaxis)
+        im = _log_heatmap(a, v, (axis[0] - half, axis[-1] + half, axis[0] - half, axis[-1] + half), top, name,
+                          lattice)
         a.figure.colorbar(im, ax=a, label=unit)
         a.figure.suptitle(_title(result), fontsize=9)
         return _finish(a.figure, path)
@@ -639,8 +645,6 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
     >>> [a.get_xlabel() for a in fig.axes[:2]]
     ['x1', 'x1']
     """
-    from matplotlib.colors import LogNorm
-
     if result.mechanism is None:
         raise SpecError("this result carries no mechanism to plot")
     mech = result.mechanism_dict()
@@ -701,13 +705,7 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
             axes = list(np.ravel(fig.subplots(1, len(panels), squeeze=False)))
         vmax = max(float(np.nanmax(p)) for _, p in panels)
         for a, (name, p) in zip(axes, panels):
-            im = a.imshow(np.where(p >= FLOOR * vmax, p, np.nan).T, origin="lower", extent=ext,
-                          norm=LogNorm(vmin=vmax * FLOOR, vmax=vmax), cmap="viridis")
-            a.set_title(textwrap.fill(name, 45), fontsize=9)
-            a.set_xlabel("x1")
-            a.set_ylabel("x2")
-            if lattice_axes:
-                _integer_ticks(a.xaxis, a.yaxis)
+            im = _log_heatmap(a, p, ext, vmax, name, lattice_axes)
         fig.colorbar(im, ax=axes, label=unit)
         fig.suptitle(title, fontsize=9)
         return _finish(fig, path)
