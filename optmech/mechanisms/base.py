@@ -222,8 +222,8 @@ class Mechanism:
             y = self._sf(-x)
         return _scalar_out(x, y)
 
-    def sample(self, size=None, rng=None):
-        """Draw samples, vectorised (floating-point sampler: not exactly DP, see :mod:`optmech.mechanisms.rng`).
+    def sample(self, size=None, rng=None, *, exact: bool = False):
+        """Draw samples, vectorised.
 
         Parameters
         ----------
@@ -232,7 +232,14 @@ class Mechanism:
         rng : seed, numpy.random.Generator or "secure", optional
             A seed or Generator makes the draw reproducible; ``"secure"`` draws from a
             ChaCha20 stream keyed by the OS CSPRNG (:mod:`optmech.mechanisms.rng`).
+        exact : bool
+            False (default): the floating-point sampler, fast but not exactly private (Mironov
+            2012; :mod:`optmech.mechanisms.rng`).  True: :meth:`exact_sampler`, whose output
+            law equals the pmf exactly (lattice mechanisms only; ``rng=None`` is then the
+            OS-keyed ChaCha20 stream, an int seed keys ChaCha20 reproducibly).
         """
+        if exact:
+            return self.exact_sampler().sample(size, rng=rng)
         from optmech.mechanisms.rng import as_generator
 
         shape = _check_size(size)
@@ -242,6 +249,40 @@ class Mechanism:
         if shape is None:
             return out[0]
         return out.reshape(shape + out.shape[1:])
+
+    def exact_sampler(self):
+        """The exact sampler of this law (:class:`optmech.exact.ExactSampler`): draws from integer
+        and rational arithmetic on uniform words, whose law equals the pmf exactly; its
+        ``privacy()`` states the guarantee of the law it draws and what is not covered.
+
+        >>> from optmech.mechanisms import DiscreteLaplace
+        >>> ex = DiscreteLaplace(epsilon=1, sensitivity=2).exact_sampler()
+        >>> ex.sample(4, rng=7).tolist() == ex.sample(4, rng=7).tolist()      # an int seed reproduces
+        True
+        >>> ex.privacy().epsilon
+        1.0
+        """
+        cached = self.__dict__.get("_exact_cache")
+        if cached is None:
+            cached = self._exact_sampler()
+            self.__dict__["_exact_cache"] = cached
+        return cached
+
+    def _exact_sampler(self):
+        from optmech.errors import SpecError
+
+        if not self.lattice:
+            raise SpecError(f"{type(self).__name__} is continuous: no exact sampler draws a density; release on a "
+                            "lattice instead (README: Exact samplers, continuous mechanisms)")
+        raise SpecError(f"{type(self).__name__} has no exact sampler")
+
+    def _exact_privacy(self, law: str):
+        """This mechanism's guarantee, with a note saying what the exact sampler draws."""
+        from optmech.exact import TIMING_NOTE
+
+        p = self.privacy()
+        return Privacy(p.notion, p.epsilon, p.delta, p.sensitivity, p.norm,
+                       f"{p.note}; exact sampler: {law}; {TIMING_NOTE}")
 
     def rvs(self, size=None, random_state=None):
         """scipy.stats' name for :meth:`sample`: ``random_state`` is a seed, a Generator or None.
@@ -257,14 +298,15 @@ class Mechanism:
         """
         return self.sample(size, rng=random_state)
 
-    def randomise(self, value, *, rng=None):
+    def randomise(self, value, *, rng=None, exact: bool = False):
         """``value`` plus independent noise from this law, elementwise: the mechanism applied to a
         query answer (or an array of them; the shape is kept).
 
         In d dimensions ``value`` has a last axis of length ``dim`` (one noise vector per row).
         Lattice mechanisms take integer answers only (their guarantee is for integer queries).
         The noise is drawn as :meth:`sample` draws it (floating point; ``rng="secure"`` for the
-        OS-keyed stream): a mechanism that cannot sample refuses here too, with the same error.
+        OS-keyed stream; ``exact=True`` for the exact sampler, integer values only): a mechanism
+        that cannot sample refuses here too, with the same error.
 
         >>> from optmech.mechanisms import DiscreteLaplace
         >>> mech = DiscreteLaplace(epsilon=1, sensitivity=1)
@@ -289,11 +331,11 @@ class Mechanism:
             if v.ndim == 0 or v.shape[-1] != self.dim:
                 raise SpecError(f"values must have a last axis of length dim = {self.dim}, got shape {v.shape}")
             shape = v.shape[:-1]
-        noise = np.asarray(self.sample(shape, rng=rng)).reshape(v.shape)
+        noise = np.asarray(self.sample(shape, rng=rng, exact=exact)).reshape(v.shape)
         out = v + noise
         return out[()] if out.ndim == 0 else out
 
-    def randomize(self, value, *, rng=None):
+    def randomize(self, value, *, rng=None, exact: bool = False):
         """American spelling of :meth:`randomise`.
 
         >>> from optmech.mechanisms import Laplace
@@ -301,9 +343,9 @@ class Mechanism:
         >>> bool(m.randomize(5.0, rng=3) == m.randomise(5.0, rng=3))
         True
         """
-        return self.randomise(value, rng=rng)
+        return self.randomise(value, rng=rng, exact=exact)
 
-    def __call__(self, values, *, rng=None):
+    def __call__(self, values, *, rng=None, exact: bool = False):
         """``mech(values)`` is :meth:`randomise`: the noisy answers, shape preserved.
 
         >>> from optmech.mechanisms import Laplace
@@ -312,7 +354,7 @@ class Mechanism:
         >>> bool(np.array_equal(mech(true_answers, rng=5), mech.randomise(true_answers, rng=5)))
         True
         """
-        return self.randomise(values, rng=rng)
+        return self.randomise(values, rng=rng, exact=exact)
 
     def expected_cost(self, cost) -> float:
         """``E[L(X)]`` for a cost: a spec string (``"abs"``, ``"square"``, ``"pow:P"``, an

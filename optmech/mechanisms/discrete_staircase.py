@@ -335,6 +335,21 @@ class DiscreteStaircase(Mechanism):
     def _expected_cost(self, cost):
         return discrete_staircase_cost(cost, self.epsilon, self.sensitivity, self.r)
 
+    def _exact_sampler(self):
+        """Exact inversion of P_r with b = e^{−ε} bracketed in integers (ε's float read exactly):
+        a window of whole periods and geometric tails of period Δ
+        (:func:`optmech.exact.laws.discrete_staircase`)."""
+        from fractions import Fraction
+
+        from optmech.exact import ExactSampler
+        from optmech.exact.laws import discrete_staircase
+
+        law = discrete_staircase(Fraction(self.epsilon), self.sensitivity, self.r)
+        return ExactSampler(law.sample, dim=1, mechanism=repr(self),
+                            privacy=self._exact_privacy("the law P_r [Geng13, (2.17)] exactly, eps read as the exact "
+                                                        "rational value of its float"),
+                            law="discrete staircase, exact inversion with geometric tails")
+
     def _logpmf(self, k):
         def log_mass(i):
             q, j = self._split(i)

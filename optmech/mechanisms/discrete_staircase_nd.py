@@ -169,6 +169,21 @@ class DiscreteStaircaseND(NDMechanism):
 
         return DiscreteStaircase(epsilon=self.epsilon, sensitivity=self.sensitivity, r=self.r)
 
+    def _exact_sampler(self):
+        """Exact inversion of the radius ‖X‖₁ (masses |S_k| b^{level(k)} bracketed in integers, the
+        normaliser by a partial sum and a proven tail bound), then a uniform point of that lattice
+        sphere (:class:`optmech.exact.laws.DiscreteStaircaseL1`)."""
+        from fractions import Fraction
+
+        from optmech.exact import ExactSampler
+        from optmech.exact.laws import DiscreteStaircaseL1
+
+        law = DiscreteStaircaseL1(Fraction(self.epsilon), self.sensitivity, self.r, self.dim)
+        return ExactSampler(law.sample, dim=self.dim, mechanism=repr(self),
+                            privacy=self._exact_privacy("the law P(x) = a phi(||x||_1) exactly, eps read as the exact "
+                                                        "rational value of its float"),
+                            law="d-D discrete staircase: exact radius inversion, uniform lattice l1 sphere")
+
     def _privacy_note(self) -> str:
         return ("discrete_staircase_nd: the level floor((||x||_1 - r)/sensitivity) moves by at most one under an "
                 "l1 shift <= sensitivity")

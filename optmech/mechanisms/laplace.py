@@ -307,6 +307,21 @@ class DiscreteLaplace(Mechanism):
         p = -math.expm1(-self.epsilon / self.sensitivity)
         return (rng.geometric(p, size=n) - rng.geometric(p, size=n)).astype(np.int64)
 
+    def _exact_sampler(self):
+        """Exact inversion of p_k ∝ λ^{|k|} with λ = e^{−ε/Δ} bracketed in integers (ε's float read
+        exactly as a rational): a window |k| < L and geometric tails of period L
+        (:func:`optmech.exact.laws.discrete_laplace`)."""
+        from fractions import Fraction
+
+        from optmech.exact import ExactSampler
+        from optmech.exact.laws import discrete_laplace
+
+        law = discrete_laplace(Fraction(self.epsilon) / self.sensitivity)
+        return ExactSampler(law.sample, dim=1, mechanism=repr(self),
+                            privacy=self._exact_privacy("the law p_k = tanh(eps/(2 sensitivity)) e^(-eps|k|/sensitivity) "
+                                                        "exactly, eps read as the exact rational value of its float"),
+                            law="discrete Laplace, exact inversion with geometric tails")
+
     def _logpmf(self, k):
         a = self.epsilon / self.sensitivity
         return self._on_lattice(k, lambda i: math.log(math.tanh(a / 2.0)) - a * np.abs(i))

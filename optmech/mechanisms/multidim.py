@@ -1487,6 +1487,20 @@ class DiscreteLaplaceND(NDMechanism):
         shape = (n, self.dim)
         return (rng.geometric(p, size=shape) - rng.geometric(p, size=shape)).astype(np.int64)
 
+    def _exact_sampler(self):
+        """d independent exact discrete Laplace coordinates (:func:`optmech.exact.laws.discrete_laplace`)."""
+        from fractions import Fraction
+
+        from optmech.exact import ExactSampler
+        from optmech.exact.laws import discrete_laplace
+
+        law = discrete_laplace(Fraction(self.epsilon) / self.sensitivity)
+        return ExactSampler(lambda n, src: law.sample(n * self.dim, src).reshape(n, self.dim), dim=self.dim,
+                            mechanism=repr(self),
+                            privacy=self._exact_privacy("the product law of d discrete Laplace coordinates exactly, eps "
+                                                        "read as the exact rational value of its float"),
+                            law="product of exact discrete Laplace coordinates")
+
     def _make_1d(self):
         from optmech.mechanisms.laplace import DiscreteLaplace
 

@@ -523,6 +523,40 @@ class FiniteLatticePMFND(LatticePMFND):
         m = self.mean()
         return np.array([math.fsum(self.p * (self.reps[:, i] - m[i]) ** 2) for i in range(self.dim)])
 
+    def _exact_sampler(self):
+        """Exact draws of mass/Σ mass over the listed points (Σ exact; :class:`optmech.exact.laws.Finite`);
+        ``privacy()`` re-audits that law: the hockey-stick sums at ε for every integer shift in the
+        sensitivity ball of ``norm``, exact masses, outward-rounded."""
+        from fractions import Fraction
+
+        from optmech.exact import TIMING_NOTE, ExactSampler
+        from optmech.exact.audit import exp_lower, hockey_stick_upper, probability_brackets
+        from optmech.exact.laws import Finite
+
+        if math.isnan(self._epsilon):
+            raise SpecError("the exact sampler's audit needs epsilon: pass epsilon= (the dict does not record it)")
+        law = Finite(self.reps, [Fraction(float(m)) for m in self.mass])
+        p_lo, p_hi = probability_brackets([Fraction(float(m)) for m in self.mass])
+        e_lo = exp_lower(self._epsilon)
+        D = int(self.sensitivity)
+        grid = np.stack(np.meshgrid(*[np.arange(-D, D + 1)] * self.dim, indexing="ij"), axis=-1).reshape(-1, self.dim)
+        size = {"l1": np.abs(grid).sum(axis=1), "linf": np.abs(grid).max(axis=1),
+                "l2": np.sqrt((grid.astype(float) ** 2).sum(axis=1))}.get(self.norm)
+        if size is None:
+            raise SpecError(f"no audit for the norm {self.norm!r}")
+        shifts = grid[(size <= D) & (np.abs(grid).sum(axis=1) > 0)]
+        worst = 0.0
+        for s in shifts:
+            j = self.index.find(self.reps - s)
+            q = np.where(j >= 0, p_lo[np.maximum(j, 0)], 0.0)
+            worst = max(worst, hockey_stick_upper(p_hi, q, e_lo))
+        note = (f"exact sampler: the law mass/sum of masses over the listed points, the sum exact; audited: hockey-stick "
+                f"divergence at epsilon for every integer shift with ||s||_{self.norm[1:]} <= sensitivity, exact masses, "
+                f"outward-rounded; {TIMING_NOTE}")
+        return ExactSampler(law.sample, dim=self.dim, mechanism=repr(self),
+                            privacy=Privacy("approx", self._epsilon, worst, self.sensitivity, self.norm, note),
+                            law="solver pmf on finitely many points, exact inversion")
+
     def privacy(self) -> Privacy:
         """(ε, δ)-DP for ℓ1 sensitivity Δ as audited by the solver (ε, δ from the dict or keywords; NaN if unknown)."""
         note = ("(epsilon, delta)-DP for l1 shifts up to the sensitivity, audited by the solver with outward rounding "

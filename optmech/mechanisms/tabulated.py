@@ -132,6 +132,75 @@ class Tabulated(Mechanism):
         return Privacy("pure", a.realised_epsilon, 0.0, self._sensitivity, "abs",
                        f"audited: log max ratio of masses/densities within the sensitivity ({a.method}, outward-rounded)")
 
+    # -- exact sampler -------------------------------------------------------------------------
+    def _exact_sampler(self):
+        """Exact draws of weight(k)/Σ weight, Σ exact: the window's dyadic weights and the tails
+        right_tail[r]·β^m, left_tail[r]·β^m with β read exactly (a rational), sampled by exact
+        inversion and an exact geometric period count (:class:`optmech.exact.laws.Periodic1D`).
+        ``privacy()`` re-audits that exact law (pure: the exact largest ratio within the
+        sensitivity; (ε, δ): the hockey-stick sums of the exactly normalised masses, outward-rounded)."""
+        from fractions import Fraction
+
+        from optmech.exact import ExactSampler
+        from optmech.exact.laws import Periodic1D, Tail
+
+        if not self.lattice:
+            raise SpecError("a piecewise-constant density has no exact sampler: solve the problem on the integer "
+                            "lattice with the sensitivity in steps of 2^-k (README: Exact samplers, continuous mechanisms)")
+        law = self.law
+        W = law.grid.W
+        beta = Fraction(float(law.beta))
+        tails = []
+        if beta > 0:
+            tails = [Tail(law.k_hi + 1, 1, [Fraction(float(g)) * beta for g in law.right_gen], beta),
+                     Tail(law.k_lo - 1, -1, [Fraction(float(law.left_gen[W - 1 - s])) * beta for s in range(W)], beta)]
+        sampler = Periodic1D(law.k_lo, [Fraction(float(w)) for w in law.weights], tails)
+        return ExactSampler(sampler.sample, dim=1, mechanism=repr(self), privacy=self._exact_law_privacy(beta),
+                            law="solver pmf: dyadic window weights and rational geometric tails, exact inversion")
+
+    def _exact_law_privacy(self, beta) -> Privacy:
+        from fractions import Fraction
+
+        from optmech.exact import TIMING_NOTE
+        from optmech.exact.audit import exp_lower, hockey_stick_upper, max_ratio, probability_brackets
+        from optmech.exact.reals import log_upper
+
+        law, D = self.law, int(self._sensitivity)
+        W = law.grid.W
+        what = ("exact sampler: the law weight(k)/sum of weights with the sum exact and the tail ratio beta = "
+                f"{float(beta)!r} read as an exact rational")
+        if self._delta > 0 and beta == 0:
+            p_lo, p_hi = probability_brackets([Fraction(float(w)) for w in law.weights])
+            e_lo = exp_lower(self._epsilon)
+            worst = 0.0
+            for s in range(1, D + 1):
+                pad = np.zeros(s)
+                # Σ_k max(p(k) − e^ε p(k ∓ s), 0) for the shifts +s and −s
+                worst = max(worst,
+                            hockey_stick_upper(np.concatenate([p_hi, pad]), np.concatenate([pad, p_lo]), e_lo),
+                            hockey_stick_upper(np.concatenate([pad, p_hi]), np.concatenate([p_lo, pad]), e_lo))
+            return Privacy("approx", self._epsilon, worst, self._sensitivity, "abs",
+                           f"{what}; audited: hockey-stick divergence at epsilon for every shift 0 < |s| <= sensitivity, "
+                           f"exact masses, outward-rounded; {TIMING_NOTE}")
+        first = law.k_lo - 2 * W
+        k = np.arange(first, law.k_hi + 2 * W + 1)
+        right, left = law.k_hi - W + 1, law.k_lo + W - 1
+        vals = []
+        for kk in k.tolist():
+            if law.k_lo <= kk <= law.k_hi:
+                vals.append(Fraction(float(law.weights[kk - law.k_lo])))
+            elif kk > law.k_hi:
+                m, r = divmod(kk - right, W)
+                vals.append(Fraction(float(law.right_gen[r])) * beta**m)
+            else:
+                m, r = divmod(left - kk, W)
+                vals.append(Fraction(float(law.left_gen[W - 1 - r])) * beta**m)
+        ratio = max_ratio(vals, D)
+        eps = math.inf if ratio is None else log_upper(ratio)
+        return Privacy("pure", eps, 0.0, self._sensitivity, "abs",
+                       f"{what}; audited exactly: log of the largest mass ratio within the sensitivity over the window "
+                       f"and two tail periods each side (the tails repeat), rounded up; {TIMING_NOTE}")
+
     # -- distribution ----------------------------------------------------------------------
     def _index_cdf(self, k: np.ndarray) -> np.ndarray:
         """P(index <= k) for integer indices k, tails in closed form."""

@@ -130,6 +130,20 @@ class Uniform(Mechanism):
         shape = (n,) if self.dim == 1 else (n, self.dim)
         return rng.integers(self.lo, self.hi + 1, size=shape, dtype=np.int64)
 
+    def _exact_sampler(self):
+        """Exact uniform integers in [lo, hi] per coordinate (masked rejection on uniform words)."""
+        from optmech.exact import ExactSampler
+        from optmech.exact.inversion import uniform_below
+
+        def draw(n, src):
+            shape = (n,) if self.dim == 1 else (n, self.dim)
+            return self.lo + uniform_below(np.full(shape, self.n, dtype=np.uint64), src)
+
+        return ExactSampler(draw, dim=self.dim, mechanism=repr(self),
+                            privacy=self._exact_privacy(f"each coordinate uniform on the {self.n} integers "
+                                                        f"{self.lo}..{self.hi} exactly"),
+                            law="uniform, exact rejection sampling")
+
     # -- moments and costs ----------------------------------------------------------------
     def mean(self):
         m = (self.lo + self.hi) / 2.0
