@@ -91,6 +91,12 @@ def add_parsers(sub) -> None:
     r = s.add_mutually_exclusive_group()
     r.add_argument("--seed", default=None, help="seed for a reproducible draw (default: a fresh seed, reported)")
     r.add_argument("--secure", action="store_true", help="ChaCha20 keyed by OS entropy (see README: what it protects)")
+    s.add_argument("--exact", action="store_true",
+                   help="exact sampler: integer and rational arithmetic on ChaCha20 words, the output law equals the "
+                        "pmf exactly (lattice mechanisms; continuous ones need --lattice-bits)")
+    s.add_argument("--lattice-bits", default=None, metavar="K",
+                   help="with --exact, release a continuous mechanism on the grid of step sensitivity/2^K "
+                        "(0 <= K <= 20): its lattice analogue, sampled exactly; the samples are multiples of the step")
     s.add_argument("--out", required=True, metavar="FILE", help="output file, FILE.npy or FILE.csv (required)")
     add_json(s, help="print a JSON summary on stdout")
     s.set_defaults(handler=cmd_sample)
@@ -406,7 +412,7 @@ class _StopOnSignal:
         return False
 
 
-def write_samples(mech, n: int, rng, path: str) -> None:
+def write_samples(mech, n: int, rng, path: str, step: float | None = None) -> None:
     """Draw n samples in blocks of SAMPLE_BLOCK and write them atomically to ``path``.
 
     The samples go to a hidden temporary file in the same folder (``.optmech-*``), renamed to
@@ -418,8 +424,13 @@ def write_samples(mech, n: int, rng, path: str) -> None:
 
     ext, folder = _atomic_target(path)
     dim = mech.dim
-    lattice = mech.lattice
+    lattice = mech.lattice and step is None
     dtype = np.int64 if lattice else np.float64
+
+    def draw(m: int):
+        x = mech.sample(m, rng)
+        return x if step is None else np.asarray(x) * step
+
     with _StopOnSignal(path) as guard:
         try:
             guard.hold = True
@@ -433,7 +444,7 @@ def write_samples(mech, n: int, rng, path: str) -> None:
                 out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=shape)
                 for start in range(0, n, SAMPLE_BLOCK):
                     m = min(SAMPLE_BLOCK, n - start)
-                    out[start:start + m] = mech.sample(m, rng)
+                    out[start:start + m] = draw(m)
                 out.flush()
                 del out
             else:
@@ -443,7 +454,7 @@ def write_samples(mech, n: int, rng, path: str) -> None:
                     fh.write(header + "\n")
                     for start in range(0, n, SAMPLE_BLOCK):
                         m = min(SAMPLE_BLOCK, n - start)
-                        x = np.asarray(mech.sample(m, rng)).reshape(m, dim)
+                        x = np.asarray(draw(m)).reshape(m, dim)
                         np.savetxt(fh, x, fmt=fmt, delimiter=",")
             umask = os.umask(0)
             os.umask(umask)
@@ -473,14 +484,37 @@ def cmd_sample(args: argparse.Namespace) -> int:
         raise SpecError(f"n must be <= {MAX_SAMPLES:g}, got {args.n!r}; draw in several runs with different seeds")
     _atomic_target(args.out)
     mech, choice = _build(args)
+    if args.lattice_bits is not None and not args.exact:
+        raise SpecError("--lattice-bits applies with --exact only")
     if args.secure:
-        seed, rng = None, as_generator(SECURE)
+        seed = None
     else:
         seed = _num("seed", args.seed, integer=True) if args.seed is not None else secrets.randbits(63)
         if seed < 0:
             raise SpecError(f"seed must be a nonnegative integer, got {args.seed!r}")
-        rng = as_generator(seed)
-    write_samples(mech, n, rng, args.out)
+    step, lattice_law = None, None
+    if args.exact:
+        from optmech.exact import bit_source
+        from optmech.mechanisms.lattice_release import LatticeRelease
+
+        if args.lattice_bits is not None:
+            if mech.lattice:
+                raise SpecError(f"--lattice-bits applies to continuous mechanisms; {mech!r} is already on the lattice")
+            release = LatticeRelease(mech, _num("lattice-bits", args.lattice_bits, integer=True),
+                                     cost=choice.cost if args.gamma is None and args.from_file is None else None)
+            sampler, step, guarantee = release.exact_sampler(), release.step, release.privacy()
+            lattice_law = release.lattice.to_dict()
+        else:
+            if not mech.lattice:
+                raise SpecError(f"{mech!r} is continuous: an exact sampler draws on a lattice; add --lattice-bits K to "
+                                "release it on the grid of step sensitivity/2^K")
+            sampler = mech.exact_sampler()
+            guarantee = sampler.privacy()
+        write_samples(sampler, n, bit_source("secure" if seed is None else seed), args.out, step=step)
+    else:
+        rng = as_generator(SECURE) if seed is None else as_generator(seed)
+        guarantee = mech.privacy()
+        write_samples(mech, n, rng, args.out)
     summary = _jsonable({
         "mechanism": mech.to_dict(),
         "n": n,
@@ -488,15 +522,19 @@ def cmd_sample(args: argparse.Namespace) -> int:
         "out": args.out,
         "seed": seed,
         "secure": bool(args.secure),
+        "exact": bool(args.exact),
+        "step": step,
+        "lattice_mechanism": lattice_law,
         "shape_parameter": choice.shape,
         "cost": choice.cost,
-        "privacy": mech.privacy().to_dict(),
+        "privacy": guarantee.to_dict(),
     })
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
         src = "secure (ChaCha20, OS entropy)" if args.secure else f"seed {seed}"
-        sys.stdout.write(f"wrote {n} samples of {mech!r} to {args.out} ({src})\n")
+        how = "" if not args.exact else (", exact sampler" if step is None else f", exact sampler on the grid of step {step!r}")
+        sys.stdout.write(f"wrote {n} samples of {mech!r} to {args.out} ({src}{how})\n")
     return EXIT_OK
 
 
