@@ -270,6 +270,8 @@ class Inversion:
         return idx, decided
 
     def draw(self, n: int, source: BitSource) -> np.ndarray:
+        if source.word_bits != self.wb:
+            raise ValueError(f"this sampler's table is for {self.wb}-bit words, the source gives {source.word_bits}")
         out = np.empty(int(n), dtype=np.int64)
         todo = np.arange(int(n))
         while todo.size:

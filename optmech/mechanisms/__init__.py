@@ -62,6 +62,7 @@ from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discre
 from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, Tabulated
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
+from optmech.mechanisms.lattice_release import LatticeRelease
 from optmech.mechanisms.rng import as_generator, secure_generator
 from optmech.mechanisms import solved  # noqa: F401  (registers the solvers' output kinds with Mechanism.from_dict)
 
@@ -74,6 +75,7 @@ __all__ = [
     "UniformContinuous",
     "StaircaseND",
     "DiscreteStaircaseND",
+    "LatticeRelease",
     "discrete_staircase_nd_costs",
     "LaplaceND",
     "DiscreteLaplaceND",
