@@ -19,8 +19,8 @@ What it does **not** protect against: the floating-point attacks on additive noi
 CCS 2012): samplers that map uniform doubles through logs and products produce a law that only
 approximates the density, with gaps and irregular low-order bits that can leak the true value.
 Nor against timing side channels (rejection loops), a compromised host, or memory disclosure
-of the generator state.  For deployment-grade guarantees use exact integer samplers (e.g.
-OpenDP's) or snapping (Mironov, CCS 2012).
+of the generator state.  For draws whose law is exactly the pmf, use the exact samplers
+(``Mechanism.sample(..., exact=True)``, :mod:`optmech.exact`).
 """
 
 from __future__ import annotations
