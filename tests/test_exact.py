@@ -493,3 +493,18 @@ def test_cli_sample_exact_lattice_release(tmp_path):
                   str(tmp_path / "y.npy"))
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "y.npy").exists()
+
+
+def test_cli_sample_exact_from_a_saved_d_dimensional_solve(tmp_path):
+    saved = tmp_path / "m.json"
+    p = run_cli("solve", "--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--dim", "2", "--cost", "l1",
+                "--save", str(saved))
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "x.npy"
+    p = run_cli("sample", "--from", str(saved), "--dim", "2", "-n", "200", "--exact", "--seed", "3", "--out", str(out),
+                "--json")
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout)
+    assert summary["privacy"]["notion"] == "approx" and 0 < summary["privacy"]["delta"] <= 0.05 * (1 + 1e-9)
+    x = np.load(out)
+    assert x.shape == (200, 2) and x.dtype == np.int64

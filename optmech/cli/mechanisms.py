@@ -224,7 +224,7 @@ def _build(args: argparse.Namespace):
                 raise SpecError(f"{flag} does not apply with --from (the file defines the mechanism)")
         _check_mechanism_file(args.from_file)
         try:
-            mech = load_mechanism_file(args.from_file)
+            mech = load_mechanism_file(args.from_file, sampler=bool(getattr(args, "exact", False)))
         except OptmechError:
             raise
         except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # a field of the wrong type or value
