@@ -10,7 +10,7 @@ import numpy as np
 from optmech.errors import SpecError
 from optmech.exact.bits import BitSource, bit_source
 
-__all__ = ["ExactSampler", "TIMING_NOTE"]
+__all__ = ["ExactSampler", "TIMING_NOTE", "check_size"]
 
 #: What an exact sampler does not cover (stated in every ``privacy()`` note).
 TIMING_NOTE = ("not covered: timing side channels (the number of words a draw consumes depends on its output), "
@@ -62,7 +62,7 @@ class ExactSampler:
         (ChaCha20 keyed by it: reproducible), a numpy Generator, or a :class:`BitSource` (to
         continue one stream across calls).
         """
-        dims = _check_size(size)
+        dims = check_size(size)
         src = bit_source(rng)
         n = 1 if dims is None else int(np.prod(dims, dtype=np.int64))
         out = np.asarray(self._draw(n, src), dtype=np.int64)
@@ -77,7 +77,8 @@ class ExactSampler:
                 "privacy": self._privacy.to_dict() if hasattr(self._privacy, "to_dict") else self._privacy}
 
 
-def _check_size(size) -> tuple[int, ...] | None:
+def check_size(size) -> tuple[int, ...] | None:
+    """Validate a ``size`` argument: None, a nonnegative int, or a tuple of them."""
     if size is None:
         return None
     dims = size if isinstance(size, tuple) else (size,)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from optmech.exact.sampler import check_size
 from optmech.mechanisms import numerics as nx
 
 
@@ -242,7 +243,7 @@ class Mechanism:
             return self.exact_sampler().sample(size, rng=rng)
         from optmech.mechanisms.rng import as_generator
 
-        shape = _check_size(size)
+        shape = check_size(size)
         rng = as_generator(rng)
         n = 1 if shape is None else int(np.prod(shape, dtype=np.int64))
         out = self._sample(n, rng)
@@ -682,18 +683,3 @@ def continuous_quantile(cdf, q: np.ndarray, scale: float = 1.0) -> np.ndarray:
         hi = np.where(open_ & up, mid, hi)
         lo = np.where(open_ & ~up, mid, lo)
     return hi
-
-
-def _check_size(size) -> tuple[int, ...] | None:
-    """Validate a ``size`` argument: None, a nonnegative int, or a tuple of them."""
-    from numbers import Integral
-
-    from optmech.errors import SpecError
-
-    if size is None:
-        return None
-    dims = size if isinstance(size, tuple) else (size,)
-    for n in dims:
-        if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
-            raise SpecError(f"sample size must be a nonnegative integer (or a tuple of them), got {size!r}")
-    return tuple(int(n) for n in dims)
