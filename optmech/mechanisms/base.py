@@ -269,6 +269,12 @@ class Mechanism:
             self.__dict__["_exact_cache"] = cached
         return cached
 
+    def __getstate__(self) -> dict:
+        # the exact sampler's tables are a cache (closures, not picklable): rebuilt on demand
+        state = self.__dict__.copy()
+        state.pop("_exact_cache", None)
+        return state
+
     def _exact_sampler(self):
         from optmech.errors import SpecError
 
