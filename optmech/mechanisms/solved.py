@@ -773,6 +773,321 @@ class MajorantExtension:
         return out
 
 
+def _l1_shell_orbits(d: int, k: int, group: str) -> np.ndarray:
+    """Canonical points of the ℓ1 sphere ‖x‖₁ = k under ``group`` (every point for ``none``)."""
+    asc = group == "signed_permutations"
+    if d == 1:
+        base = np.array([[k]], dtype=np.int64)
+    else:
+        head = _nonneg_vectors(d - 1, k, ascending=asc)
+        last = k - head.sum(axis=1)
+        keep = last >= head[:, -1] if asc else np.ones(len(head), dtype=bool)
+        base = np.concatenate([head[keep], last[keep, None]], axis=1)
+    if group != "none":
+        return base
+    parts = []
+    for mask in range(2**d):
+        neg = ((mask >> np.arange(d)) & 1).astype(bool)
+        keep = np.all(base[:, neg] != 0, axis=1)
+        parts.append(np.where(neg, -base[keep], base[keep]))
+    return np.concatenate(parts)
+
+
+def _orbit_sizes_exact(pts: np.ndarray, group: str) -> list[int]:
+    """:func:`orbit_sizes` as Python ints (its floats are exact integers up to d = 12)."""
+    if pts.shape[1] <= 12:
+        return [int(v) for v in np.rint(orbit_sizes(pts, group))]
+    out = []
+    for p in np.abs(pts).tolist():
+        s = 2 ** sum(1 for v in p if v)
+        if group == "signed_permutations":
+            s *= math.factorial(len(p))
+            for c in {v: p.count(v) for v in p}.values():
+                s //= math.factorial(c)
+        out.append(s if group != "none" else 1)
+    return out
+
+
+class MajorantExactLaw:
+    r"""The law of :class:`MajorantLatticePMFND` (ℓ1 or ℓ∞ sensitivity) in exact rational arithmetic,
+    and its exact sampler.
+
+    The masses φ (floats read exactly), β (its float read exactly) and the extension
+    P(x) = max_y φ(y) β^{ρ(x − y)} over the same candidates as the float pmf (the boundary layer of D,
+    positive masses; x and y canonical, which attains the max over the orbits: ρ depends on |x − y|
+    through an ℓ1 or ℓ∞ norm, minimised over signed permutations of y by the sorted matching) are exact
+    rationals: the candidates are screened in floats, the max taken exactly among those within a
+    relative 1e-9 of the float max (float errors are ~1e-13).  Outcomes (:class:`optmech.exact.radial.HeadTail`):
+    the orbits of D (mass |orbit|·φ) and the ℓ1 shells k0 <= k < T outside D (mass Σ |orbit|·P over
+    its canonical points), by exact inversion over their integer weights; a drawn orbit gives a
+    uniform point of it (a uniform group element), a drawn shell a canonical point by exact
+    inversion over |orbit|·P, then a uniform image.  Beyond T (> every radius of D) the envelope
+    P(x) <= A q^{‖x‖₁}, q = β^{1/M} (M the largest ℓ1 length of a move, so M ρ(v) >= ‖v‖₁) and
+    A = max_y φ(y) q^{−‖y‖₁}, in rationals q_hi >= q >= q_lo, A_hi = max φ(y) q_lo^{−‖y‖₁}, and
+    N_d(k) <= N_d(T) g^{k−T} (:func:`optmech.exact.radial.l1_growth`) give the geometric proposal
+    e_k = A_hi N_d(T) q_hi^T ρ^{k−T}, ρ = q_hi g: a radius k, a uniform point x of its sphere,
+    accepted with the exact probability P(x) N_d(k)/e_k <= 1.  T is the first radius whose envelope
+    weighs <= 2^{−tail_bits} of the head, so proposals are rare.
+    """
+
+    def __init__(self, ext: "MajorantExtension", *, word_bits: int = 64, tail_bits: int = 30) -> None:
+        from fractions import Fraction
+
+        from optmech.exact.inversion import Inversion, integer_weights
+        from optmech.exact.laws import l1_sphere_size
+        from optmech.exact.radial import HeadTail, TailEnvelope, l1_growth, root_bounds
+
+        ext.require_closed("the exact sampler")
+        self.ext, self.d, self.group, self.wb = ext, ext.d, ext.group, int(word_bits)
+        self._Inversion, self._integer_weights = Inversion, integer_weights
+        self.beta = Fraction(float(ext.beta))
+        self.phi = [Fraction(float(m)) for m in ext.mass]
+        self.size = _orbit_sizes_exact(ext.reps, ext.group)
+        cand, cm = ext._candidates()  # runs the float audit (raises where φ is no β-majorant)
+        self.cand, self.cm = cand, cm
+        self.cand_f = [Fraction(float(v)) for v in cm]
+        self.log_cm = np.log(cm) if len(cm) else np.zeros(0)
+        self._bpow = [Fraction(1)]
+        self._pair: dict[tuple[int, int], int] = {}
+        self._ids: dict[Fraction, int] = {}
+        self._vals: list[Fraction] = []
+        self._rank: np.ndarray | None = None
+        self._table = np.full((len(cand), 1), -1, dtype=np.int64)  # value id of (candidate, moves), −1 unknown
+        moves = ext.move_set()
+        self.M = max(int(ext.M), int(np.abs(moves).sum(axis=1).max()))
+        self.q_lo, self.q_hi = root_bounds(self.beta, self.M)
+        norms = np.abs(cand).sum(axis=1).tolist()
+        self.A_hi = max((f / self.q_lo ** r for f, r in zip(self.cand_f, norms)), default=Fraction(0))
+        # the domain per radius; the first radius with points outside D
+        radii = np.abs(ext.reps).sum(axis=1)
+        self.K_dom = int(radii.max())
+        inside = [0] * (self.K_dom + 1)
+        for r, s in zip(radii.tolist(), self.size):
+            inside[r] += s
+        k0 = 0
+        while k0 <= self.K_dom and l1_sphere_size(k0, self.d) == inside[k0]:
+            k0 += 1
+        self.k0 = k0
+        self._shells: dict[int, tuple] = {}
+        self._shell_inv: dict[int, object] = {}
+        self._acc: dict[tuple[int, int], Fraction] = {}
+        head = [s * f for s, f in zip(self.size, self.phi)]
+        self.n_orb = len(head)
+        mass = sum(head, Fraction(0))
+        T = max(self.K_dom + 1, self.d, 1, k0)
+        for k in range(k0, T):
+            head.append(self.shell(k)[3])
+            mass += head[-1]
+        while True:
+            rho = self.q_hi * l1_growth(T, self.d)
+            if rho < 1:
+                first = self.A_hi * l1_sphere_size(T, self.d) * self.q_hi**T
+                env = TailEnvelope(T, [first], rho, word_bits)
+                if env.total * (1 << int(tail_bits)) <= mass:
+                    break
+            head.append(self.shell(T)[3])
+            mass += head[-1]
+            T += 1
+            if T > 1 << 20:
+                raise SpecError("the exact sampler's tail envelope does not close")
+        self.T = T
+        self.head_mass = mass
+        self.law = HeadTail(head, env, word_bits)
+
+    # -- exact values -----------------------------------------------------------------------------
+    def _value_id(self, c: int, m: int) -> int:
+        """Id of the exact value φ(cand c)·β^m (equal values share an id: the max compares few)."""
+        key = (c, m)
+        i = self._pair.get(key)
+        if i is None:
+            while len(self._bpow) <= m:
+                self._bpow.append(self._bpow[-1] * self.beta)
+            v = self.cand_f[c] * self._bpow[m]
+            i = self._ids.get(v)
+            if i is None:
+                i = self._ids[v] = len(self._vals)
+                self._vals.append(v)
+                self._rank = None
+            self._pair[key] = i
+        return i
+
+    def _ranks(self) -> np.ndarray:
+        """Rank of each value id in the exact order of the values."""
+        if self._rank is None or len(self._rank) != len(self._vals):
+            order = sorted(range(len(self._vals)), key=self._vals.__getitem__)
+            self._rank = np.empty(len(order), dtype=np.int64)
+            self._rank[order] = np.arange(len(order))
+            self._by_rank = np.array(order, dtype=np.int64)
+        return self._rank
+
+    def outside_ids(self, pts: np.ndarray) -> np.ndarray:
+        """Value ids of P(x) = max_y φ(y) β^{ρ(x − y)} at integer points outside D (any points of their
+        orbits), exactly: float screening, then the exact max among the near candidates; −1 for 0."""
+        pts = canonical_points(np.asarray(pts, dtype=np.int64).reshape(-1, self.d), self.group)
+        out = np.full(len(pts), -1, dtype=np.int64)
+        if len(self.cand) == 0 or len(pts) == 0:
+            return out
+        lb = math.log(self.ext.beta)
+        step = max(1, BLOCK_PAIRS // len(self.cand))
+        for s in range(0, len(pts), step):
+            mv = self.ext.moves(np.abs(pts[s:s + step, None, :] - self.cand[None, :, :]))
+            lv = self.log_cm[None, :] + lb * mv
+            best = lv.max(axis=1)
+            ii, cc = np.nonzero(lv >= (best - 1e-9 * (1.0 + np.abs(best)))[:, None])
+            mm = mv[ii, cc]
+            if mm.size and int(mm.max()) >= self._table.shape[1]:
+                grown = np.full((len(self.cand), 2 * int(mm.max()) + 1), -1, dtype=np.int64)
+                grown[:, :self._table.shape[1]] = self._table
+                self._table = grown
+            ids = self._table[cc, mm]
+            new = np.flatnonzero(ids < 0)
+            if new.size:
+                for c, m in np.unique(np.stack([cc[new], mm[new]], axis=1), axis=0).tolist():
+                    self._table[c, m] = self._value_id(c, m)
+                ids = self._table[cc, mm]
+            rank = self._ranks()[ids]
+            top = np.full(min(step, len(pts) - s), -1, dtype=np.int64)
+            np.maximum.at(top, ii, rank)
+            out[s:s + len(top)] = self._by_rank[top]
+        return out
+
+    def values_of(self, ids: np.ndarray) -> list:
+        from fractions import Fraction
+
+        return [self._vals[i] if i >= 0 else Fraction(0) for i in np.asarray(ids).tolist()]
+
+    def outside(self, pts: np.ndarray) -> list:
+        """P(x) exactly (Fractions) at integer points outside D (any points of their orbits)."""
+        return self.values_of(self.outside_ids(pts))
+
+    def shell(self, k: int) -> tuple:
+        """(canonical points of ‖x‖₁ = k outside D, their value ids, orbit sizes, the shell's exact mass)."""
+        if k not in self._shells:
+            from fractions import Fraction
+
+            pts = _l1_shell_orbits(self.d, k, self.group)
+            pts = pts[self.ext.index.find(pts) < 0]
+            ids = self.outside_ids(pts)
+            size = _orbit_sizes_exact(pts, self.group)
+            count: dict[int, int] = {}
+            for i, s in zip(ids.tolist(), size):
+                if i >= 0:
+                    count[i] = count.get(i, 0) + s
+            mass = sum((self._vals[i] * c for i, c in count.items()), Fraction(0))
+            self._shells[k] = (pts, ids, size, mass)
+        return self._shells[k]
+
+    def total_bounds(self, bits: int = 64) -> tuple:
+        """Rationals Z_lo <= Z <= Z_hi (Z = Σ_D |orbit| φ + Σ_{x∉D} P(x)) with Z_hi − Z_lo <= 2^{−bits} Z_lo:
+        the exact sum over D and the shells up to some K, plus :func:`optmech.exact.radial.l1_envelope_tail`."""
+        from optmech.exact.radial import l1_envelope_tail
+
+        s = self.head_mass
+        K = self.T - 1
+        while True:
+            t = l1_envelope_tail(self.A_hi, self.q_hi, K, self.d)
+            if t is not None and t * (1 << int(bits)) <= s:
+                return s, s + t
+            K += 1
+            s += self.shell(K)[3]
+            if K > 1 << 20:
+                raise SpecError("the exact normaliser's tail bound does not close")
+
+    # -- sampling -----------------------------------------------------------------------------------
+    def _images(self, reps: np.ndarray, source) -> np.ndarray:
+        """A uniform point of each representative's orbit (a uniform group element), exactly."""
+        from optmech.exact.laws import random_permutations, random_signs
+
+        if self.group == "none" or len(reps) == 0:
+            return reps.copy()
+        x = random_permutations(reps, source) if self.group == "signed_permutations" else reps
+        return random_signs(x, source)
+
+    def _accept(self, k: np.ndarray, w: list, source):
+        from optmech.exact.laws import l1_sphere_size, uniform_l1_sphere
+
+        x = uniform_l1_sphere(k, self.d, source)
+        if np.any(self.ext.locate(x) >= 0):
+            raise AssertionError("a tail proposal fell in the domain")
+        p = []
+        for i, r, wi in zip(self.outside_ids(x).tolist(), k.tolist(), w):
+            a = self._acc.get((i, r))
+            if a is None:  # P(x)·N_d(k)/e_k (e_k depends on k only)
+                a = self._acc[(i, r)] = (self._vals[i] if i >= 0 else 0) * l1_sphere_size(r, self.d) / wi
+            p.append(a)
+        return p, x
+
+    def sample(self, n: int, source) -> np.ndarray:
+        idx, _, tail = self.law.draw(int(n), source, self._accept)
+        out = np.zeros((int(n), self.d), dtype=np.int64)
+        orb = np.flatnonzero(idx < self.n_orb)
+        out[orb] = self._images(self.ext.reps[idx[orb]], source)
+        sh = np.flatnonzero((idx >= self.n_orb) & (idx < self.law.H))
+        if sh.size:
+            ks = self.k0 + idx[sh] - self.n_orb
+            for k in np.unique(ks).tolist():
+                sel = sh[ks == k]
+                pts, ids, size, _ = self.shell(k)
+                inv = self._shell_inv.get(k)
+                if inv is None:
+                    P = self.values_of(ids)
+                    inv = self._shell_inv[k] = self._Inversion(
+                        self._integer_weights([s * p for s, p in zip(size, P)], self.wb), self.wb)
+                out[sel] = self._images(pts[inv.draw(sel.size, source)], source)
+        tl = np.flatnonzero(idx == self.law.H)
+        if tl.size:
+            out[tl] = tail[tl]
+        return out
+
+    # -- the exact audit ------------------------------------------------------------------------------
+    def audit(self):
+        """The largest exact ratio P(x')/P(x) over one-move pairs (x' = x + v, v a move of the
+        sensitivity ball) with x in D, x' in D or outside, both ways (a Fraction, or math.inf where a
+        zero mass neighbours a positive one).  Pairs outside D are within 1/β by construction: ρ is
+        subadditive, so P(x) >= β P(x') for one move between them."""
+        from fractions import Fraction
+
+        ext = self.ext
+        V = ext.move_set()
+        V = V[np.any(V != 0, axis=1)]
+        reps, mass = ext.reps, ext.mass
+        rows, nbs, inside, fvals = [], [], [], []
+        step = max(1, BLOCK_PAIRS // max(len(V), 1))
+        for s in range(0, len(reps), step):
+            nb = (reps[s:s + step, None, :] + V[None, :, :]).reshape(-1, self.d)
+            j = ext.locate(nb)
+            f = np.where(j >= 0, mass[np.maximum(j, 0)], 0.0)
+            out = j < 0
+            if np.any(out):
+                f[out] = ext.outside(nb[out])
+            rows.append(np.repeat(np.arange(s, min(s + step, len(reps))), len(V)))
+            nbs.append(nb)
+            inside.append(j)
+            fvals.append(f)
+        if not rows:
+            return Fraction(1)
+        i = np.concatenate(rows)
+        nb = np.concatenate(nbs)
+        j = np.concatenate(inside)
+        f = np.concatenate(fvals)
+        h = mass[i]
+        both0 = (f == 0) & (h == 0)
+        if np.any((f == 0) != (h == 0)):
+            return math.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(both0, 0.0, np.maximum(f / h, h / f))
+        top = float(r.max()) if r.size else 0.0
+        worst = Fraction(1)
+        pick = np.flatnonzero(r >= top * (1 - 1e-9))
+        out = pick[j[pick] < 0]
+        P_out = dict(zip(out.tolist(), self.outside(nb[out]))) if out.size else {}
+        for p in pick.tolist():
+            a = self.phi[int(i[p])]
+            b = self.phi[int(j[p])] if j[p] >= 0 else P_out[p]
+            worst = max(worst, a / b, b / a)
+        return worst
+
+
 class _MajorantND(SolvedMechanism, NDMechanism):
     """Shared code of the pure d-D outputs on points and cells."""
 
@@ -915,6 +1230,41 @@ class MajorantLatticePMFND(_MajorantND, LatticePMFND):
 
     def _sample(self, n, rng):
         return self.ext.sample(n, rng)
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_exact_law", None)  # a cache, rebuilt on demand
+        return state
+
+    def exact_law(self) -> MajorantExactLaw:
+        """The law in exact rationals (:class:`MajorantExactLaw`), built once; ℓ2 raises."""
+        law = self.__dict__.get("_exact_law")
+        if law is None:
+            law = self.__dict__["_exact_law"] = MajorantExactLaw(self.ext)
+        return law
+
+    def _exact_sampler(self):
+        """Exact draws of the law φ on the orbits of D and the β-majorant extension outside
+        (:class:`MajorantExactLaw`); ``privacy()`` is re-audited on that exact law
+        (:meth:`MajorantExactLaw.audit`): ε = max(−ln β, ln of the largest exact one-move ratio), rounded up."""
+        from optmech.exact import TIMING_NOTE, ExactSampler
+        from optmech.exact.reals import log_upper
+
+        law = self.exact_law()
+        worst = law.audit()
+        rate = 1 / law.beta
+        eps = math.inf if worst == math.inf else log_upper(max(worst, rate))
+        shown = "inf" if worst == math.inf else f"{float(worst):.17g}"
+        note = (f"{self.kind} exact sampler: the law phi on the listed orbits and the beta-majorant extension "
+                "max_y phi(y) beta^rho(x - y) outside them, in exact rationals (the floats read exactly), normalised "
+                "exactly; audited exactly on that law: the largest ratio over one-move pairs (every move of the "
+                f"sensitivity ball) inside the domain and between the domain and the extension, both ways, is {shown}; "
+                "pairs outside the domain are within 1/beta by construction (rho is subadditive); epsilon = "
+                f"max(-ln beta, ln of that ratio), rounded up; {TIMING_NOTE}")
+        return ExactSampler(law.sample, dim=self.dim, mechanism=repr(self),
+                            privacy=Privacy("pure", eps, 0.0, self.sensitivity, self.norm, note),
+                            law="pure d-D solver pmf: orbits and near shells by exact inversion, far shells by exact "
+                                "rejection from a rational geometric envelope, uniform orbit images")
 
 
 class CellPMFND(_MajorantND):
@@ -1113,6 +1463,79 @@ class ShellDensityND(SolvedMechanism, NDMechanism):
         raise TypeError(f"cdf is not available for the solver mechanism {self.kind}")
 
     sf = cdf
+
+    # -- exact sampler (lattice shells) ---------------------------------------------------------------
+    def exact_profile(self) -> tuple:
+        """(β, [profile(0), ..., profile(R + n)]) as exact rationals: a_k (floats read exactly) up to R,
+        then max_j a_j β^{⌈(k − j)/n⌉}; beyond, profile(k + n) = β profile(k)."""
+        from fractions import Fraction
+
+        beta = Fraction(float(self.beta))
+        a = [Fraction(float(v)) for v in self.a]
+        R, n = self.R, self.n
+        pw = [Fraction(1)]
+        for _ in range((R + n) // n + 1):
+            pw.append(pw[-1] * beta)
+        prof = a + [max(a[j] * pw[-(-(R + i - j) // n)] for j in range(R + 1)) for i in range(1, n + 1)]
+        return beta, prof
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_exact_law", None)  # a cache, rebuilt on demand
+        return state
+
+    def exact_law(self):
+        """The lattice law in exact rationals (:class:`optmech.exact.radial.RadialL1Rational`), built once."""
+        law = self.__dict__.get("_exact_law")
+        if law is None:
+            from optmech.exact.radial import RadialL1Rational
+
+            if not self.lattice:
+                raise self._refuse("the exact law", "continuous shells have a density (release on a lattice instead)")
+            self._audit()
+            beta, prof = self.exact_profile()
+            law = self.__dict__["_exact_law"] = RadialL1Rational(prof, self.n, beta, self.R, self.dim)
+        return law
+
+    def exact_audit(self):
+        """The largest exact ratio profile(j)/profile(k) over |k − j| <= n with min(j, k) <= R (a Fraction,
+        or math.inf where a zero neighbours a positive value); beyond R the extension is nonincreasing and
+        drops by at most β per n shells, so those pairs are within 1/β."""
+        from fractions import Fraction
+
+        _, prof = self.exact_profile()
+        worst = Fraction(1)
+        for k in range(self.R + 1):
+            for j in range(k + 1, k + self.n + 1):
+                x, y = prof[k], prof[j]
+                if x == 0 and y == 0:
+                    continue
+                if x == 0 or y == 0:
+                    return math.inf
+                worst = max(worst, x / y, y / x)
+        return worst
+
+    def _exact_sampler(self):
+        """Exact inversion-and-rejection of the radius (masses |S_k| profile(k), exact rationals), then a
+        uniform point of the lattice ℓ1 sphere; ``privacy()`` re-audited on the exact profile."""
+        if not self.lattice:
+            return super()._exact_sampler()
+        from optmech.exact import TIMING_NOTE, ExactSampler
+        from optmech.exact.reals import log_upper
+
+        law = self.exact_law()
+        worst = self.exact_audit()
+        eps = math.inf if worst == math.inf else log_upper(max(worst, 1 / law.ratio))
+        shown = "inf" if worst == math.inf else f"{float(worst):.17g}"
+        note = (f"{self.kind} exact sampler: P(x) = profile(||x||_1) with the listed shell masses and the beta-majorant "
+                "extension over shells in exact rationals (the floats read exactly), normalised exactly; audited "
+                f"exactly on that law: the largest ratio profile(j)/profile(k) over |k - j| <= n touching the listed "
+                f"shells is {shown}; beyond them the extension is nonincreasing and drops by beta per n shells; "
+                f"epsilon = max(-ln beta, ln of that ratio), rounded up; {TIMING_NOTE}")
+        return ExactSampler(law.sample, dim=self.dim, mechanism=repr(self),
+                            privacy=Privacy("pure", eps, 0.0, self.sensitivity, "l1", note),
+                            law="l1 shells: exact radius (inversion over the near shells, rejection from a rational "
+                                "geometric envelope beyond), uniform lattice l1 sphere")
 
 
 # ------------------------------------------------------------------------------------------------
