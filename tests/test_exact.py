@@ -508,3 +508,19 @@ def test_cli_sample_exact_from_a_saved_d_dimensional_solve(tmp_path):
     assert summary["privacy"]["notion"] == "approx" and 0 < summary["privacy"]["delta"] <= 0.05 * (1 + 1e-9)
     x = np.load(out)
     assert x.shape == (200, 2) and x.dtype == np.int64
+
+
+def test_bracketed_law_with_dyadic_boundaries():
+    """Boundaries that are exact dyadic numbers but known only by brackets (1/2, 3/4, ...) build
+    (two words each go to the exact path) and are drawn exactly: enumeration brackets the law."""
+    from optmech.exact import reals
+
+    def masses(P):
+        exact = [reals.frac(Fraction(1, 2 ** (j + 1)), P) for j in range(4)] + [reals.frac(Fraction(1, 16), P)]
+        return [(a - 1, b + 1) for a, b in exact]
+
+    inv = Inversion(BracketWeights(masses, 5), word_bits=3)
+    dist, undecided = enumerate_locate(inv, depth=4)
+    for j, p in enumerate([Fraction(1, 2), Fraction(1, 4), Fraction(1, 8), Fraction(1, 16), Fraction(1, 16)]):
+        assert dist.get(j, 0) <= p <= dist.get(j, 0) + undecided
+    assert undecided <= Fraction(8, 2**9)

@@ -13,11 +13,11 @@ and it returns with probability 1 (U equals no boundary almost surely, and the b
 to the boundaries as the precision grows).  Hence P(i) = P(c_{i−1} <= U < c_i) = c_i − c_{i−1}.
 Words drawn after the decision belong to the next draw, so draws are independent.
 
-The fast path.  For a table of the first boundaries, t_i = ⌊2^b c_i⌋ (b = 64) is stored with a
-flag saying whether 2^b c_i is an integer.  A first word w then decides the draw unless w = t_i
-for a boundary whose flag is off (probability <= table size × 2^{−64}) or w lies beyond the table
-of an infinite law; only those draws take the slow path above.  Vectorised: one searchsorted per
-batch.
+The fast path.  For a table of the first boundaries, integers L_i <= 2^b c_i <= U_i (b = 64) are
+stored, U_i − L_i <= 1 but for boundaries within a bracket's width of a multiple of 2^−b (equal
+where c_i is known exactly).  A first word w then decides the draw unless L_i <= w < U_i for some
+boundary (probability <= table size × 2^{−63}) or w lies beyond the table of an infinite law;
+only those draws take the slow path above.  Vectorised: one searchsorted per batch.
 
 Laws with integer weights (:class:`IntegerWeights`) use boundaries S_i·f/2^E with S_i the
 prefix sums and f = ⌊2^E/S⌋ (E = bits of S + b), so every boundary is an exact dyadic number and
@@ -27,7 +27,7 @@ exactly the weights' and lets the tests enumerate every word string and recover 
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from fractions import Fraction
 from math import lcm
 from typing import Callable, Sequence
@@ -198,38 +198,32 @@ class Inversion:
         self._build()
 
     def _build(self) -> None:
+        """Word-level bounds of every table boundary: L_i <= 2^b c_i <= U_i (running maxima, so
+        both are nondecreasing; still bounds, the c_i being nondecreasing).  Exact boundaries have
+        L_i = U_i; a boundary whose bracket straddles a multiple of 2^−b (or equals one without
+        being known exactly) has U_i − L_i = 2 and sends two words to the exact path."""
         wb, m = self.wb, self.m
         top = (1 << wb) - 1
         g = 32 + 2 * max(m, 1).bit_length()
-        while True:
-            lo, hi = self.law.boundaries(wb + g, m)
-            t, exact, ok = [], [], True
-            for a, b in zip(lo, hi):
-                ti = a >> g
-                if b > (ti + 1) << g:
-                    ok = False
-                    break
-                ex = a == b and not (a & ((1 << g) - 1))
-                if ti > top:  # c_i = 1 exactly: no word reaches it
-                    ti, ex = top, False
-                t.append(ti)
-                exact.append(ex)
-            if ok:
-                break
-            g *= 2
-        self.t = t
-        self.t_arr = np.array(t, dtype=np.uint64)
-        self.exact_arr = np.array(exact, dtype=bool)
-        self.exact = exact
+        lo, hi = self.law.boundaries(wb + g, m)
+        L, U, run_l, run_u = [], [], 0, 0
+        for a, b in zip(lo, hi):
+            run_l = max(run_l, min(a >> g, top))
+            run_u = max(run_u, -((-b) >> g))
+            L.append(run_l)
+            U.append(run_u)
+        self.lower, self.upper = L, U
+        self.lower_arr = np.array(L, dtype=np.uint64)
+        # w >= U_i  <=>  w > U_i − 1 (U_i <= 2^b fits as U_i − 1; U_i = 0 is sent to the exact path at w = 0)
+        self.upper_m1_arr = np.array([max(u - 1, 0) for u in U], dtype=np.uint64)
 
     # -- one draw -----------------------------------------------------------------------------
     def locate(self, w: int, source: BitSource) -> int:
         """The cell of U given its first word w, drawing more words while undecided."""
-        wb, t = self.wb, self.t
-        a, b = bisect_left(t, w), bisect_right(t, w)
+        wb = self.wb
+        a = bisect_right(self.upper, w)  # boundaries 0..a−1: c_i <= U_i/2^b <= w/2^b <= U
+        b = bisect_right(self.lower, w)  # boundaries b..: c_i >= L_i/2^b >= (w + 1)/2^b > U
         end = None if (self.infinite and b == self.m) else b
-        while a < b and self.exact[a]:
-            a += 1  # c_a = w/2^b exactly: below U
         if a == end:
             return a
         W, k, g = w, 1, self.guard
@@ -238,11 +232,11 @@ class Inversion:
             lo_u, hi_u = W << g, (W + 1) << g
             i = a
             while end is None or i < end:
-                L, H = self.law.boundary(i, P)
-                if H <= lo_u:
+                lo_c, hi_c = self.law.boundary(i, P)
+                if hi_c <= lo_u:
                     i += 1
                     continue
-                if L >= hi_u:
+                if lo_c >= hi_u:
                     return i
                 break
             else:
@@ -260,11 +254,11 @@ class Inversion:
     # -- many draws ---------------------------------------------------------------------------
     def fast(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(index, decided) for first words w: decided where one word settles the cell."""
-        idx = np.searchsorted(self.t_arr, w, side="right")
+        idx = np.searchsorted(self.lower_arr, w, side="right")
         if self.m == 0:
             return idx, np.ones(w.shape, dtype=bool)
         last = np.maximum(idx - 1, 0)
-        decided = (idx == 0) | (self.t_arr[last] < w) | self.exact_arr[last]
+        decided = (idx == 0) | (w > self.upper_m1_arr[last])
         if self.infinite:
             decided &= idx < self.m
         return idx, decided
