@@ -10,7 +10,6 @@ exact Bernoulli) is exercised by hand-built laws with a small domain and by laws
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from fractions import Fraction
@@ -25,6 +24,7 @@ from optmech.errors import SpecError
 from optmech.exact.bits import ScriptedBits, bit_source
 from optmech.exact.radial import RadialL1Rational, bernoulli
 from optmech.mechanisms.solved import MajorantExactLaw, MajorantLatticePMFND, ShellDensityND, mechanism_from_solver_dict
+from test_solved_mechanisms import ball_reps, orbit_size  # the brute-force helpers of the float samplers' tests
 
 BETA = math.exp(-1.0)
 N = 200_000
@@ -72,36 +72,12 @@ def solver_dict(r) -> dict:
     return json.loads(json.dumps(r.to_dict(include_mechanism=True)["mechanism"]))
 
 
-def ball_reps(d: int, R: int, group: str) -> np.ndarray:
-    g = np.stack(np.meshgrid(*[np.arange(-R, R + 1)] * d, indexing="ij"), axis=-1).reshape(-1, d)
-    g = g[np.abs(g).sum(axis=1) <= R]
-    if group == "coordinate signs":
-        g = np.abs(g)
-    elif group == "signed permutations":
-        g = np.sort(np.abs(g), axis=1)
-    return np.unique(g, axis=0)
-
-
-def brute_orbit_size(reps: np.ndarray, group: str) -> np.ndarray:
-    d = reps.shape[1]
-    if group == "none":
-        return np.ones(len(reps))
-    out = []
-    for r in reps:
-        imgs = set()
-        for p in itertools.permutations(range(d)) if group == "signed permutations" else [tuple(range(d))]:
-            for s in itertools.product((-1, 1), repeat=d):
-                imgs.add(tuple(np.array(r)[list(p)] * s))
-        out.append(len(imgs))
-    return np.array(out, dtype=float)
-
-
 def laplace_dict(group: str, n: int, R: int = 3, d: int = 2, norm: str = "l1") -> dict:
     """Masses ∝ λ^{‖x‖₁} (λ = β^{1/n}) on the ℓ1 ball of radius R: its extension is the discrete Laplace law."""
     reps = ball_reps(d, R, group)
     lam = BETA ** (1.0 / n)
     w = lam ** np.abs(reps).sum(axis=1)
-    w = w / math.fsum(brute_orbit_size(reps, group) * w)
+    w = w / math.fsum(orbit_size(reps, group) * w)
     return {"kind": "lattice_pmf_nd", "dim": d, "norm": norm, "sensitivity": n, "symmetry": group,
             "representatives": reps.tolist(), "mass": w.tolist(), "tail_factor": float(w.max()), "tail_rate": lam,
             "beta": BETA}

@@ -275,17 +275,23 @@ def _nonneg_vectors(d: int, K: int, *, ascending: bool) -> np.ndarray:
     return rows
 
 
-def _l1_ball_orbits(d: int, K: int, group: str) -> np.ndarray:
-    """Canonical points of the ℓ1 ball ‖x‖₁ <= K under ``group`` (every point for ``none``)."""
-    base = _nonneg_vectors(d, K, ascending=group == "signed_permutations")
-    if group != "none":
-        return base
+def _with_signs(base: np.ndarray) -> np.ndarray:
+    """Every sign pattern of the nonnegative points ``base`` (a zero coordinate keeps one sign)."""
+    d = base.shape[1]
     parts = []
     for mask in range(2**d):
         neg = ((mask >> np.arange(d)) & 1).astype(bool)
         keep = np.all(base[:, neg] != 0, axis=1)
         parts.append(np.where(neg, -base[keep], base[keep]))
     return np.concatenate(parts)
+
+
+def _l1_ball_orbits(d: int, K: int, group: str) -> np.ndarray:
+    """Canonical points of the ℓ1 ball ‖x‖₁ <= K under ``group`` (every point for ``none``)."""
+    base = _nonneg_vectors(d, K, ascending=group == "signed_permutations")
+    if group != "none":
+        return base
+    return _with_signs(base)
 
 
 def uniform_lattice_l1_sphere(k: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -785,12 +791,7 @@ def _l1_shell_orbits(d: int, k: int, group: str) -> np.ndarray:
         base = np.concatenate([head[keep], last[keep, None]], axis=1)
     if group != "none":
         return base
-    parts = []
-    for mask in range(2**d):
-        neg = ((mask >> np.arange(d)) & 1).astype(bool)
-        keep = np.all(base[:, neg] != 0, axis=1)
-        parts.append(np.where(neg, -base[keep], base[keep]))
-    return np.concatenate(parts)
+    return _with_signs(base)
 
 
 def _orbit_sizes_exact(pts: np.ndarray, group: str) -> list[int]:
