@@ -32,21 +32,22 @@ class ExactSampler:
         The guarantee of the law drawn (a :class:`~optmech.mechanisms.base.Privacy`).
     law : str
         What is drawn exactly, in words (the note users read).
-    step : float, optional
-        For a lattice of step h (a continuous mechanism released on hℤ): the draws are integers k
-        and the noise is k·h; ``sample`` returns the integers, ``noise`` the scaled values.
+
+    >>> from optmech.mechanisms import DiscreteStaircase
+    >>> ex = DiscreteStaircase(epsilon=1, sensitivity=4, r=2).exact_sampler()
+    >>> ex.sample((2, 3), rng=5).shape, ex.privacy().notion, ex.dim
+    ((2, 3), 'pure', 1)
     """
 
     lattice = True
 
     def __init__(self, draw: Callable[[int, BitSource], np.ndarray], *, dim: int, mechanism: str, privacy: Any,
-                 law: str, step: float | None = None) -> None:
+                 law: str) -> None:
         self._draw = draw
         self.dim = int(dim)
         self.mechanism = mechanism
         self._privacy = privacy
         self.law = law
-        self.step = step
 
     def __repr__(self) -> str:
         return f"ExactSampler({self.mechanism})"
@@ -73,7 +74,7 @@ class ExactSampler:
         return out.reshape(dims + out.shape[1:])
 
     def to_dict(self) -> dict:
-        return {"mechanism": self.mechanism, "law": self.law, "dim": self.dim, "step": self.step,
+        return {"mechanism": self.mechanism, "law": self.law, "dim": self.dim,
                 "privacy": self._privacy.to_dict() if hasattr(self._privacy, "to_dict") else self._privacy}
 
 

@@ -87,6 +87,14 @@ class LatticeRelease:
         each coordinate can add up to one step per coordinate to the ℓ1 distance).
     step : float
         h (a float; it is Δ·2^−bits exactly).
+
+    >>> from optmech.mechanisms import Staircase
+    >>> rel = LatticeRelease(Staircase.optimal("abs", epsilon=1, sensitivity=1), bits=6, cost="abs")
+    >>> rel.lattice, rel.step
+    (DiscreteStaircase(epsilon=1.0, sensitivity=64, r=25), 0.015625)
+    >>> out = rel.randomise(np.array([0.3, 2.5]), rng=1)          # grid points of step 1/64
+    >>> bool(np.all(out * 64 == np.round(out * 64))), rel.privacy().epsilon
+    (True, 1.0)
     """
 
     def __init__(self, mechanism: Mechanism, bits: int, cost=None) -> None:
