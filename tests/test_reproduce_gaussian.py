@@ -100,13 +100,18 @@ def solved():
     return spec, [(normalised(p), run_job(normalised(p))) for p in spec.problems]
 
 
-def _report(tmp_path, solved, change=None):
+def report_section(tmp_path, solved, name: str, change=None):
+    """(context, section) of the report ``name`` on solved rows, each row first passed through ``change``."""
     spec, rows = solved
     rows = copy.deepcopy(rows)
     if change:
         rows = [(p, change(p, r)) for p, r in rows]
     ctx = Context(spec, rows, tmp_path, True)
-    return ctx, REPORTS["gaussian_gap"](ctx)
+    return ctx, REPORTS[name](ctx)
+
+
+def _report(tmp_path, solved, change=None):
+    return report_section(tmp_path, solved, "gaussian_gap", change)
 
 
 def _ratio_cells(text: str) -> list[tuple[float, float]]:

@@ -8,17 +8,17 @@ altered (a bracket that excludes the staircase, brackets that differ across norm
 
 from __future__ import annotations
 
-import copy
 import math
 
 import pytest
 
-from optmech.reproduce import REPORTS, catalogue_paths, load_catalogue
+from optmech.reproduce import catalogue_paths, load_catalogue
 from optmech.reproduce.norms import (MATCHED, OPEN, best_staircase, l2_laplace_value, norm_rows, open_rows,
                                      staircase_cost, upper_end)
-from optmech.reproduce.report import Context, ref
+from optmech.reproduce.report import ref
 from optmech.reproduce.scope import spec_scope
 from optmech.sweep import normalised, run_job
+from test_reproduce_gaussian import report_section  # one way to build a report section from solved rows
 
 NAME = "comparison-staircase-norms"
 TITLE = "Staircases for every norm"
@@ -88,12 +88,7 @@ def solved():
 
 
 def _report(tmp_path, solved, change=None):
-    spec, rows = solved
-    rows = copy.deepcopy(rows)
-    if change:
-        rows = [(p, change(p, r)) for p, r in rows]
-    ctx = Context(spec, rows, tmp_path, True)
-    return ctx, REPORTS["staircase_norms"](ctx)
+    return report_section(tmp_path, solved, "staircase_norms", change)
 
 
 def test_report_on_real_solves(tmp_path, solved):
