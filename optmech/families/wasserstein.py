@@ -41,7 +41,13 @@ from optmech.certify import LatticeMechanism, repaired_mechanism
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.inputs import InputPMF
 from optmech.problems.lattice import Grid1D
-from optmech.problems.wasserstein import build_wasserstein, mechanism_total, w1_of_mechanism, w1_of_pmf
+from optmech.problems.wasserstein import (
+    build_wasserstein,
+    mechanism_total,
+    w1_of_lattice_law,
+    w1_of_mechanism,
+    w1_of_pmf,
+)
 from optmech.result import ReferenceValue
 
 __all__ = ["WassersteinFamily", "staircase_mechanism", "wasserstein_references", "UpperW1"]
@@ -152,8 +158,8 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
     refs: list[ReferenceValue] = []
     fam = {}
     for r in range(1, m + 1):
-        fam[r] = w1_of_mechanism(X, staircase_mechanism(epsilon, m, r))
-    ab = {r: w1_of_mechanism(None, staircase_mechanism(epsilon, m, r))[0] for r in range(1, m + 1)}
+        fam[r] = w1_of_lattice_law(X, staircase_mechanism(epsilon, m, r))
+    ab = {r: w1_of_lattice_law(None, staircase_mechanism(epsilon, m, r))[0] for r in range(1, m + 1)}
     r_best = min(fam, key=lambda r: fam[r][0])
     r_abs = min(ab, key=lambda r: ab[r])
     refs.append(_ref("discrete_staircase", fam[r_best], {"r": r_best, "r_abs_optimal": r_abs}, lo, up,
@@ -161,7 +167,7 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
     refs.append(_ref("discrete_staircase_abs_optimal_r", fam[r_abs], {"r": r_abs}, lo, up,
                      "GKOV P_r with the E|theta|-optimal r (the optimum of the paper's surrogate P2)"))
     mech = discrete_laplace_mechanism(epsilon, m)
-    refs.append(_ref("discrete_laplace", w1_of_mechanism(X, mech),
+    refs.append(_ref("discrete_laplace", w1_of_lattice_law(X, mech),
                      {"lambda": math.exp(-epsilon / m), "realised_epsilon": realised_epsilon(mech, m)}, lo, up,
                      "two-sided geometric p ~ exp(-epsilon|k|/m)"))
     for tag, lam, note in (
@@ -171,11 +177,11 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
                                      "(Table V); it actually runs at epsilon*m/(m+1)"),
     ):
         mech = binned_laplacian_mechanism(lam)
-        refs.append(_ref(f"binned_laplacian_{tag}", w1_of_mechanism(X, mech),
+        refs.append(_ref(f"binned_laplacian_{tag}", w1_of_lattice_law(X, mech),
                          {"lambda": lam, "realised_epsilon": realised_epsilon(mech, m)}, lo, up, note))
     for a in (5, 20):
         mech, rho = staircase003_mechanism(epsilon, m, a)
-        refs.append(_ref(f"staircase003_a{a}", w1_of_mechanism(X, mech),
+        refs.append(_ref(f"staircase003_a{a}", w1_of_lattice_law(X, mech),
                          {"a": a, "rho": rho, "realised_epsilon": realised_epsilon(mech, m)}, lo, up,
                          "[QHFL22] staircase (20), rho = exp(-epsilon/ceil(m/a)); (21) is tight; errata 2: the text's "
                          "c_b = 1/rho^c is off by one step"))
@@ -198,7 +204,7 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
             eta = -math.log1p(-delta) / m
             beta = math.exp(-eta)
             mech = _mech(1, 1, [1.0], beta, [0.0], [1.0])  # k >= 1 only
-            val = w1_of_mechanism(X, mech)
+            val = w1_of_lattice_law(X, mech)
             refs.append(_ref("exponential003", val, {"eta": eta, "realised_epsilon": None}, lo, up,
                              "[QHFL22] (23) normalised and calibrated to its true profile delta = 1 - exp(-eta*m) "
                              "(errata 4: one-sided, never epsilon-DP; the paper's epsilon = eta*m is false)",
@@ -210,7 +216,7 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
 # the loop
 # ------------------------------------------------------------------------------------------------
 def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float) -> int:
-    """K >= width + m, with tail e^{−εK/m} far below the target."""
+    """(ε, δ)-DP: K >= width + m, with tail e^{−εK/m} far below the target (no tail profile there)."""
     L = math.log(1.0 / target_gap) + 8.0
     return int(max(inp.hi - inp.lo + m, math.ceil(m * L / epsilon)) + (inp.hi - inp.lo) + m)
 
@@ -218,8 +224,11 @@ def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float)
 class WassersteinFamily:
     """The W1 (or surrogate E|θ|) objective on ℤ [QHFL22, §IV-C], pure or (ε, δ)-DP.
 
-    Sizes are the window half-width K, doubled while the relaxation parks mass near the edges or
-    beyond them.
+    Sizes are the window half-width K.  Pure DP starts at the smallest window the builder allows,
+    K = w + m (the geometric tail profile beyond the window makes the relaxation tight there in every
+    case measured) and doubles K while the LP's objective stays noticeably below the upper bound;
+    (ε, δ)-DP starts at :func:`initial_half_width` and doubles while the relaxation parks mass near
+    the edges or beyond them.
     """
 
     name = "wasserstein"
@@ -230,29 +239,35 @@ class WassersteinFamily:
         self.inp = problem.objective.input
         self.utility = problem.objective.name
         self.eps, self.delta, self.m = problem.epsilon, problem.delta, int(problem.sensitivity)
+        self._refs_key: tuple | None = None
 
     def initial_uppers(self) -> list:
         return []
 
     def start(self) -> int:
-        K = initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap)
-        return max(K, self.inp.hi - self.inp.lo + self.m)
+        smallest = self.inp.hi - self.inp.lo + self.m
+        if self.delta == 0:
+            return smallest
+        return max(initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap), smallest)
 
     def plan(self, K: int) -> LPPlan:
         """The W1 LP on the window −K..K before it is built (:func:`build_wasserstein`, N = 2K + 1):
-        N + 2 columns for the pmf and far masses; privacy rows 2mN (2 nonzeros each; (ε, δ): 3, plus
-        2mN τ columns and their 2m sums); the W1 epigraph: N + 1 cdf columns and rows, and M <= N + 1
-        t columns with 2M rows of 1 + (input support) nonzeros each."""
+        N + 2 columns for the pmf and far masses and the normalisation row (N + 2 nonzeros); pure DP:
+        the window-minimum rows of :mod:`optmech.problems.windows` (2N auxiliary columns, at most 6N
+        rows of 2 nonzeros); (ε, δ): 2mN hockey-stick rows of 3 nonzeros, their 2mN τ columns and 2m
+        sums; the W1 terms on the input's support (w = x_hi − x_lo): 2w cdf columns and rows (the first
+        with K − w + 3 nonzeros, the others 3), and w t columns with 2 rows of 1 + (support) nonzeros."""
         N, m = 2 * K + 1, self.m
         support = self.inp.hi - self.inp.lo + 1  # the input's points lo..hi (those of mass 0 have no entries)
-        rows, cols, nnz = 1 + 2 * m * N, N + 2, N + 2
+        w = support - 1
+        rows, cols, nnz = 1, N + 2, N + 2
         if self.delta > 0:
-            rows, cols, nnz = rows + 2 * m, cols + 2 * m * N, nnz + 3 * 2 * m * N + 2 * m * N
+            rows, cols, nnz = rows + 2 * m * N + 2 * m, cols + 2 * m * N, nnz + 3 * 2 * m * N + 2 * m * N
         else:
-            nnz += 2 * 2 * m * N
-        if self.utility == "wasserstein":
-            M = N + 1
-            rows, cols, nnz = rows + 1 + N + 2 * M, cols + N + 1 + M, nnz + 2 + 3 * N + 2 * M * (1 + support)
+            rows, cols, nnz = rows + 6 * N, cols + 2 * N, nnz + 2 * 6 * N
+        if self.utility == "wasserstein" and w > 0:
+            rows, cols = rows + 2 * w + 2 * w, cols + 2 * w + w
+            nnz += (K - w + 3) + 3 * (2 * w - 1) + 2 * w * (1 + support)
         return LPPlan(rows=rows, cols=cols, nonzeros=nnz, builder="wasserstein")
 
     def estimate_bytes(self, K: int) -> float:
@@ -281,17 +296,34 @@ class WassersteinFamily:
     def diagnostics(self, built: Built, raw, upper) -> dict:
         p = built.model.window_masses(raw.x)
         m = self.m
-        return {"far_mass": built.model.far_mass(raw.x), "edge_mass": float(np.sum(p[:m]) + np.sum(p[-m:]))}
+        up = getattr(upper, "value", math.nan)
+        relax = (up - raw.objective) / abs(up) if up and math.isfinite(up) else math.inf
+        return {"far_mass": built.model.far_mass(raw.x), "edge_mass": float(np.sum(p[:m]) + np.sum(p[-m:])),
+                "relaxation_gap": float(relax)}
 
     def grow(self, step: Step, best) -> int | Stop:
+        """Pure DP: stop once the LP's objective is within half the target of the upper bound (a wider
+        window can raise the relaxation by no more than that; the rest of the gap is the dual's
+        certification); else double K.  (ε, δ): stop once the far and edge masses are negligible."""
         dg = step.diagnostics
-        if dg["far_mass"] + dg["edge_mass"] <= 1e-3 * self.problem.target_gap and step.iteration >= 1:
+        target = self.problem.target_gap
+        if self.delta == 0 and dg["relaxation_gap"] <= 0.5 * target:
+            return Stop("a wider window does not help: the LP's objective is within half the target gap of the upper "
+                        "bound, and the remaining gap is the solver's accuracy")
+        if self.delta > 0 and dg["far_mass"] + dg["edge_mass"] <= 1e-3 * target and step.iteration >= 1:
             return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
         return 2 * step.built.model.K
 
+    def _references(self, lower: float, upper: float) -> tuple[list[ReferenceValue], dict]:
+        """:func:`wasserstein_references` for this bracket, computed once (report and references ask)."""
+        key = (lower, upper)
+        if self._refs_key != key:
+            self._refs = wasserstein_references(self.inp, self.eps, self.m, self.delta, self.utility, lower, upper)
+            self._refs_key = key
+        return self._refs
+
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        refs, self._staircase_family = wasserstein_references(self.inp, self.eps, self.m, self.delta, self.utility,
-                                                              lower, upper)
+        refs, self._staircase_family = self._references(lower, upper)
         return refs
 
     def report(self, best, last: Step | None, status: str) -> dict:
@@ -300,7 +332,7 @@ class WassersteinFamily:
         eps, m, delta, utility = self.eps, self.m, self.delta, self.utility
         wl = last.built.model
         up = best.upper
-        refs, family = wasserstein_references(self.inp, eps, m, delta, utility, best.lower, best.upper_value)
+        refs, family = self._references(best.lower, best.upper_value)
         structure = None
         if up is not None and delta == 0:
             r_best = refs[0].parameters["r"]

@@ -61,6 +61,7 @@ from optmech.inputs import InputPMF
 from optmech.lp import LinearProgram, stack_rows
 from optmech.problems.lattice import LatticeMechanism
 from optmech.problems.pure import SCALE_EFOLDS, max_point_mass
+from optmech.problems.windows import window_ratio_rows
 
 __all__ = ["WassersteinLP", "build_wasserstein", "w1_of_pmf", "w1_of_mechanism", "MAX_PAIR_ROWS", "UTILITIES"]
 
@@ -89,7 +90,7 @@ class WassersteinLP:
         return float(np.sum(np.maximum(x[blk], 0.0)))
 
 
-def _input_tables(inp: InputPMF):
+def input_tables(inp: InputPMF):
     """Float CDF on lo..hi and the exact-ish T_L, T_R helpers (long double sums)."""
     F = inp.cdf()
     lo, hi = inp.lo, inp.hi
@@ -123,10 +124,44 @@ def _coo(r, c, v, shape):
     return sp.coo_array((np.asarray(v, float), (np.asarray(r), np.asarray(c))), shape=shape)
 
 
+def outside_support_price(inp: InputPMF, shifts: np.ndarray) -> np.ndarray:
+    r"""h(l) = Σ_{k<x_lo} F_X(k − l) + Σ_{k>=x_hi} S_X(k − l) = E(x_lo − X − l)_+ + E(X + l − x_hi)_+.
+
+    The W1 terms outside the input's support, per unit of noise mass at l: for k < x_lo,
+    F_X(k) = 0 and the term is F_Y(k) = Σ_l p(l) F_X(k − l); for k >= x_hi, F_X(k) = 1 and it is
+    1 − F_Y(k) = Σ_l p(l) S_X(k − l) (Σ_l p(l) = 1).  Summed over k: T_L(x_lo − 1 − l) + T_R(x_hi − l)
+    with the long double tables of :func:`input_tables`.  h(0) = 0; for l >= 0 the first sum is 0
+    (F_X vanishes below x_lo) and the second is nondecreasing in l, for l <= 0 the other way round,
+    so the smallest h over l >= K + 1 is h(K + 1), and over l <= −K − 1 it is h(−K − 1).
+    """
+    _, T_L, T_R = input_tables(inp)
+    shifts = np.asarray(shifts, dtype=np.int64)
+    return T_L(inp.lo - 1 - shifts) + T_R(inp.hi - shifts)
+
+
+def tail_price(price: np.ndarray, tail_mass: np.ndarray, epsilon: float, m: int) -> np.ndarray:
+    """Σ_{q>=1} b^q h(j ± qm) = tail_mass·h(j) + m·b/(1 − b)² where tail_mass > 0 (0 elsewhere).
+
+    For the edge periods' points j (|j| >= K − m + 1 > w), h(j ± qm) = h(j) + qm: beyond the input's
+    width h has slope 1 in |l| (:func:`outside_support_price`; for the surrogate h(l) = |l|), so the
+    geometric profile's cost is this closed form (positive terms, a few roundings).
+    """
+    b = math.exp(-epsilon)
+    second = m * b / (math.expm1(-epsilon) ** 2)
+    return np.where(tail_mass > 0, tail_mass * price + second, 0.0)
+
+
 def build_wasserstein(
-    inp: InputPMF, epsilon: float, m: int, K: int, *, delta: float = 0.0, utility: str = "wasserstein"
+    inp: InputPMF, epsilon: float, m: int, K: int, *, delta: float = 0.0, utility: str = "wasserstein",
+    direct: bool = False,
 ) -> WassersteinLP:
-    """The relaxation LP on the noise window −K..K (see the module docstring)."""
+    """The relaxation LP on the noise window −K..K (see the module docstring).
+
+    ``direct=True`` builds the formulation of the first version instead (2·N·m pair rows for pure
+    DP, one epigraph pair per output point of the window's range, far masses priced by the
+    far-region bounds): the same relaxation written with ~m and ~N/w times more rows, kept as the
+    independent reference the tests compare the compact one with.
+    """
     if utility not in UTILITIES:
         raise SpecError(f"utility must be one of {', '.join(UTILITIES)}, got {utility!r}")
     m = int(m)
@@ -134,7 +169,7 @@ def build_wasserstein(
     if K < w + m:
         raise ValueError(f"window half-width K = {K} must be >= input width + m = {w + m}")
     N = 2 * K + 1
-    if 2 * N * m > MAX_PAIR_ROWS and delta == 0:
+    if direct and 2 * N * m > MAX_PAIR_ROWS and delta == 0:
         raise ProblemTooLarge(f"the W1 LP needs {2 * N * m} privacy rows (window {N}, m = {m}); limit {MAX_PAIR_ROWS}")
     if delta > 0 and 2 * m * N > MAX_PAIR_ROWS:
         raise ProblemTooLarge(f"the W1 LP needs {2 * m * N} hockey-stick slacks; limit {MAX_PAIR_ROWS}")
@@ -142,6 +177,7 @@ def build_wasserstein(
     pmax = max_point_mass(epsilon, m) if delta == 0 else 1.0
     s = _scale(j, epsilon, m, pmax, delta)
     E = math.exp(epsilon)
+    wass = utility == "wasserstein"
 
     # column layout
     cols: dict[str, slice] = {}
@@ -156,10 +192,16 @@ def build_wasserstein(
     Q = add("q", N)
     FAR = add("far", 2)  # [m_L, m_R]
     mL, mR = FAR.start, FAR.start + 1
-    wass = utility == "wasserstein"
+    if delta == 0 and not direct:
+        AUX = add("aux", 2 * N)
     if wass:
-        kmid = np.arange(inp.hi - K - 1, inp.lo + K + 1)
-        G = add("G", N + 1)  # G_{−K−1..K}
+        if direct:
+            kmid = np.arange(inp.hi - K - 1, inp.lo + K + 1)
+            g_first = -K - 1
+        else:
+            kmid = np.arange(inp.lo, inp.hi)  # the input's support less its last point: the only signed terms
+            g_first = -w
+        G = add("G", N + 1 if direct else 2 * w)  # G_j = P(θ <= j), j = g_first ..
         T = add("t", len(kmid))
     if delta > 0:
         shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])
@@ -170,14 +212,25 @@ def build_wasserstein(
     cu[Q] = pmax * s
     q_idx = np.arange(Q.start, Q.stop)
     blocks = []
+    # pure DP, compact: the geometric lower profile beyond the window (module docstring): a unit of
+    # p_j in an edge period brings tail_mass[j] = b/(1 − b) more mass at j ± qm, q >= 1
+    tail_mass = np.zeros(N)
+    if delta == 0 and not direct:
+        b = math.exp(-epsilon)
+        tau = b / -math.expm1(-epsilon)
+        tail_mass[:m] = tail_mass[N - m:] = tau
     norm = np.zeros(n)
-    norm[Q] = 1.0 / s
+    norm[Q] = (1.0 + tail_mass) / s
     norm[mL] = norm[mR] = 1.0
     nz = np.flatnonzero(norm)
     blocks.append(("normalisation", _coo(np.zeros(len(nz), int), nz, norm[nz], (1, n)), 1.0, 1.0))
 
     # privacy
-    if delta == 0:
+    if delta == 0 and not direct:
+        win = window_ratio_rows(q_idx, s, m, E, AUX.start, n, cu[Q])
+        blocks += win.blocks
+        cu[AUX] = win.aux_upper
+    elif delta == 0:
         a_list, b_list = [], []
         for d in range(1, m + 1):
             a = np.arange(0, N - d)
@@ -215,36 +268,55 @@ def build_wasserstein(
                        -np.inf, float(delta)))
 
     if wass:
-        F, T_L, T_R = _input_tables(inp)
-        g_idx = np.arange(G.start, G.stop)  # g_idx[i] is G_{i−K−1}
-        # G_{−K−1} − m_L = 0 ; G_j − G_{j−1} − p_j = 0
-        r0 = _coo([0, 0], [g_idx[0], mL], [1.0, -1.0], (1, n))
-        rr = np.arange(N)
-        chain = _coo(np.concatenate([rr, rr, rr]), np.concatenate([g_idx[1:], g_idx[:-1], q_idx]),
-                     np.concatenate([np.ones(N), -np.ones(N), -1.0 / s]), (N, n))
-        blocks.append(("cdf", sp.vstack([r0, chain]), 0.0, 0.0))
+        F, T_L, T_R = input_tables(inp)
+        g_idx = np.arange(G.start, G.stop)  # g_idx[i] is G_{g_first + i}
+        if direct:
+            # G_{−K−1} − m_L = 0 ; G_j − G_{j−1} − p_j = 0
+            first = _coo([0, 0], [g_idx[0], mL], [1.0, -1.0], (1, n))
+            rr = np.arange(N)
+            chain = _coo(np.concatenate([rr, rr, rr]), np.concatenate([g_idx[1:], g_idx[:-1], q_idx]),
+                         np.concatenate([np.ones(N), -np.ones(N), -1.0 / s]), (N, n))
+        elif w > 0:
+            # G_{−w} − m_L − Σ_{j<=−w} p_j = 0 ; G_j − G_{j−1} − p_j = 0 for j = −w+1 .. w−1
+            head = np.arange(0, K - w + 1)  # window positions of j = −K .. −w (the left tail profile included)
+            first = _coo(np.zeros(len(head) + 2, int), np.concatenate([[g_idx[0], mL], q_idx[head]]),
+                         np.concatenate([[1.0, -1.0], -(1.0 + tail_mass[head]) / s[head]]), (1, n))
+            rr = np.arange(2 * w - 1)
+            jpos = K - w + 1 + rr  # window positions of j = −w+1 .. w−1
+            chain = _coo(np.concatenate([rr, rr, rr]), np.concatenate([g_idx[1:], g_idx[:-1], q_idx[jpos]]),
+                         np.concatenate([np.ones(len(rr)), -np.ones(len(rr)), -1.0 / s[jpos]]), (len(rr), n))
+        if direct or w > 0:
+            blocks.append(("cdf", sp.vstack([first, chain]), 0.0, 0.0))
         # epigraph rows: t_k ± (F_X(k) − Σ_i p_X(i) G_{k−i})
         dX = np.diff(np.concatenate([[0.0], F]))
         xs = np.arange(inp.lo, inp.hi + 1)
         keep = dX > 0
         xs, dX = xs[keep], dX[keep]
         M = len(kmid)
-        FX = np.where(kmid >= inp.hi, 1.0, np.where(kmid < inp.lo, 0.0, F[np.clip(kmid - inp.lo, 0, len(F) - 1)]))
-        gcol = g_idx[(kmid[:, None] - xs[None, :]) + K + 1]
-        rr = np.repeat(np.arange(M), len(xs))
-        t_idx = np.arange(T.start, T.stop)
-        for sign, name in ((1.0, "epigraph_plus"), (-1.0, "epigraph_minus")):
-            # t_k + sign·Σ p_X(i) G_{k−i} >= sign·F_X(k)
-            mat = _coo(np.concatenate([np.arange(M), rr]), np.concatenate([t_idx, gcol.ravel()]),
-                       np.concatenate([np.ones(M), sign * np.tile(dX, M)]), (M, n))
-            blocks.append((name, mat, sign * FX, np.inf))
-        c[T] = 1.0
-        # far regions (linear lower bounds)
-        c[Q] = (T_R(inp.lo + K + 1 - j) + T_L(inp.hi - K - 2 - j)) / s
-        c[mL] = float(T_L(np.array([inp.hi - 1]))[0])
-        c[mR] = float(T_R(np.array([inp.lo]))[0])
+        if M:
+            FX = np.where(kmid >= inp.hi, 1.0, np.where(kmid < inp.lo, 0.0, F[np.clip(kmid - inp.lo, 0, len(F) - 1)]))
+            gcol = g_idx[(kmid[:, None] - xs[None, :]) - g_first]
+            rr = np.repeat(np.arange(M), len(xs))
+            t_idx = np.arange(T.start, T.stop)
+            for sign, name in ((1.0, "epigraph_plus"), (-1.0, "epigraph_minus")):
+                # t_k + sign·Σ p_X(i) G_{k−i} >= sign·F_X(k)
+                mat = _coo(np.concatenate([np.arange(M), rr]), np.concatenate([t_idx, gcol.ravel()]),
+                           np.concatenate([np.ones(M), sign * np.tile(dX, M)]), (M, n))
+                blocks.append((name, mat, sign * FX, np.inf))
+            c[T] = 1.0
+        if direct:
+            # far regions (linear lower bounds)
+            c[Q] = (T_R(inp.lo + K + 1 - j) + T_L(inp.hi - K - 2 - j)) / s
+            c[mL] = float(T_L(np.array([inp.hi - 1]))[0])
+            c[mR] = float(T_R(np.array([inp.lo]))[0])
+        else:
+            # the terms outside the support, exactly linear (module docstring); far masses at h(±(K+1))
+            price = outside_support_price(inp, j)
+            c[Q] = (price + tail_price(price, tail_mass, epsilon, m)) / s
+            c[mL], c[mR] = outside_support_price(inp, np.array([-K - 1, K + 1]))
     else:
-        c[Q] = np.abs(j) / s
+        price = np.abs(j).astype(float)
+        c[Q] = (price + tail_price(price, tail_mass, epsilon, m)) / s
         c[mL] = c[mR] = K + 1.0
 
     A, rl, ru, row_blocks = stack_rows(blocks, n)
@@ -252,7 +324,8 @@ def build_wasserstein(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
         row_blocks=row_blocks, col_blocks=cols,
         meta={"scale": s, "builder": "wasserstein", "semantics": "relaxation", "normalisation_row": 0,
-              "K": K, "utility": utility},
+              "K": K, "utility": utility, "formulation": "direct" if direct else "compact",
+              **({"G_first": g_first, "t_first": int(kmid[0]) if len(kmid) else None} if wass else {})},
     )
     return WassersteinLP(lp, K, float(epsilon), float(delta), m, utility)
 
@@ -294,6 +367,58 @@ def _tail_moment(gen: np.ndarray, beta: float, P: int, W: int, base: float) -> f
     A = beta ** (P + 1) / (1 - beta)
     B = beta ** (P + 1) * ((P + 1) - P * beta) / (1 - beta) ** 2
     return g * (base * A + W * B) * (1 + 1e-12)
+
+
+def w1_of_lattice_law(inp: InputPMF | None, mech: LatticeMechanism) -> tuple[float, float]:
+    r"""(W1 value, absolute error bound) of a lattice noise law with geometric tails, by the split
+    of the module docstring: W1 = Σ_l p(l) h(l) + Σ_{x_lo <= k < x_hi} |F_X(k) − F_Y(k)|.
+
+    An independent evaluator beside :func:`w1_of_mechanism` (the tests compare the two), and
+    O(window + periods·W + w²) instead of O(periods·W·w): the references evaluate m staircases.
+    The law is extended by P periods each side, so that the extension covers [−w − 1, w] and its
+    outermost periods lie where h has slope 1 in |l| (|l| >= w); beyond them each point l of the
+    outermost period carries β^q·p(l) at l ± qW (q >= 1), whose h-cost is the closed form
+    p(l)·(h(l)·β/(1 − β) + W·β/(1 − β)²), and whose mass enters F_Y on the support as a whole (left)
+    or not at all (right).  ``inp`` None: h(l) = |l| (E|θ|, the surrogate).
+
+    Error bound: h(l) is within 3 roundings of double precision (the two tables and their sum), the
+    closed forms and the masses within a few of long double, so the h part is within 1e-13 relative
+    (as :func:`w1_of_mechanism` allows); each F_Y(k) <= 1 is a long double sum of at most
+    n + w + 2 nonnegative terms (n extended points), within (n + w + 2)·u of itself, and there are w
+    of them: the bound adds w·(n + w + 2)·u (u the long double epsilon) and 1e-16.
+    """
+    W = mech.grid.W
+    beta = float(mech.beta)
+    total = mechanism_total(mech)
+    w = 0 if inp is None else inp.hi - inp.lo
+    c_right = -(-max(0, w - mech.k_hi) // W)
+    c_left = -(-max(0, mech.k_lo + w + 1) // W)
+    P = max(c_right, c_left) + 1
+    k0, wts = mech.extended(periods=P)
+    lat = np.arange(k0, k0 + len(wts))
+    p = wts.astype(_LD) / _LD(total)
+    h = (np.abs(lat).astype(_LD) if inp is None else outside_support_price(inp, lat).astype(_LD))
+    value = np.sum(p * h)
+    left_tail = _LD(0)
+    if beta > 0:
+        g1 = _LD(beta) / (_LD(1) - _LD(beta))  # Σ_{q>=1} β^q
+        g2 = _LD(W) * _LD(beta) / (_LD(1) - _LD(beta)) ** 2  # W·Σ_{q>=1} q β^q
+        for edge in (slice(0, W), slice(len(p) - W, len(p))):
+            value += np.sum(p[edge] * (h[edge] * g1 + g2))
+        left_tail = np.sum(p[:W]) * g1
+    if w > 0:
+        F = inp.cdf().astype(_LD)
+        # F_Y(k) = P(θ <= k − x_hi) + Σ_{i=x_lo}^{x_hi−1} p(k − i) F_X(i), k = x_lo .. x_hi − 1
+        cdf = left_tail + np.cumsum(p)
+        ks = np.arange(inp.lo, inp.hi)
+        below = cdf[ks - inp.hi - k0]
+        seg = p[(-w + 1) - k0: w - k0]  # p(l), l = −w+1 .. w−1: every k − i here
+        conv = np.convolve(seg, F[:-1])  # conv[t] = Σ_{l+i = t + x_lo − w + 1} p(l) F_X(i)
+        inner = conv[ks - inp.lo + w - 1]
+        value += np.sum(np.abs(F[:-1] - below - inner))
+    val = float(value)
+    u = float(np.finfo(_LD).eps)
+    return val, 1e-13 * abs(val) + w * (len(p) + w + 2) * u + 1e-16
 
 
 def mechanism_total(mech: LatticeMechanism) -> float:
