@@ -24,7 +24,7 @@ from optmech.solvers import (
     profile_names,
     solve_lp,
 )
-from optmech.solvers.profiles import Attempt
+from optmech.solvers.profiles import Attempt, parse_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 INF = np.inf
@@ -40,6 +40,7 @@ ROUTES = [
     ("scipy", {"method": "highs-ipm"}, 1e-9),
     ("cvxpy", {"solver": "HIGHS"}, 1e-9),
     ("cvxpy", {"solver": "CLARABEL"}, 1e-6),
+    ("clarabel", {}, 1e-8),
 ]
 
 
@@ -243,9 +244,10 @@ def test_shipped_profiles_load():
         assert all(a.backend in BACKENDS for a in prof.attempts)
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
-        ("chain", None), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
+        ("chain", None), ("clarabel", None), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
     ]
-    assert default.attempts[2].options["run_crossover"] == "on"
+    assert default.attempts[1].when == {"builders": ["general"], "min_columns": 3000}
+    assert default.attempts[3].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():
@@ -399,3 +401,66 @@ def test_chain_backend_declines_other_lps():
     lp = tiny_lp()
     assert not ChainBackend().accepts(lp)
     assert not ChainBackend().solve(lp, {}).ok
+
+
+# ------------------------------------------------------------------------------------------------
+# attempt conditions ([attempt.when]) and the Clarabel backend
+
+
+def _general_lp(cols: int, builder: str = "general") -> LinearProgram:
+    return LinearProgram(c=np.zeros(cols), A=sp.csc_array((1, cols)), row_lower=np.zeros(1), row_upper=np.ones(1),
+                         col_lower=np.zeros(cols), col_upper=np.ones(cols), meta={"builder": builder})
+
+
+def test_when_conditions_select_attempts():
+    from optmech.solvers import backend_for
+
+    prof = parse_profile(
+        'description = "x"\n[[attempt]]\nbackend = "clarabel"\n[attempt.when]\nbuilders = ["general"]\n'
+        'min_columns = 10\n[[attempt]]\nbackend = "highs"\n', "w")
+    first = prof.attempts[0]
+    assert first.applies(_general_lp(10)) and not first.applies(_general_lp(9))
+    assert not first.applies(_general_lp(10, "periodic"))
+    assert backend_for(prof, "general", 10) == ("clarabel" if available_backends()["clarabel"] else "highs")
+    assert backend_for(prof, "general", 9) == "highs"
+    assert backend_for("default", "periodic", 10) == "chain"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[attempt.when]\nsize = 3', "unknown condition(s) size"),
+    ('[attempt.when]\nbuilders = "general"', "when.builders must be a list"),
+    ('[attempt.when]\nmin_columns = -1', "when.min_columns must be a nonnegative integer"),
+    ('[attempt.when]\nmin_columns = true', "when.min_columns must be a nonnegative integer"),
+])
+def test_when_conditions_are_checked(text, message):
+    with pytest.raises(SpecError) as err:
+        parse_profile(f'[[attempt]]\nbackend = "clarabel"\n{text}\n', "w")
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_clarabel_agrees_with_highs_on_a_random_lp():
+    pytest.importorskip("highspy")
+    _skip_unavailable("clarabel", {})
+    lp = random_lp(n=300, m=120, seed=3)
+    a = get_backend("highs").solve(lp, {"solver": "simplex"})
+    b = get_backend("clarabel").solve(lp, {})
+    assert b.status is Status.OPTIMAL and b.method == "ipm" and b.iterations >= 1
+    assert b.objective == pytest.approx(a.objective, rel=1e-8, abs=1e-8)
+    np.testing.assert_allclose(lp.A.T @ b.row_dual + b.col_dual, lp.c, atol=1e-9)
+
+
+def test_clarabel_rejects_unknown_settings_and_keeps_stdout_clean():
+    """Clarabel writes its log through Python's ``sys.stdout``: in a real process (not under pytest's
+    capture, which swaps ``sys.stdout``) it must land on standard error, and stdout stay empty."""
+    import subprocess
+    import sys
+
+    _skip_unavailable("clarabel", {})
+    with pytest.raises(SpecError, match="no_such_setting"):
+        get_backend("clarabel").solve(tiny_lp(), {"no_such_setting": 1})
+    code = ("import sys; sys.path.insert(0, %r); from test_solvers import tiny_lp; "
+            "from optmech.solvers import get_backend; "
+            "print(get_backend('clarabel').solve(tiny_lp(), {'verbose': True}).status)") % str(ROOT / "tests")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "optimal\n" and "Clarabel" in proc.stderr

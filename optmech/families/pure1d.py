@@ -21,6 +21,7 @@ from optmech.families.base import Built, Context, Step, Stop, default_lower
 from optmech.problems.lattice import ENCLOSURE_CHUNK, TAIL_CHUNK_TERMS, Grid1D
 from optmech.problems.pure import PureLP, build_general, build_periodic
 from optmech.result import ReferenceValue
+from optmech.solvers import backend_for
 from optmech.spec import Continuous, IntegerLattice, Problem
 
 #: The window reaches where the cost exceeds this multiple of a known upper bound (beyond it
@@ -48,6 +49,10 @@ PERIODIC_BYTES_PER_POINT = {"integer": 1600, "cells": 4000}
 #: beyond 1 KB per line (Δ = 3000–6000, N = 4Δ + 3: 0.19–1.1 GB above the baseline, 1.8 to 5.3
 #: KB per line).  This term, with a margin of 1.4, keeps the estimate above those peaks.
 FILL_BYTES = 9
+#: With an interior-point backend (Clarabel, sparse LDLᵀ with AMD ordering) the factors stay nearly
+#: linear: 9 KB per window point measured (Δ = 3000 and 10 000, N = 4Δ + 3) above the baseline, so
+#: 12 KB per point with a margin replaces the simplex's N·W fill.
+IPM_BYTES_PER_POINT = 12 * 1024
 #: Tail series are summed ``TAIL_CHUNK_TERMS`` terms at a time: about 57 bytes per term measured
 #: (W = 10^5), and an expression cost's enclosures take up to ~12 KB per element of their
 #: ``ENCLOSURE_CHUNK`` blocks.
@@ -72,12 +77,14 @@ def tail_bytes(problem: Problem, grid: Grid1D) -> float:
     return TAIL_BYTES_PER_TERM * terms + expr
 
 
-def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0) -> LPPlan:
+def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0, solver: str = "highs") -> LPPlan:
     """The LP of ``plan`` before it is built: the builder :func:`_build` will use, its shape
     (:func:`optmech.problems.pure.build_general`: 3N + 2 columns, at most 6N rows and 13N
-    nonzeros, and its LU fill ``FILL_BYTES``·N·W; :func:`~optmech.problems.pure.build_periodic`: W
-    columns, W rows, 3W nonzeros), the audit's arrays plus ``beside`` (:func:`tail_bytes`), and the
-    build and certification seconds when the first upper bound's pace per point is known."""
+    nonzeros, and the solver's factors: simplex LU fill ``FILL_BYTES``·N·W, or
+    ``IPM_BYTES_PER_POINT``·N when ``solver`` is ``"clarabel"``;
+    :func:`~optmech.problems.pure.build_periodic`: W columns, W rows, 3W nonzeros), the audit's
+    arrays plus ``beside`` (:func:`tail_bytes`), and the build and certification seconds when the
+    first upper bound's pace per point is known."""
     W = plan.grid.W
     rate = seconds_per_point
     if plan.symmetric:  # one period, solved by the chain backend; its tail sums cost about what the
@@ -88,8 +95,9 @@ def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float =
                       build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * build_pts * rate,
                       certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * audit_pts * rate)
     N = plan.k_hi - plan.k_lo + 1
-    return LPPlan(rows=6 * N, cols=3 * N + 2, nonzeros=13 * N, builder="general",
-                  extra_bytes=AUDIT_BYTES_PER_POINT * N + FILL_BYTES * N * W + beside,
+    factors = IPM_BYTES_PER_POINT * N if solver == "clarabel" else FILL_BYTES * N * W
+    return LPPlan(rows=6 * N, cols=3 * N + 2, nonzeros=13 * N, builder="general", solver=solver,
+                  extra_bytes=AUDIT_BYTES_PER_POINT * N + factors + beside,
                   build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * N * rate,
                   certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * N * rate)
 
@@ -363,7 +371,11 @@ class Pure1DFamily:
 
     def plan(self, plan: _Plan) -> LPPlan:
         """The LP of ``plan`` before it is built (builder, shape, memory, predicted seconds)."""
-        return lp_plan(plan, self.seconds_per_point, tail_bytes(self.problem, plan.grid))
+        solver = "highs"
+        if not plan.symmetric:
+            N = plan.k_hi - plan.k_lo + 1
+            solver = backend_for(self.ctx.profile, "general", 3 * N + 2) or "highs"
+        return lp_plan(plan, self.seconds_per_point, tail_bytes(self.problem, plan.grid), solver)
 
     def estimate_bytes(self, plan: _Plan) -> float:
         """The process's estimated peak while it builds, solves and certifies the LP of ``plan``

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from optmech.solvers.base import Backend, RawSolution, Status
 from optmech.solvers.dispatch import solve_lp
-from optmech.solvers.profiles import Attempt, SolverProfile, load_profile, profile_names
+from optmech.solvers.profiles import Attempt, SolverProfile, backend_for, load_profile, profile_names
 from optmech.solvers.registry import BACKENDS, available_backends, get_backend
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "Attempt",
     "load_profile",
     "profile_names",
+    "backend_for",
     "available_backends",
     "get_backend",
     "Backend",

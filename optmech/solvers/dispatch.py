@@ -11,7 +11,8 @@ from optmech.solvers.profiles import SolverProfile, load_profile
 from optmech.solvers.registry import get_backend
 
 #: the option each backend reads as its algorithm, for reporting attempts that never ran
-_METHOD_KEY = {"highs": ("solver", "choose"), "scipy": ("method", "highs"), "cvxpy": ("solver", "default")}
+_METHOD_KEY = {"highs": ("solver", "choose"), "scipy": ("method", "highs"), "cvxpy": ("solver", "default"),
+               "clarabel": ("method", "ipm")}
 
 
 def _one_line(text: str) -> str:
@@ -68,7 +69,7 @@ def solve_lp(
                 continue
             options["time_limit"] = left
         backend = get_backend(attempt.backend)
-        if not backend.accepts(lp):
+        if not attempt.applies(lp) or not backend.accepts(lp):
             skipped += 1
             continue
         try:

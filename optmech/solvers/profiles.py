@@ -17,6 +17,16 @@ edit is in the repository's top-level ``solvers/`` folder.  Format::
     solver = "ipm"
     run_crossover = "on"
 
+An attempt may carry a ``[attempt.when]`` table that limits it to some LPs (others skip it, as a
+backend that does not accept an LP is skipped): ``builders`` (the LP's ``meta["builder"]`` must be
+one of them) and ``min_columns`` (the LP must have at least that many columns)::
+
+    [[attempt]]
+    backend = "clarabel"
+    [attempt.when]
+    builders = ["general"]
+    min_columns = 3000
+
 Option names are checked by the backend when it runs (HiGHS option names for ``highs``,
 linprog option names plus ``method`` for ``scipy``, ``solver`` plus solver settings for
 ``cvxpy``); everything else is checked here.
@@ -28,6 +38,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 try:
@@ -36,11 +47,12 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
 from optmech.errors import SpecError
-from optmech.solvers.registry import BACKENDS
+from optmech.solvers.registry import BACKENDS, get_backend
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _TOP_KEYS = {"description", "attempt"}
-_ATTEMPT_KEYS = {"backend", "options"}
+_ATTEMPT_KEYS = {"backend", "options", "when"}
+_WHEN_KEYS = {"builders", "min_columns"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,14 @@ class Attempt:
 
     backend: str
     options: dict[str, Any] = field(default_factory=dict, hash=False)
+    when: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    def applies(self, lp: Any) -> bool:
+        """Whether the attempt's ``when`` conditions (builders, min_columns) admit ``lp``."""
+        builders = self.when.get("builders")
+        if builders is not None and lp.meta.get("builder") not in builders:
+            return False
+        return lp.cols >= int(self.when.get("min_columns", 0))
 
 
 @dataclass(frozen=True)
@@ -143,7 +163,7 @@ def parse_profile(text: str, name: str) -> SolverProfile:
             raise SpecError(f"{here} is not a table (write it as [[attempt]])")
         unknown = sorted(set(att) - _ATTEMPT_KEYS)
         if unknown:
-            raise SpecError(f"{here}: unknown key(s) {', '.join(unknown)}; allowed: backend, options")
+            raise SpecError(f"{here}: unknown key(s) {', '.join(unknown)}; allowed: backend, options, when")
         backend = att.get("backend")
         if backend not in BACKENDS:
             raise SpecError(f"{here}: unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
@@ -153,5 +173,33 @@ def parse_profile(text: str, name: str) -> SolverProfile:
         for key, value in options.items():
             if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
                 raise SpecError(f"{here}: option {key} must be a string, number or boolean, not {type(value).__name__}")
-        attempts.append(Attempt(backend=backend, options=dict(options)))
+        attempts.append(Attempt(backend=backend, options=dict(options), when=_parse_when(att.get("when", {}), here)))
     return SolverProfile(name=name, attempts=tuple(attempts), description=description)
+
+
+def _parse_when(when: Any, here: str) -> dict[str, Any]:
+    """Validate an attempt's ``[attempt.when]`` table (see the module docstring)."""
+    if not isinstance(when, dict):
+        raise SpecError(f"{here}: when must be a table ([attempt.when])")
+    unknown = sorted(set(when) - _WHEN_KEYS)
+    if unknown:
+        raise SpecError(f"{here}: unknown condition(s) {', '.join(unknown)} in when; allowed: builders, min_columns")
+    builders = when.get("builders")
+    if builders is not None and (not isinstance(builders, list) or not all(isinstance(b, str) for b in builders)):
+        raise SpecError(f"{here}: when.builders must be a list of builder names")
+    minimum = when.get("min_columns")
+    if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0):
+        raise SpecError(f"{here}: when.min_columns must be a nonnegative integer")
+    return dict(when)
+
+
+def backend_for(profile: SolverProfile | str, builder: str, columns: int) -> str | None:
+    """The backend the first attempt of ``profile`` that would take an LP of ``builder`` with
+    ``columns`` columns runs on (installed backends only), for the memory and time model of a plan
+    before its LP is built; ``None`` when no attempt would take it."""
+    stand_in = SimpleNamespace(meta={"builder": builder}, cols=int(columns))
+    for attempt in load_profile(profile).attempts:
+        backend = get_backend(attempt.backend)
+        if attempt.applies(stand_in) and backend.available() and backend.accepts(stand_in):
+            return attempt.backend
+    return None

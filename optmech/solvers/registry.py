@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from optmech.solvers.base import Backend
 from optmech.solvers.chain import ChainBackend
+from optmech.solvers.clarabel_backend import ClarabelBackend
 from optmech.solvers.cvxpy_backend import CvxpyBackend
 from optmech.solvers.highs import HighsBackend
 from optmech.solvers.scipy_backend import ScipyBackend
@@ -13,6 +14,7 @@ BACKENDS: dict[str, type[Backend]] = {
     "scipy": ScipyBackend,
     "cvxpy": CvxpyBackend,
     "chain": ChainBackend,
+    "clarabel": ClarabelBackend,
 }
 
 
