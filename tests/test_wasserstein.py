@@ -149,10 +149,11 @@ def test_approx_dp_solves():
 
 
 def test_lp_is_relaxation_for_staircase():
-    """The staircase's window/far masses, plugged into the LP, give an objective <= its W1."""
+    """The staircase's window/far masses, plugged into the direct LP, give an objective <= its W1 (the
+    compact LP: tests/test_wasserstein_scale.py)."""
     x = parse_input_spec("poisson:2:0:8")
     eps, m, K = 1.0, 3, 60
-    wl = build_wasserstein(x, eps, m, K)
+    wl = build_wasserstein(x, eps, m, K, direct=True)
     st = staircase_mechanism(eps, m, 2)
     j = np.arange(-K, K + 1)
     p = st.mass(j)

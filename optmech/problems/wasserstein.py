@@ -13,39 +13,67 @@ E|θ| [derived]).  Privacy: pure ε-DP with integer sensitivity m (p(a) <= e^ε 
 [QHFL22, Thm 1]), or (ε, δ)-DP as hockey-stick rows Σ_j [p(j) − e^ε p(j+s)]_+ <= δ for every
 0 < |s| <= m (the exact form of [QHFL22, Thm 2]).
 
-The relaxation (lower bound).  Noise window [−K, K] (K >= w + m) with variables p_j, plus far
-masses m_L = P(θ < −K), m_R = P(θ > K) with no privacy rows beyond the window.  Noise CDF
-variables G_j = P(θ <= j), j = −K−1..K, with G_{−K−1} = m_L and G_j = G_{j−1} + p_j, keep every
-row sparse.  Every θ maps to the point (its window masses, its far masses, t_k = |F_X(k) − F_Y(k)|)
-and the LP objective at that point is <= its W1:
+The split of W1 (exact for every law).  F_X(k) = 0 for k < x_lo and F_X(k) = 1 for k >= x_hi, so
+the sign of F_X(k) − F_Y(k) is known outside [x_lo, x_hi − 1]:
 
-* middle k ∈ [x_hi − K − 1, x_lo + K]: every k − i (i in supp X) lies in [−K−1, K], so
-  F_Y(k) = Σ_i p_X(i) G_{k−i} exactly, and t_k >= ±(F_X(k) − F_Y(k)) are exact epigraph rows;
-* right k > x_lo + K (>= x_hi): the term is P(X + θ > k) >= 0; keeping the window part exactly and
-  bounding the far right part below by m_R·S_X(k − K − 1) (S_X = 1 − F_X, nonincreasing; the far
-  left part is dropped) gives a linear lower bound; summed over k, p_j gets the coefficient
-  T_R(x_lo + K + 1 − j) and m_R gets T_R(x_lo) = E[X − x_lo], with T_R(a) = Σ_{y>=a} S_X(y);
-* left k < x_hi − K − 1 (< x_lo): the term is P(X + θ <= k) >= Σ_j p_j F_X(k − j) + m_L F_X(k + K + 1);
-  p_j gets T_L(x_hi − K − 2 − j) and m_L gets T_L(x_hi − 1) = E[x_hi − X], with
-  T_L(a) = Σ_{y<=a} F_X(y).
+.. math:: W_1 = \sum_l p(l)\,h(l) + \sum_{k=x_lo}^{x_hi-1} |F_X(k) - F_Y(k)|,\qquad
+          h(l) = \sum_{k<x_lo} F_X(k-l) + \sum_{k>=x_hi} S_X(k-l)
 
-So W1 >= the LP value for every noise law whose window part satisfies the window's privacy
-rows, which every ε-DP (or (ε, δ)-DP: the dropped hockey-stick terms are nonnegative) law does.
+(S_X = 1 − F_X; the first sum is Σ_{k<x_lo} F_Y(k), the second Σ_{k>=x_hi} (1 − F_Y(k)), both linear
+in p because Σ_l p(l) = 1).  h(l) = E(x_lo − X − l)_+ + E(X + l − x_hi)_+ = T_L(x_lo − 1 − l) +
+T_R(x_hi − l) with T_L(a) = Σ_{y<=a} F_X(y), T_R(a) = Σ_{y>=a} S_X(y) (:func:`outside_support_price`);
+h(0) = 0, h is nonincreasing for l <= 0 and nondecreasing for l >= 0, and h(l ± d) = h(l) + d for
+|l| >= w, d >= 0 (slope 1 beyond the width).  Only w = x_hi − x_lo absolute values remain, and for
+those k every k − i (i in [x_lo, x_hi]) lies in [−w, w − 1], so F_Y(k) = Σ_i p_X(i) G_{k−i} with
+noise-CDF variables G_j = P(θ <= j) for j = −w .. w − 1 only.
+
+The relaxation (lower bound), pure ε-DP.  Noise window [−K, K] (K >= w + m) with variables p_j,
+and excess far masses e_L, e_R (columns ``far``).
+
+* Privacy inside the window: every pair p_i <= e^ε p_j, 0 < |i − j| <= m, through the O(N)
+  window-minimum rows of :mod:`optmech.problems.windows` (exactly the pair rows, proof there).
+* Tail profile beyond the window (as in :mod:`optmech.problems.pure`): every ε-DP law has
+  p(x + qm) >= b^q p(x) (b = e^{−ε}, q >= 1) for x in the last period K − m + 1..K, and likewise
+  p(x − qm) >= b^q p(x) for x in the first period; these points are distinct and cover everything
+  beyond the window, so the mass beyond K is Σ_x p(x)·b/(1 − b) + e_R with e_R >= 0 (and e_L
+  likewise).  The normalisation row reads Σ_window (1 + τ_j) p_j + e_L + e_R = 1 with
+  τ_j = b/(1 − b) on the edge periods and 0 elsewhere.
+* Cost: the law's W1 is Σ_l p(l) h(l) + (support terms).  The profile's h-cost is exactly
+  Σ_q b^q h(x ± qm) = τ·h(x) + m·b/(1 − b)² per unit of p(x) (slope 1 beyond w, :func:`tail_price`);
+  every excess point costs h(l) >= h(±(K + 1)), the price of e_L, e_R.  The support terms are exact:
+  t_k >= ±(F_X(k) − Σ_i p_X(i) G_{k−i}) with G_{−w} = e_L + Σ_{j<=−w} (1 + τ_j) p_j (all profile
+  and excess mass on the left lies below −w) and G_j = G_{j−1} + p_j; the right profile and excess
+  lie above w − 1 and do not enter.
+
+So every ε-DP law maps to a feasible point (its window masses, e_L, e_R >= 0 as above, the true
+window minima as auxiliaries, its G_j and t_k = |F_X(k) − F_Y(k)|) whose objective is at most its
+W1; the LP value is a lower bound on the optimum.  It is tight whenever an optimal law is
+geometric beyond K − m, which the measured cases are from K = w + m on (the family doubles K
+otherwise).  For the surrogate E|θ| (``utility="surrogate"``) h(l) = |l| and there are no support
+terms: W1 equals E|θ| for a point-mass input (§4.3).
+
+(ε, δ)-DP: hockey-stick rows Σ_j [p(j) − e^ε p(j+s)]_+ <= δ for every 0 < |s| <= m on the window
+(the dropped terms are nonnegative), no tail profile (none exists for δ > 0: the law may end
+anywhere), the same split for the cost, far masses e_L, e_R priced at h(±(K + 1)).
+
 Column bounds: p_j <= the largest point mass of any ε-DP law (``pure.max_point_mass``; 1 for
-δ > 0), G, t, m_L, m_R <= 1 (|F_X − F_Y| <= 1), hockey-stick slacks <= 1.
+δ > 0), the window minima likewise, G, t, e_L, e_R <= 1 (|F_X − F_Y| <= 1), hockey-stick slacks <= 1.
 
-Surrogate (``utility="surrogate"``): E|θ| >= Σ_window |j| p_j + (K + 1)(m_L + m_R); W1 equals
-E|θ| for a point-mass input (§4.3).
+``direct=True`` builds the first version's LP instead (2·N·m pair rows, an epigraph pair for every
+output point k in [x_hi − K − 1, x_lo + K] with G on the whole window, the out-of-range terms
+bounded below by the far masses at ±(K + 1), no tail profile), a weaker but valid relaxation of
+the same problem that the tests compare the compact one with; :data:`MAX_PAIR_ROWS` caps its
+pair rows (and the hockey-stick slacks of either form).
 
 Data.  The input is *defined* by its float CDF ``InputPMF.cdf()`` (monotone, last value 1), so
 F_X, S_X, T_L and T_R are exact up to a few roundings each (within ``certify.DATA_RELERR``); p_X(i)
-coefficients are the float differences of that CDF (one rounding).  Window masses are scaled as
-in :mod:`optmech.problems.pure` (q = p·e^{min(ε|j|/m, 12)}/p_max) for pure DP.
+coefficients are the float differences of that CDF (one rounding); the profile's closed forms are
+a few roundings of positive terms.  Window masses are scaled as in :mod:`optmech.problems.pure`
+(q = p·e^{min(ε|j|/m, 12)}/p_max) for pure DP.
 
-Privacy rows are the direct pairs (2·N·m rows); :data:`MAX_PAIR_ROWS` caps them.
-
-:func:`w1_of_pmf` / :func:`w1_of_mechanism` evaluate W1 of a given noise law (the upper bound and
-the references), with an explicit bound on the truncated tails.
+:func:`w1_of_pmf` / :func:`w1_of_mechanism` evaluate W1 of a given noise law (the upper bound),
+with an explicit bound on the truncated tails; :func:`w1_of_lattice_law` evaluates it by the split
+above with the geometric tails in closed form (the references: m staircases per solve).
 """
 
 from __future__ import annotations
@@ -63,7 +91,8 @@ from optmech.problems.lattice import LatticeMechanism
 from optmech.problems.pure import SCALE_EFOLDS, max_point_mass
 from optmech.problems.windows import window_ratio_rows
 
-__all__ = ["WassersteinLP", "build_wasserstein", "w1_of_pmf", "w1_of_mechanism", "MAX_PAIR_ROWS", "UTILITIES"]
+__all__ = ["WassersteinLP", "build_wasserstein", "input_tables", "outside_support_price", "tail_price", "w1_of_pmf",
+           "w1_of_mechanism", "w1_of_lattice_law", "mechanism_total", "MAX_PAIR_ROWS", "UTILITIES"]
 
 MAX_PAIR_ROWS = 4_000_000
 UTILITIES = ("wasserstein", "surrogate")
@@ -151,6 +180,40 @@ def tail_price(price: np.ndarray, tail_mass: np.ndarray, epsilon: float, m: int)
     return np.where(tail_mass > 0, tail_mass * price + second, 0.0)
 
 
+def _pair_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, n: int) -> sp.coo_array:
+    """The direct pair rows s_a·(p_a − e^ε p_b) <= 0, i.e. q_a − e^ε (s_a/s_b) q_b <= 0, 0 < |a − b| <= m."""
+    N = len(q_idx)
+    a = np.concatenate([np.arange(0, N - d) for d in range(1, m + 1)])
+    d = np.concatenate([np.full(N - d, d) for d in range(1, m + 1)])
+    a, b = np.concatenate([a, a + d]), np.concatenate([a + d, a])
+    r = np.arange(len(a))
+    return _coo(np.concatenate([r, r]), np.concatenate([q_idx[a], q_idx[b]]),
+                np.concatenate([np.ones(len(a)), -e_eps * s[a] / s[b]]), (len(a), n))
+
+
+def _hockey_stick_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, delta: float, tau0: int,
+                       n: int) -> list:
+    """(ε, δ) on the window: τ_{s,j} >= p_j − e^ε p_{j+s} (τ >= 0) and Σ_j τ_{s,j} <= δ, 0 < |s| <= m."""
+    N = len(q_idx)
+    shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])
+    rows_r, rows_c, rows_v = [], [], []
+    row = 0
+    for si, sh in enumerate(shifts):
+        jj = np.arange(N)
+        jj = jj[(jj + sh >= 0) & (jj + sh < N)]
+        rr = row + np.arange(len(jj))
+        # τ − p_j + e^ε p_{j+s} >= 0
+        rows_r += [rr, rr, rr]
+        rows_c += [tau0 + si * N + jj, q_idx[jj], q_idx[jj + sh]]
+        rows_v += [np.ones(len(jj)), -1.0 / s[jj], e_eps / s[jj + sh]]
+        row += len(jj)
+    sum_r = np.repeat(np.arange(len(shifts)), N)
+    sum_c = tau0 + np.arange(len(shifts) * N)
+    return [("hockey_stick_terms", _coo(np.concatenate(rows_r), np.concatenate(rows_c), np.concatenate(rows_v),
+                                        (row, n)), 0.0, np.inf),
+            ("hockey_stick_sums", _coo(sum_r, sum_c, np.ones(len(sum_c)), (len(shifts), n)), -np.inf, delta)]
+
+
 def build_wasserstein(
     inp: InputPMF, epsilon: float, m: int, K: int, *, delta: float = 0.0, utility: str = "wasserstein",
     direct: bool = False,
@@ -190,7 +253,7 @@ def build_wasserstein(
         return cols[name]
 
     Q = add("q", N)
-    FAR = add("far", 2)  # [m_L, m_R]
+    FAR = add("far", 2)  # far (direct) or excess far (compact) masses [left, right]
     mL, mR = FAR.start, FAR.start + 1
     if delta == 0 and not direct:
         AUX = add("aux", 2 * N)
@@ -204,8 +267,7 @@ def build_wasserstein(
         G = add("G", N + 1 if direct else 2 * w)  # G_j = P(θ <= j), j = g_first ..
         T = add("t", len(kmid))
     if delta > 0:
-        shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])
-        TAU = add("tau", len(shifts) * N)
+        TAU = add("tau", 2 * m * N)  # one per shift 0 < |s| <= m and window point
 
     c = np.zeros(n)
     cu = np.ones(n)
@@ -216,9 +278,7 @@ def build_wasserstein(
     # p_j in an edge period brings tail_mass[j] = b/(1 − b) more mass at j ± qm, q >= 1
     tail_mass = np.zeros(N)
     if delta == 0 and not direct:
-        b = math.exp(-epsilon)
-        tau = b / -math.expm1(-epsilon)
-        tail_mass[:m] = tail_mass[N - m:] = tau
+        tail_mass[:m] = tail_mass[N - m:] = math.exp(-epsilon) / -math.expm1(-epsilon)
     norm = np.zeros(n)
     norm[Q] = (1.0 + tail_mass) / s
     norm[mL] = norm[mR] = 1.0
@@ -231,41 +291,9 @@ def build_wasserstein(
         blocks += win.blocks
         cu[AUX] = win.aux_upper
     elif delta == 0:
-        a_list, b_list = [], []
-        for d in range(1, m + 1):
-            a = np.arange(0, N - d)
-            a_list += [a, a + d]
-            b_list += [a + d, a]
-        a = np.concatenate(a_list)
-        b = np.concatenate(b_list)
-        r = np.arange(len(a))
-        # s_a·(p_a − e^ε p_b) <= 0  ⇔  q_a − e^ε (s_a/s_b) q_b <= 0
-        mat = _coo(np.concatenate([r, r]), np.concatenate([q_idx[a], q_idx[b]]),
-                   np.concatenate([np.ones(len(a)), -E * s[a] / s[b]]), (len(a), n))
-        blocks.append(("privacy", mat, -np.inf, 0.0))
+        blocks.append(("privacy", _pair_rows(q_idx, s, m, E, n), -np.inf, 0.0))
     else:
-        tau0 = TAU.start
-        rows_r, rows_c, rows_v = [], [], []
-        sum_r, sum_c = [], []
-        row = 0
-        for si, sh in enumerate(shifts):
-            jj = np.arange(N)
-            ok = (jj + sh >= 0) & (jj + sh < N)
-            jj = jj[ok]
-            tcol = tau0 + si * N + jj
-            rr = row + np.arange(len(jj))
-            # τ − p_j + e^ε p_{j+s} >= 0
-            rows_r += [rr, rr, rr]
-            rows_c += [tcol, q_idx[jj], q_idx[jj + sh]]
-            rows_v += [np.ones(len(jj)), -1.0 / s[jj], E / s[jj + sh]]
-            row += len(jj)
-            sum_r.append(np.full(N, si))
-            sum_c.append(tau0 + si * N + np.arange(N))
-        blocks.append(("hockey_stick_terms", _coo(np.concatenate(rows_r), np.concatenate(rows_c),
-                                                  np.concatenate(rows_v), (row, n)), 0.0, np.inf))
-        sc = np.concatenate(sum_c)
-        blocks.append(("hockey_stick_sums", _coo(np.concatenate(sum_r), sc, np.ones(len(sc)), (len(shifts), n)),
-                       -np.inf, float(delta)))
+        blocks += _hockey_stick_rows(q_idx, s, m, E, float(delta), TAU.start, n)
 
     if wass:
         F, T_L, T_R = input_tables(inp)
