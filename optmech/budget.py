@@ -97,7 +97,8 @@ class LPPlan:
     ``solver="chain"`` marks an LP the exact O(W) chain backend solves (no HiGHS start-up);
     ``lp_bytes`` overrides :func:`lp_bytes` for such LPs.  ``build_seconds``/``certify_seconds``
     are the family's predictions for building the LP and certifying its solution (``None``: the
-    generic rates of this module).
+    generic rates of this module).  ``growth`` is the exponent by which the measured build and
+    certification seconds of an earlier step scale with the work ratio (``None``: :attr:`Pace.GROWTH`).
     """
 
     rows: int
@@ -110,6 +111,7 @@ class LPPlan:
     build_seconds: float | None = None
     certify_seconds: float | None = None
     lps: int = 1  # LPs solved per step (a second one inside the certification: the first gets 1/lps of the time)
+    growth: float | None = None
 
     @property
     def lines(self) -> int:
@@ -171,18 +173,18 @@ class Pace:
         self.build = (build_s, plan.work)
         self.certify = (certify_s, plan.work)
 
-    def _scaled(self, measured: tuple[float, float] | None, work: float) -> float | None:
+    def _scaled(self, measured: tuple[float, float] | None, work: float, growth: float | None = None) -> float | None:
         if measured is None:
             return None
         s, w = measured
         ratio = max(work / max(w, 1.0), 1.0)
-        return s * ratio**self.GROWTH
+        return s * ratio ** (self.GROWTH if growth is None else growth)
 
     def predict(self, plan: LPPlan | None, final: float) -> Prediction:
         if plan is None:
             return Prediction(0.0, 0.0, 0.0, final)
-        b = self._scaled(self.build, plan.work)
-        c = self._scaled(self.certify, plan.work)
+        b = self._scaled(self.build, plan.work, plan.growth)
+        c = self._scaled(self.certify, plan.work, plan.growth)
         if b is None:
             b = plan.build_seconds if plan.build_seconds is not None else BUILD_SECONDS_PER_UNIT * plan.work
         if c is None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from optmech.costs import Cost
+from optmech.costs.interval import round_down, round_up
 from optmech.errors import ProblemTooLarge, SpecError
 
 #: Largest number of terms a tail series may take (a guard against hour-long sums).
@@ -282,6 +283,118 @@ class Grid1D:
             rem = np.where(q < 1.0, first / (1.0 - q), np.inf)
         return np.nextafter(rem * (1 + 1e-12), _UP)
 
+
+
+@dataclass(frozen=True, eq=False)
+class SampledCells(Grid1D):
+    """Uniform cells whose lower-bound costs are second-order *sample minorants* [derived].
+
+    The cells are those of :meth:`Grid1D.cells` (width h = Δ/W, cell k = [kh, (k+1)h)), and
+    :meth:`cost_upper` is unchanged: a piecewise-constant density on them is priced at its cell
+    means.  :meth:`cost_lower` is not the cell minimum (first order in h) but the value at the cell
+    midpoint s_k = (k + ½)h of affine minorants of L, which makes the relaxation's error O(h²) for
+    costs that are piecewise C¹ [derived; the "lattice sandwich"]:
+
+    1. Every ε-DP law on ℝ has a density f (an atom or a singular part N would give
+       ∫_0^Δ μ(N + u) du = 0 against μ(N + u) >= e^{−ε} μ(N) > 0), and for almost every t in [0, h)
+       the sequence a_k(t) = f(s_k + t) obeys a_k <= e^ε a_j for |k − j| <= W (each pair of points
+       within Δ, for almost every t; countably many pairs).
+    2. On each "dual cell" [s_j, s_{j+1}] let g_j(t) (t in [0, h]) be affine with g_j(t) <= L(s_j + t).
+       Then ∫ L f = ∫_0^h Σ_k L(s_k + t) a_k(t) dt >= ∫_0^h U(t) M(t) dt with M(t) = Σ_k a_k(t),
+       ∫_0^h M = 1, and U(t) = inf over ε-DP sequences q with Σ q = 1 of Σ_k g_k(t) q_k: an infimum of
+       affine functions of t, hence concave, so U(t) >= min(U(0), U(h)).  Re-indexing
+       (q'_k = q_{k−1} is ε-DP iff q is) gives U(h) = inf Σ_k g_{k−1}(h) q_k.  Both are at least the
+       value of the lattice problem with costs c_k = min(g_k(0), g_{k−1}(h)), which the window LP
+       of :func:`optmech.problems.pure.build_general` bounds below with these c_k as its point
+       costs, its tail sums and its price of mass outside the window (densities times h are the q_k).
+    3. The minorants.  With the end values L(s_j), L(s_{j+1}) bounded below and an enclosure
+       [d_lo, d_hi] of L' on the dual cell (L Lipschitz there: :meth:`Cost.slopes`), the chord
+       through the ends exceeds L by at most t(h − t)/h·(d_hi − d_lo) <= (h/4)(d_hi − d_lo), so
+       g_j = chord − (h/4)(d_hi − d_lo) (zero loss where L is affine, O(h²) where L is C²); else
+       the crude max(L(s_j), L(s_{j+1})) − min L over the dual cell.  A constant minorant (the
+       minimum of L over the dual cell) is used where it is larger on average, and on every dual
+       cell with |j| >= ``near`` (so that the price of mass far out is a plain minimum of L).
+
+    The upper bound needs nothing new: the LP's primal as a density on the cells [kh, (k+1)h),
+    which are centred at the sample points, is ε-DP exactly when the sequence is
+    (:func:`optmech.certify.upper_bound` audits it), and its cell-mean cost exceeds the sample
+    value Σ L(s_k) q_k by O(h²) (midpoint rule), so the bracket closes like h².
+    """
+
+    near: int = 0
+
+    @classmethod
+    def with_resolution(cls, sensitivity: float, resolution: int, near: int) -> "SampledCells":
+        """``resolution`` cells per period; chord minorants on the dual cells j with |j| < ``near``."""
+        base = Grid1D.cells(sensitivity, resolution)
+        return cls("cells", base.period, base.W, base.edges, near=int(near))
+
+    def sample(self, k: np.ndarray) -> np.ndarray:
+        """The sample point s_k = (k + ½)h, the midpoint of cell k."""
+        return self.center(k)
+
+    def minorant_ends(self, cost: Cost, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(g_j(0), g_j(h)): lower values at both ends of the affine minorant on [s_j, s_{j+1}]."""
+        j = np.asarray(j, dtype=np.int64)
+        a, b = self.sample(j), self.sample(j + 1)
+        low_a, high_a = enclose(cost, a, a)
+        low_b, high_b = enclose(cost, b, b)
+        low_ab, _ = enclose(cost, a, b)
+        with np.errstate(all="ignore"):
+            dlo, dhi, lipschitz = cost.slopes(a, b)
+            width = round_up(np.maximum(b - a, 0.0))
+            smooth = round_up(round_up(0.25 * width) * round_up(dhi - dlo))
+            crude = round_up(np.maximum(high_a, high_b) - low_ab)
+            defect = np.where(lipschitz & np.isfinite(smooth), np.minimum(smooth, crude), crude)
+            ga, gb = round_down(low_a - defect), round_down(low_b - defect)
+            chord = np.isfinite(ga) & np.isfinite(gb) & (0.5 * (ga + gb) > low_ab) & (np.abs(j) < self.near)
+        return np.where(chord, ga, low_ab), np.where(chord, gb, low_ab)
+
+    def cost_upper(self, cost: Cost, k: np.ndarray) -> np.ndarray:
+        """Upper bound of the mean of L over cell k, second order where L is Lipschitz on the cell.
+
+        With m the midpoint and L' in [d_lo, d_hi] on the cell, L(m + u) + L(m − u) − 2L(m) <=
+        (d_hi − d_lo)·u for 0 <= u <= h/2, so the mean is at most L(m) + (d_hi − d_lo)·h/8 [derived].
+        Cells where L is not proven Lipschitz fall back to the integral enclosure of
+        :meth:`Grid1D.cost_upper` (piecewise for expressions, hence only first order)."""
+        k = np.asarray(k, dtype=np.int64)
+        a, b = self.left(k), self.right(k)
+        m = self.center(k)
+        _, at_mid = enclose(cost, m, m)
+        with np.errstate(all="ignore"):
+            dlo, dhi, lipschitz = cost.slopes(a, b)
+            spread = round_up(round_up(0.125 * round_up(b - a)) * round_up(dhi - dlo))
+            out = round_up(at_mid + spread)
+        rest = ~(lipschitz & np.isfinite(out))
+        if np.any(rest):  # a jump or an unbounded slope in the cell: the integral enclosure there
+            out = np.array(out, dtype=float)
+            out[rest] = super().cost_upper(cost, k[rest])
+        return out
+
+    def cost_lower(self, cost: Cost, k: np.ndarray) -> np.ndarray:
+        """c_k = min(g_k(0), g_{k−1}(h)): the sample minorant at s_k (see the class docstring)."""
+        k = np.asarray(k, dtype=np.int64)
+        right, _ = self.minorant_ends(cost, k)
+        _, left = self.minorant_ends(cost, k - 1)
+        out = np.minimum(right, left)
+        return np.where(np.isnan(out), -np.inf, out)
+
+    def outside_min(self, cost: Cost, k_first: int, direction: int) -> float:
+        """Lower bound of c_k for every k from ``k_first`` outwards: the c_k of the dual cells with
+        chord minorants (|j| < ``near``) one by one, then the minimum of L beyond them."""
+        k_first = int(k_first)
+        if direction > 0:
+            stop = max(k_first, self.near + 1)
+            explicit = np.arange(k_first, stop)
+            beyond = super().outside_min(cost, stop - 1, +1)  # L on [left(stop − 1), ∞) ⊇ the dual cells there
+        else:
+            stop = min(k_first, -self.near - 2)
+            explicit = np.arange(stop + 1, k_first + 1)
+            beyond = super().outside_min(cost, stop + 1, -1)
+        values = [beyond]
+        for i in range(0, explicit.size, 1 << 16):
+            values.append(float(np.min(self.cost_lower(cost, explicit[i:i + (1 << 16)]))))
+        return max(self.cost_floor(cost), min(values))
 
 def _blocks(method: str, cost: Cost, a, b) -> tuple[np.ndarray, np.ndarray]:
     """``getattr(cost, method)(a, b)`` for an expression cost, ``ENCLOSURE_CHUNK`` elements at a time."""
