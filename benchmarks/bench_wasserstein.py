@@ -23,13 +23,26 @@ the certified lower bound, so it is not the true optimum).
 
 Run ``python benchmarks/bench_wasserstein.py`` (``--help`` for options); writes
 ``benchmarks/results/wasserstein.json``.
+
+``--scale`` (optmech issue 23) runs instead the sensitivity sweep on Poisson(200) restricted to
+[0, 600], ε = 1, target gap 1e-8, m in ``--sweep`` (default 60, 125, 250, 500; the last is the
+target case: certified gap <= 1e-8 within 60 s), on this tree and on a baseline checkout
+(``--baseline``, default ``/tmp/optmech-base`` when it exists), alternating the trees, each solve
+in a fresh ``python`` subprocess with ``PYTHONPATH`` set to the tree and an untimed warm-up solve
+first (the time is the Result's ``seconds``; the baseline gets ``--base-time-limit`` and a hard
+kill after ``--hard-timeout``; a refused or failed case is reported and skipped).  It reports the
+growth exponent of each tree: the least-squares slope of log(seconds) against log(m) over the
+cases that reached the target.  Writes ``benchmarks/results/wasserstein_scale.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,6 +50,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
+    REPO_ROOT,
     RESULTS_DIR,
     fmt,
     markdown_table,
@@ -57,6 +71,124 @@ CASES: list[tuple[str, str, float, int]] = [
     ("poisson20_m30", "poisson:20:0:60", 2.0, 30),
     ("poisson20_m60", "poisson:20:0:60", 2.0, 60),
 ]
+
+
+#: The scale sweep (``--scale``): input, ε, target gap; m from ``--sweep``.  m = 500 is the target case.
+SCALE_INPUT, SCALE_EPSILON, SCALE_GAP = "poisson:200:0:600", 1.0, 1e-8
+SCALE_SWEEP = (60, 125, 250, 500)
+DEFAULT_BASELINE = Path("/tmp/optmech-base")
+
+#: One solve in a fresh interpreter (``PYTHONPATH`` = the tree measured): warm-up, then the timed solve.
+SCALE_CHILD = r"""
+import json, sys, time
+spec, eps, m, gap, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+from optmech.inputs import parse_input_spec
+try:
+    from optmech.drive import solve_wasserstein
+except ImportError:
+    from optmech.solve_wasserstein import solve_wasserstein
+inp = parse_input_spec(spec)
+solve_wasserstein(inp, eps, 2, target_gap=1e-3)
+t0 = time.perf_counter()
+r = solve_wasserstein(inp, eps, m, target_gap=gap, time_limit=limit)
+wall = time.perf_counter() - t0
+print(json.dumps({"seconds": float(r.seconds), "wall": wall, "lower": r.lower_bound, "upper": r.upper_bound,
+                  "gap": r.relative_gap, "certified": bool(r.certified), "status": str(getattr(r.status, "value", r.status)),
+                  "lp": {k: r.lp.get(k) for k in ("rows", "cols", "nonzeros")},
+                  "half_width": (r.history[-1].get("size") or {}).get("half_width") if r.history else None,
+                  "steps": len(r.history)}))
+"""
+
+
+def scale_solve(tree: Path, m: int, time_limit: float, hard_timeout: float) -> dict:
+    """One timed solve of the sweep's case on ``tree`` in a subprocess; ``{"error": ...}`` when it fails."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    args = [sys.executable, "-c", SCALE_CHILD, SCALE_INPUT, str(SCALE_EPSILON), str(m), str(SCALE_GAP), str(time_limit)]
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=hard_timeout, cwd=str(tree))
+    except subprocess.TimeoutExpired:
+        return {"error": f"killed after {hard_timeout:g} s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1][:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def growth_exponent(points: list[tuple[int, float]]) -> float | None:
+    """Least-squares slope of log(seconds) against log(m) (None with fewer than two points)."""
+    if len(points) < 2:
+        return None
+    xs = [math.log(m) for m, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else None
+
+
+def run_scale(args: argparse.Namespace) -> int:
+    """The ``--scale`` mode (module docstring)."""
+    trees = {"new": REPO_ROOT}
+    base = Path(args.baseline) if args.baseline else (DEFAULT_BASELINE if DEFAULT_BASELINE.is_dir() else None)
+    if base is not None:
+        trees["base"] = base.resolve()
+    sweep = [int(v) for v in args.sweep.split(",") if v.strip()]
+    cases = []
+    for m in sweep:
+        runs: dict[str, list[dict]] = {tag: [] for tag in trees}
+        for i in range(max(1, args.repeats)):
+            order = list(trees) if i % 2 == 0 else list(reversed(trees))
+            for tag in order:
+                limit = args.time_limit if tag == "new" else args.base_time_limit
+                if runs[tag] and "error" in runs[tag][-1]:
+                    continue  # refused or killed once: not again
+                res = scale_solve(trees[tag], m, limit, args.hard_timeout)
+                runs[tag].append(res)
+                msg = (res["error"] if "error" in res else
+                       f"[{res['lower']:.12g}, {res['upper']:.12g}] gap {res['gap']:.3g} ({res['status']}) in "
+                       f"{res['seconds']:.3g} s, LP {res['lp']['rows']}x{res['lp']['cols']} "
+                       f"({res['lp']['nonzeros']} nnz), K = {res['half_width']}")
+                print(f"  m = {m} [{tag}] {msg}", flush=True)
+        case: dict = {"m": m}
+        for tag, rs in runs.items():
+            good = [r for r in rs if "error" not in r]
+            case[tag] = {"runs": rs,
+                         "seconds_median": statistics.median([r["seconds"] for r in good]) if good else None,
+                         "reached_target": bool(good) and all(r["gap"] <= SCALE_GAP and r["certified"] for r in good)}
+        cases.append(case)
+    exponents = {}
+    for tag in trees:
+        pts = [(c["m"], c[tag]["seconds_median"]) for c in cases if c[tag]["reached_target"]]
+        exponents[tag] = {"exponent": growth_exponent(pts), "points": pts}
+    rows = []
+    for c in cases:
+        row = [c["m"]]
+        for tag in ("new", "base"):
+            if tag not in trees:
+                row += ["—", "—"]
+                continue
+            good = [r for r in c[tag]["runs"] if "error" not in r]
+            if not good:
+                row += ["refused/failed: " + c[tag]["runs"][-1]["error"][:80], "—"]
+                continue
+            r = good[-1]
+            row += [f"{c[tag]['seconds_median']:.3g}" + ("" if c[tag]["reached_target"] else f" (gap {r['gap']:.2g})"),
+                    f"{r['lp']['rows']}×{r['lp']['cols']}, {r['lp']['nonzeros']}"]
+        nb, bb = c["new"]["seconds_median"], c.get("base", {}).get("seconds_median")
+        row.append(f"{bb / nb:.3g}×" if nb and bb and c.get("base", {}).get("reached_target") else "—")
+        rows.append(row)
+    print(f"\n### W1 sensitivity sweep: {SCALE_INPUT}, ε = {SCALE_EPSILON:g}, target gap {SCALE_GAP:g}\n")
+    print(markdown_table(["m", "optmech s", "LP rows×cols, nnz", "baseline s", "baseline LP rows×cols, nnz",
+                          "baseline/optmech"], rows))
+    for tag, e in exponents.items():
+        ex = e["exponent"]
+        print(f"growth exponent ({tag}): " + (f"{ex:.2f}" if ex is not None else "—")
+              + f" over m = {[m for m, _ in e['points']]}")
+    path = write_json(args.json, {"benchmark": "wasserstein_scale",
+                                  "settings": vars(args) | {"json": str(args.json), "input": SCALE_INPUT,
+                                                            "epsilon": SCALE_EPSILON, "target_gap": SCALE_GAP,
+                                                            "trees": {k: str(v) for k, v in trees.items()}},
+                                  "cases": cases, "growth_exponents": exponents})
+    print(f"\nwrote {path}")
+    return 0
 
 
 # -- child-process workers ---------------------------------------------------------------------
@@ -289,8 +421,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--naive-tight", action="store_true",
                     help="give the naive HiGHS solve feasibility tolerances 1e-10 instead of its defaults")
     ap.add_argument("--hard-timeout", type=float, default=600.0, help="kill a single case after this many s")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "wasserstein.json")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="output (default results/wasserstein.json, with --scale results/wasserstein_scale.json)")
+    ap.add_argument("--scale", action="store_true", help="run the sensitivity sweep against the baseline instead")
+    ap.add_argument("--sweep", default=",".join(str(m) for m in SCALE_SWEEP), help="--scale: the sensitivities m")
+    ap.add_argument("--baseline", default=None, help="--scale: checkout of the code to compare with "
+                                                     f"(default {DEFAULT_BASELINE} when it exists)")
+    ap.add_argument("--time-limit", type=float, default=300.0, help="--scale: optmech's time limit per solve")
+    ap.add_argument("--base-time-limit", type=float, default=240.0, help="--scale: the baseline's time limit per solve")
     args = ap.parse_args(argv)
+    if args.scale:
+        args.json = args.json or RESULTS_DIR / "wasserstein_scale.json"
+        if "--repeats" not in (argv if argv is not None else sys.argv):
+            args.repeats = 1
+        return run_scale(args)
+    args.json = args.json or RESULTS_DIR / "wasserstein.json"
 
     wanted = {s.strip() for s in args.cases.split(",") if s.strip()}
     results = []

@@ -224,9 +224,10 @@ def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float)
 class WassersteinFamily:
     """The W1 (or surrogate E|θ|) objective on ℤ [QHFL22, §IV-C], pure or (ε, δ)-DP.
 
-    Sizes are the window half-width K.  Pure DP starts at the smallest window the builder allows,
-    K = w + m (the geometric tail profile beyond the window makes the relaxation tight there in every
-    case measured) and doubles K while the LP's objective stays noticeably below the upper bound;
+    Sizes are the window half-width K.  Pure DP starts at K = w + max(m, ⌈m/ε⌉) (w + m is the smallest
+    window the builder allows; the geometric tail profile beyond the window makes the relaxation tight
+    there in every case measured) and doubles K while the LP's objective stays noticeably below the
+    upper bound;
     (ε, δ)-DP starts at :func:`initial_half_width` and doubles while the relaxation parks mass near
     the edges or beyond them.
     """
@@ -247,7 +248,9 @@ class WassersteinFamily:
     def start(self) -> int:
         smallest = self.inp.hi - self.inp.lo + self.m
         if self.delta == 0:
-            return smallest
+            # an excess far mass costs h(±(K + 1)) >= K + 1 − w in the relaxation; the optimum is below
+            # E|θ| of the discrete Laplace, about m/ε, so K − w >= m/ε keeps excess mass from paying
+            return self.inp.hi - self.inp.lo + max(self.m, math.ceil(self.m / self.eps))
         return max(initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap), smallest)
 
     def plan(self, K: int) -> LPPlan:
