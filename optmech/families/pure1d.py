@@ -545,7 +545,18 @@ class Pure1DFamily:
                 "audited and priced with rigorous enclosures; it beats every mechanism the window LP found, so the "
                 "cost is cheapest far from 0"
             )
-        if continuous:
+        if continuous and isinstance(plan.grid, SampledCells):
+            claims.append(
+                "continuous domain via sampled cells (second order) [derived]: for almost every offset t the "
+                "density at the sample points (k + 1/2)h + t is an ε-DP sequence with sensitivity W; affine "
+                "minorants g_k of the cost between consecutive sample points (chords lowered by h/4 times the width "
+                "of an interval enclosure of the cost's slope, or the cost's minimum there) make the best cost "
+                "over t concave, so the window LP with point costs min(g_k(0), g_(k-1)(h)) bounds V* below; upper "
+                "bound from the piecewise-constant density on the cells centred at the sample points, priced at "
+                "the cost at each midpoint plus h/8 times its slope width (the cell mean's enclosure where the "
+                "cost is not proven Lipschitz)"
+            )
+        elif continuous:
             claims.append(
                 "continuous domain via cells [Geng13, Lemma A.6]: lower bound from cell masses with the "
                 "cost's minimum over each cell"
@@ -564,7 +575,8 @@ class Pure1DFamily:
                 "period": plan.grid.period,
                 "steps_per_period": plan.grid.W,
                 "uniform_grid": plan.grid.uniform,
-                "lower_bound": "relaxation: geometric lower-profile tails + excess mass at the minimum outside cost",
+                "lower_bound": "relaxation: geometric lower-profile tails + excess mass at the minimum outside cost"
+                + (" (point costs: second-order sample minorants)" if isinstance(plan.grid, SampledCells) else ""),
                 "upper_bound": "restriction: majorant-repaired window with periodic geometric tails",
                 "tail_mass": up.tail_mass if up else None,
             },
