@@ -3,7 +3,11 @@
 ``optmech.solve_wasserstein(X, ε, m)`` gives a certified bracket on the smallest 1-Wasserstein
 distance W1(X, X + θ) = Σ_k |F_X(k) − F_{X+θ}(k)| over ε-DP noise θ on ℤ with integer
 sensitivity m.  The naive formulation is what one writes first: a cvxpy ``Variable`` p on the
-noise window −K..K (K = the half-width optmech ended with, ``r.truncation["half_width"]``),
+noise window −K..K (``--naive-window first``, the default: the window the first version of optmech
+used and the README's figures were measured on, ``initial_half_width`` at the target gap, wide
+enough for the naive value to come within ~1e-6 of the optimum; ``--naive-window optmech``: the
+half-width optmech ended with, ``r.truncation["half_width"]``, which is much smaller now that the
+LP prices the tail beyond its window),
 ``p >= 0``, ``sum(p) == 1``, for d = 1..m the ratio constraints ``p[:-d] <= e^ε p[d:]`` and
 ``p[d:] <= e^ε p[:-d]``, the output cdf ``F_Y = C @ p`` with C the dense
 (len(k_out) × (2K+1)) convolution-and-cumsum matrix (C[k, j] = F_X(k − j), built with numpy
@@ -342,6 +346,15 @@ def naive_case(spec: str, epsilon: float, m: int, K: int, solver: str = "auto", 
 # -- driver ------------------------------------------------------------------------------------
 
 
+def first_window(spec: str, epsilon: float, m: int, target_gap: float) -> int:
+    """The window half-width the first version of optmech solved on (and the README's figures used)."""
+    from optmech.families.wasserstein import initial_half_width
+    from optmech.inputs import parse_input_spec
+
+    inp = parse_input_spec(spec)
+    return max(initial_half_width(inp, epsilon, m, target_gap), inp.hi - inp.lo + m)
+
+
 def run_case(name: str, spec: str, epsilon: float, m: int, args: argparse.Namespace) -> dict:
     out: dict = {"case": name, "input": spec, "epsilon": epsilon, "m": m, "target_gap": args.target_gap}
     om = run_isolated(optmech_case, dict(spec=spec, epsilon=epsilon, m=m, target_gap=args.target_gap,
@@ -349,12 +362,13 @@ def run_case(name: str, spec: str, epsilon: float, m: int, args: argparse.Namesp
     out["optmech"] = om
     if not om["ok"]:
         print(f"  [{name}] optmech failed: {short_error(om)}", flush=True)
-        K = args.half_width or FALLBACK_HALF_WIDTH
+        K = args.half_width or first_window(spec, epsilon, m, args.target_gap)
     else:
         print(f"  [{name}] optmech: [{om['lower_bound']:.12g}, {om['upper_bound']:.12g}] gap "
               f"{om['relative_gap']:.3g} in {om['seconds_median']:.4g} s, LP {om['lp'].get('rows')}×"
               f"{om['lp'].get('cols')} ({om['lp'].get('nonzeros')} nnz), K = {om['half_width']}", flush=True)
-        K = args.half_width or om["half_width"]
+        K = args.half_width or (om["half_width"] if args.naive_window == "optmech"
+                                else first_window(spec, epsilon, m, args.target_gap))
     nv = run_isolated(naive_case, dict(spec=spec, epsilon=epsilon, m=m, K=K, solver=args.naive_solver,
                                        tight=args.naive_tight),
                       args.hard_timeout)
@@ -381,7 +395,7 @@ def print_tables(cases: list[dict]) -> None:
         can = nv.get("canonical", {}) if nv_ok else {}
         t_rows.append([
             c["case"], c["input"], fmt(c["epsilon"], "g"), c["m"],
-            fmt(nv.get("half_width") if nv_ok else om.get("half_width")),
+            fmt(om.get("half_width")) if om_ok else "—", fmt(nv.get("half_width")) if nv_ok else "—",
             fmt(om.get("seconds_median")) if om_ok else "FAILED: " + short_error(om),
             f"{lp.get('rows')}×{lp.get('cols')}, {lp.get('nonzeros')}" if om_ok else "—",
             fmt(nv.get("total_s")) if nv_ok else "FAILED: " + short_error(nv),
@@ -400,7 +414,7 @@ def print_tables(cases: list[dict]) -> None:
             nv.get("side", "—") if nv_ok else "—",
         ])
     print("\n### Timing and size\n")
-    print(markdown_table(["case", "input", "ε", "m", "K", "optmech s", "optmech LP rows×cols, nnz",
+    print(markdown_table(["case", "input", "ε", "m", "optmech K", "naive K", "optmech s", "optmech LP rows×cols, nnz",
                           "naive s", "naive build s", "naive dense C, nnz", "naive canonical LP rows×cols, nnz",
                           "naive/optmech"], t_rows))
     print("\n### Accuracy\n")
@@ -415,7 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="optmech solves per case (median reported)")
     ap.add_argument("--cases", default=",".join(c[0] for c in CASES), help="comma-separated subset")
     ap.add_argument("--half-width", type=int, default=0,
-                    help="naive window half-width K (0: the one optmech ended with)")
+                    help="naive window half-width K (0: the one --naive-window names)")
+    ap.add_argument("--naive-window", choices=["first", "optmech"], default="first",
+                    help="the naive LP's window when --half-width is 0: the first version's (the README's figures) "
+                         "or the one optmech ended with")
     ap.add_argument("--naive-solver", choices=["auto", "HIGHS", "CLARABEL"], default="auto",
                     help="cvxpy solver for the naive LP (auto: HIGHS if available, else CLARABEL)")
     ap.add_argument("--naive-tight", action="store_true",

@@ -5,8 +5,10 @@ which is E|θ| [derived]) over noise θ on ℤ that is ε-DP (δ = 0) or
 (ε, δ)-DP for integer sensitivity m.
 
 Lower bound: the repaired dual (:func:`optmech.certify.dual_lower_bound`) of the relaxation LP of
-:mod:`optmech.problems.wasserstein` (window −K..K, far masses priced by valid linear lower bounds
-of the out-of-range W1 terms).
+:mod:`optmech.problems.wasserstein` (window −K..K; pure DP: the O(N) window-minimum privacy rows of
+:mod:`optmech.problems.windows` and the geometric tail profile beyond the window; the W1 terms
+outside the input's support priced exactly and linearly, absolute values only on the support;
+excess far masses priced at their smallest possible cost).
 
 Upper bound, δ = 0: the LP's window masses are repaired to their ε-DP majorant with periodic
 geometric tails (:func:`optmech.certify.repaired_mechanism`, ratio β slightly above e^{−ε});
@@ -20,7 +22,8 @@ Upper bound, δ > 0: the LP's window pmf (finite support), audited with
 leave δ(ε) above δ, it is mixed with a cheap law of δ_u <= δ/2 (the hockey-stick sums are convex)
 and audited again.  Its W1 is exact (finite support).
 
-References (each with its exact W1 and its audited ε): the GKOV discrete staircase P_r for every
+References (each with its exact W1, by :func:`~optmech.problems.wasserstein.w1_of_lattice_law`, and
+its audited ε): the GKOV discrete staircase P_r for every
 r = 1..m (the best one under W1 and the E|θ|-optimal one), the discrete Laplace λ = e^{−ε/m},
 the paper's floor-binned Laplacian at the tight calibration λ = m/ε and at the paper's
 λ = (m+1)/ε (errata 1), the paper's staircase (20) with a = 5 and a = 20, ρ = e^{−ε/⌈m/a⌉}
@@ -300,7 +303,8 @@ class WassersteinFamily:
         p = built.model.window_masses(raw.x)
         m = self.m
         up = getattr(upper, "value", math.nan)
-        relax = (up - raw.objective) / abs(up) if up and math.isfinite(up) else math.inf
+        certified = bool(getattr(upper, "certified", False)) and up != 0 and math.isfinite(up)
+        relax = (up - raw.objective) / abs(up) if certified else math.inf
         return {"far_mass": built.model.far_mass(raw.x), "edge_mass": float(np.sum(p[:m]) + np.sum(p[-m:])),
                 "relaxation_gap": float(relax)}
 
@@ -346,9 +350,13 @@ class WassersteinFamily:
         claims = [
             "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
             "[derived]; [QHFL22, §IV-C] calls it non-convex",
-            "lower bound: relaxation on the window -K..K with far masses; out-of-range W1 terms replaced by valid "
-            "linear lower bounds (see optmech.problems.wasserstein)",
+            "lower bound: relaxation on the window -K..K; W1 terms outside the input's support are linear in the "
+            "noise law (their sign is known) and priced exactly, absolute values only on the support; excess far "
+            "masses at their smallest cost (see optmech.problems.wasserstein)",
         ]
+        if delta == 0:
+            claims.append("pure DP relaxation: all pairs within m by O(N) window-minimum rows (exactly the pair rows), "
+                          "and the geometric lower profile p(x + qm) >= e^(-q epsilon) p(x) beyond the window")
         if delta == 0:
             claims.append("upper bound: majorant-repaired window with geometric tails, epsilon audited over all of Z for "
                           "every shift 1..m; W1 summed exactly on the window and enough tail periods, remainder bounded")
@@ -373,7 +381,8 @@ class WassersteinFamily:
             },
             "truncation": {
                 "half_width": wl.K,
-                "lower_bound": "relaxation: window rows, far masses priced by linear lower bounds of the outer W1 terms",
+                "lower_bound": ("relaxation: window rows" + (", geometric tail profile beyond the window" if delta == 0
+                                                             else "") + ", excess far masses at their smallest W1 cost"),
                 "upper_bound": ("restriction: repaired window with periodic geometric tails" if delta == 0
                                 else "restriction: finite pmf on the window (zero outside), audited"),
             },
