@@ -92,7 +92,7 @@ from optmech.problems.pure import SCALE_EFOLDS, max_point_mass
 from optmech.problems.windows import window_ratio_rows
 
 __all__ = ["WassersteinLP", "build_wasserstein", "input_tables", "outside_support_price", "tail_price", "w1_of_pmf",
-           "w1_of_mechanism", "w1_of_lattice_law", "mechanism_total", "MAX_PAIR_ROWS", "UTILITIES"]
+           "w1_of_pmf_bounded", "w1_of_mechanism", "w1_of_lattice_law", "mechanism_total", "MAX_PAIR_ROWS", "UTILITIES"]
 
 MAX_PAIR_ROWS = 4_000_000
 UTILITIES = ("wasserstein", "surrogate")
@@ -366,13 +366,27 @@ def w1_of_pmf(inp: InputPMF | None, k_first: int, q: np.ndarray) -> float:
     when ``inp`` is None: then it is Σ_l q_l |l|).
 
     For a pmf (Σ q = 1) this is W1(X, X + θ) exactly; for a truncated law it differs from the
-    full W1 by at most the truncated part's Σ p(l)|l| (see :func:`w1_of_mechanism`).
-    Sums in long double; relative rounding error below 1e-14 for the sizes used here.
+    full W1 by at most the truncated part's Σ p(l)|l| (see :func:`w1_of_mechanism`).  The value of
+    :func:`w1_of_pmf_bounded`, which also bounds its rounding error.
+    """
+    return w1_of_pmf_bounded(inp, k_first, q)[0]
+
+
+def w1_of_pmf_bounded(inp: InputPMF | None, k_first: int, q: np.ndarray) -> tuple[float, float]:
+    """(:func:`w1_of_pmf`, a bound on its rounding error) for nonnegative masses q.
+
+    The pmf of X + θ is a double precision convolution of nonnegative terms, each entry within
+    γ_n of itself (n = the shorter length, γ_n = nU/(1 − nU)); its running sums F_Y(k) and the
+    total S are long double sums (γ'_L, L their length, u' the long double epsilon).  So each
+    |F_X(k)·S − F_Y(k)| is within (γ_n + 2γ'_L)·F_Y(k) + γ'_L·S of the exact one, and the final
+    long double sum adds γ'_M of the sum of its M terms: the bound is
+    (γ_n + 2γ'_L)·Σ_k F_Y(k) + γ'_L·S·M + γ'_M·value (times 1.01), plus one rounding of the value.
     """
     q = np.asarray(q, dtype=float)
     if inp is None:
         l = np.arange(k_first, k_first + len(q))
-        return float(math.fsum(q * np.abs(l)))
+        val = float(math.fsum(q * np.abs(l)))  # correctly rounded
+        return val, 2.0**-53 * abs(val)
     F = inp.cdf()
     dX = np.diff(np.concatenate([[0.0], F]))
     conv = np.convolve(dX.astype(np.float64), q)  # pmf of X + θ on lo + k_first ..
@@ -384,7 +398,17 @@ def w1_of_pmf(inp: InputPMF | None, k_first: int, q: np.ndarray) -> float:
     FY[y_hi - k[0] + 1:] = FY[y_hi - k[0]]
     FXk = np.where(k >= inp.hi, 1.0, np.where(k < inp.lo, 0.0, F[np.clip(k - inp.lo, 0, len(F) - 1)])).astype(_LD)
     S = np.sum(q.astype(_LD))
-    return float(np.sum(np.abs(FXk * S - FY)))
+    value = np.sum(np.abs(FXk * S - FY))
+    val = float(value)
+
+    def gamma(count: int, unit: float) -> float:
+        return count * unit / (1.0 - count * unit)
+
+    U, u_ld = 2.0**-53, float(np.finfo(_LD).eps)
+    n, L, M = min(len(dX), len(q)), len(conv) + 1, len(k)
+    err = ((gamma(n, U) + 2 * gamma(L, u_ld)) * float(np.sum(FY)) + gamma(L, u_ld) * float(S) * M
+           + gamma(M, u_ld) * abs(val)) * 1.01 + U * abs(val)
+    return val, err
 
 
 def _tail_moment(gen: np.ndarray, beta: float, P: int, W: int, base: float) -> float:
@@ -462,7 +486,9 @@ def w1_of_mechanism(inp: InputPMF | None, mech: LatticeMechanism, *, max_points:
     below 1e-15 of the value or the array would exceed ``max_points``); the rest is bounded by
     the closed-form geometric moment (|W1 − truncated| <= Σ_{|l| beyond} p(l)|l|, because
     F_X(k) − F_Y(k) = Σ_l p(l)(F_X(k) − F_X(k−l)) and Σ_k |F_X(k) − F_X(k−l)| = |l|).
-    The bound also carries 1e-13 relative for rounding.
+    The bound also carries the rounding bound of :func:`w1_of_pmf_bounded`, 2U·Σ p(l)|l| for the
+    masses' own rounding (weights/total in double precision; W1 moves by at most |l| per unit of
+    mass moved at l) and 1e-13 relative.
     """
     W = mech.grid.W
     total = mechanism_total(mech)
@@ -476,5 +502,7 @@ def w1_of_mechanism(inp: InputPMF | None, mech: LatticeMechanism, *, max_points:
             break
         P *= 2
     k0, wts = mech.extended(periods=P)
-    val = w1_of_pmf(inp, k0, wts / total)
-    return val, rest + 1e-13 * val + 1e-16
+    q = wts / total
+    val, rounding = w1_of_pmf_bounded(inp, k0, q)
+    moment = math.fsum(q * np.abs(np.arange(k0, k0 + len(q))))
+    return val, rest + rounding + 2.0**-52 * moment * 1.01 + 1e-13 * val + 1e-16
