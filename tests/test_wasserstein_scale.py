@@ -29,6 +29,7 @@ from optmech.problems.wasserstein import (
     w1_of_lattice_law,
     w1_of_mechanism,
     w1_of_pmf,
+    w1_of_pmf_bounded,
 )
 from optmech.problems.windows import window_ratio_rows
 from optmech.solvers import load_profile, solve_lp
@@ -134,6 +135,33 @@ def test_outside_price_is_the_split_of_w1():
         total = outside_support_price(inp, np.array([l]))[0] + math.fsum(np.abs(Fk - Fs))
         assert math.isclose(total, abs(l), rel_tol=1e-14, abs_tol=1e-14), l
         assert math.isclose(w1_of_pmf(inp, l, np.array([1.0])), abs(l), rel_tol=1e-13, abs_tol=1e-14)
+
+
+def test_w1_rounding_bound_holds_against_exact_arithmetic():
+    """w1_of_pmf_bounded's value is within its stated bound of the exact rational value of the same
+    float data (Σ_k |F_X(k)·S − F_Y(k)|, fractions), and so are both lattice-law evaluators."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(5)
+    for spec in ("poisson:3:0:12", "gaussian:0:2:-6:6"):
+        inp = parse_input_spec(spec)
+        F = [Fraction(float(v)) for v in inp.cdf()]
+        dX = [F[0]] + [F[i] - F[i - 1] for i in range(1, len(F))]
+        for k_first, n in ((-15, 31), (-3, 9)):
+            q = rng.random(n)
+            q /= q.sum()
+            qf = [Fraction(float(v)) for v in q]
+            S = sum(qf)
+            lo, hi = inp.lo, inp.hi
+            exact = Fraction(0)
+            for k in range(lo + k_first - 1, hi + k_first + n + 1):
+                fx = Fraction(0) if k < lo else (Fraction(1) if k >= hi else F[k - lo])
+                fy = sum(qf[l - k_first] * dX[i - lo] for l in range(k_first, k_first + n)
+                         for i in range(lo, hi + 1) if i + l <= k)
+                exact += abs(fx * S - fy)
+            val, err = w1_of_pmf_bounded(inp, k_first, q)
+            assert abs(Fraction(val) - exact) <= Fraction(err), (spec, k_first, val, float(exact), err)
+            assert w1_of_pmf(inp, k_first, q) == val
 
 
 # -- the lattice-law evaluator -----------------------------------------------------------------------

@@ -50,6 +50,7 @@ from optmech.problems.wasserstein import (
     w1_of_lattice_law,
     w1_of_mechanism,
     w1_of_pmf,
+    w1_of_pmf_bounded,
 )
 from optmech.result import ReferenceValue
 
@@ -137,8 +138,8 @@ def _upper_approx(inp, utility, p_window, K, epsilon, delta, m) -> UpperW1:
     shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])[:, None]
     p, R, per, mixed = repair_delta(p, K, epsilon, delta, m, shifts)
     k_lo, d_p = -R, float(per.max())
-    val = w1_of_pmf(_objective_input(inp, utility), k_lo, p)
-    value = float(np.nextafter(val * (1 + 1e-13) + 1e-16, np.inf))
+    val, err = w1_of_pmf_bounded(_objective_input(inp, utility), k_lo, p)
+    value = float(np.nextafter(val + err + 1e-13 * val + 1e-16, np.inf))
     ok = d_p <= delta
     mech = _finite(k_lo, p, m)
     return UpperW1(value, mech, None, d_p, ok, "" if ok else f"audit failed: delta {d_p} > {delta}", mixed)
