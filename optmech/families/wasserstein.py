@@ -231,9 +231,8 @@ class WassersteinFamily:
     Sizes are the window half-width K.  Pure DP starts at K = w + max(m, ⌈m/ε⌉) (w + m is the smallest
     window the builder allows; the geometric tail profile beyond the window makes the relaxation tight
     there in every case measured) and doubles K while the LP's objective stays noticeably below the
-    upper bound;
-    (ε, δ)-DP starts at :func:`initial_half_width` and doubles while the relaxation parks mass near
-    the edges or beyond them.
+    upper bound; (ε, δ)-DP starts at :func:`initial_half_width` and doubles while the relaxation parks
+    mass near the edges or beyond them.
     """
 
     name = "wasserstein"
