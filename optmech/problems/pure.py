@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from optmech.costs import Cost
 from optmech.lp import LinearProgram, stack_rows
 from optmech.problems.lattice import Grid1D, enclose, integral, monotone_cell_correction
+from optmech.problems.windows import window_ratio_rows
 
 
 @dataclass(frozen=True)
@@ -135,53 +136,24 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
     Columns: q (N), block suffix minima and prefix minima (N each), excess left/right.
 
     Every pair within W is covered by the rows p_i <= e^ε·min(p[i−W..i+W]) (clipped to the
-    window).  Cut the indices into blocks of length 2W+1: each centred window is one block, or
-    a suffix of one block plus a prefix of the next, so its minimum is SMin_{i−W} or
-    min(SMin_{i−W}, PMin_{i+W}), with SMin_j <= p_j, SMin_j <= SMin_{j+1} and PMin_j <= p_j,
-    PMin_j <= PMin_{j−1} inside a block.  Setting the auxiliaries to the true block minima
-    satisfies every row, and any feasible point has p_i <= e^ε SMin or PMin <= e^ε p_j, so the
-    rows are exactly the pairwise ones (van Herk / Gil–Werman; the usual form with
-    max and min of uncentred windows needs twice the auxiliaries).  About 3N columns,
-    6N rows and 12N nonzeros, independent of W.
+    window), written with block suffix and prefix minima by
+    :func:`optmech.problems.windows.window_ratio_rows` (van Herk / Gil–Werman; its docstring proves
+    the rows are exactly the pairwise ones).  About 3N columns, 6N rows and 12N nonzeros,
+    independent of W.
     """
     W = grid.W
     N = k_hi - k_lo + 1
     if N < 2 * W + 1:
         raise ValueError("window must span at least two periods")
     b = math.exp(-epsilon)
-    E = math.exp(epsilon)
     k = np.arange(k_lo, k_hi + 1)
     s = _scale(grid, k, epsilon)
-    j = np.arange(N)
-    Q, SMIN, PMIN = (j + t * N for t in range(3))
+    gmax = max_density(grid, epsilon)
+    Q = np.arange(N)
     EL, ER = 3 * N, 3 * N + 1
     n = 3 * N + 2
-    L = 2 * W + 1
-    block = j // L
-    one = np.ones
-
-    js = j[(j + 1 < N) & (block == np.minimum(j + 1, N - 1) // L)]  # SMin_j <= SMin_{j+1}
-    jp = j[(j >= 1) & (block == np.maximum(j - 1, 0) // L)]  # PMin_j <= PMin_{j−1}
-    lo = np.maximum(j - W, 0)
-    hi = np.minimum(j + W, N - 1)
-    block_end = np.minimum((block + 1) * L - 1, N - 1)
-    # SMin_lo covers [lo, end of lo's block]; PMin_hi covers [start of hi's block, hi]
-    use_s = np.ones(N, dtype=bool)
-    use_p = hi > block_end[lo]
-    whole = lo % L == 0
-    only_p = whole & (lo // L == hi // L)  # [lo, hi] is a prefix of one block: PMin_hi alone
-    use_s &= ~only_p
-    use_p |= only_p
-    i_s, i_p = j[use_s], j[use_p]
-    blocks = [
-        ("link_min", sp.vstack([_pair_rows(SMIN, one(N), Q, -one(N), n), _pair_rows(PMIN, one(N), Q, -one(N), n)]), -np.inf, 0.0),
-        ("chain_min", sp.vstack([_pair_rows(SMIN[js], one(len(js)), SMIN[js + 1], -s[js] / s[js + 1], n),
-                                 _pair_rows(PMIN[jp], one(len(jp)), PMIN[jp - 1], -s[jp] / s[jp - 1], n)]), -np.inf, 0.0),
-        ("window", sp.vstack([
-            _pair_rows(Q[i_s], one(len(i_s)), SMIN[lo[i_s]], -E * s[i_s] / s[lo[i_s]], n),
-            _pair_rows(Q[i_p], one(len(i_p)), PMIN[hi[i_p]], -E * s[i_p] / s[hi[i_p]], n),
-        ]), -np.inf, 0.0),
-    ]
+    rows = window_ratio_rows(Q, s, W, math.exp(epsilon), N, n, gmax * s)
+    blocks = list(rows.blocks)
 
     # normalisation and cost, with the geometric lower-profile tails and the excess masses
     tail_mass = b / -math.expm1(-epsilon)
@@ -205,10 +177,9 @@ def build_general(grid: Grid1D, epsilon: float, cost: Cost, k_lo: int, k_hi: int
     blocks.insert(0, ("normalisation", _coo(np.zeros(len(nz), int), nz, norm[nz], (1, n)), 1.0, 1.0))
     A, rl, ru, row_blocks = stack_rows(blocks, n)
 
-    gmax = max_density(grid, epsilon)
     cu = np.empty(n)
-    for blk in (Q, SMIN, PMIN):
-        cu[blk] = gmax * s
+    cu[Q] = gmax * s
+    cu[rows.aux] = rows.aux_upper
     cu[EL] = cu[ER] = 1.0
     lp = LinearProgram(
         c=c, A=A, row_lower=rl, row_upper=ru, col_lower=np.zeros(n), col_upper=cu,
