@@ -20,7 +20,8 @@ The rules, written once here:
   measured previous step afterwards: :class:`~optmech.budget.Pace`) and starts it only if that and
   ``FINAL_SECONDS`` for the report fit in the time left; the solver gets what remains after the
   certification's share.  Beyond that, a new step starts only while less than half of the budget is
-  spent and the last step, taken ``STEP_FACTOR`` times over, still fits.  A step that does not fit,
+  spent and the last step, taken ``STEP_FACTOR`` times over (a family's ``step_factor`` when it
+  sizes its steps to the time left itself), still fits.  A step that does not fit,
   or a solve stopped by its time limit, ends the loop with the best bracket so far
   (``gap_not_reached``, "time limit reached ..."); when the first LP does not fit, the family's
   bounds found without an LP are returned if they make a certified bracket
@@ -226,7 +227,8 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
                        "gap; finer steps do not help (a tighter bracket needs exact or higher-precision arithmetic)")
             break
         elapsed = ctx.elapsed()
-        if elapsed > 0.5 * ctx.time_limit or elapsed + STEP_FACTOR * step.seconds > ctx.time_limit:
+        step_factor = float(getattr(family, "step_factor", STEP_FACTOR))
+        if elapsed > 0.5 * ctx.time_limit or elapsed + step_factor * step.seconds > ctx.time_limit:
             message = "time limit reached before the target gap"
             break
         nxt = family.grow(step, best)

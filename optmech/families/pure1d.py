@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from optmech.budget import LPPlan, gib, memory_budget, now, out_of_time
+from optmech.budget import TIME_SAFETY, LPPlan, gib, memory_budget, now, out_of_time
 from optmech.certify import (FAR_DECADES, FAR_MAX_CELLS, UpperCertificate, is_infimum_at_infinity, reference_inside,
                              upper_bound)
 from optmech.errors import ProblemTooLarge, SpecError
@@ -353,6 +353,9 @@ class Pure1DFamily:
         self.sampled = continuous and not self.fixed_resolution and not self.symmetric
         if self.sampled:
             lp_grid = _sampled_grid(problem, lp_resolution, self.extent_x)
+            # grow() refines by at most what the time left allows, and at least 2x: the next step takes
+            # about 2^SAMPLED_GROWTH times this one, with the loop's safety margin
+            self.step_factor = 2.0**SAMPLED_GROWTH * TIME_SAFETY
         self.grid = lp_grid
         self.widened, self.gap_before_widening = False, math.inf
         self.stuck, self.last_price, self.best_before = 0, -math.inf, -math.inf
@@ -462,8 +465,17 @@ class Pure1DFamily:
             grid = _sampled_grid(problem, plan.grid.W, self.extent_x) if self.sampled else plan.grid
             return _plan(grid, self.extent_x, self.symmetric)
         if self.sampled:  # the bracket closes like h²: refine uniformly, straight to the predicted resolution
-            return _plan(_sampled_grid(problem, plan.grid.W * sampled_refinement(gap, problem.target_gap),
-                                       self.extent_x), self.extent_x, self.symmetric)
+            # the window need only reach where the cost exceeds the best certified upper bound (the first
+            # window was sized with Laplace noise's cost); any window is a relaxation, and one the LP
+            # outgrows parks mass outside and is widened again above
+            if math.isfinite(best.upper_value):
+                self.extent_x = tuple(min(e, _extent(problem, plan.grid, best.upper_value, d))
+                                      for e, d in zip(self.extent_x, (-1, +1)))
+            factor = sampled_refinement(gap, problem.target_gap)
+            # a step longer than the time left would end the solve with the coarser bracket: refine less
+            while factor > 2 and step.seconds * factor**SAMPLED_GROWTH * TIME_SAFETY > self.ctx.remaining():
+                factor //= 2
+            return _plan(_sampled_grid(problem, plan.grid.W * factor, self.extent_x), self.extent_x, self.symmetric)
         if self.continuous and not self.fixed_resolution:
             return _plan(_refine_grid(problem, lp, step.raw.x), self.extent_x, self.symmetric)
         if not self.symmetric and not grown_without_gain:
