@@ -80,6 +80,7 @@ def naive_case(cost: str, delta: int, epsilon: float) -> dict:
     import scipy.sparse as sp
 
     from optmech.costs import parse_cost
+    from optmech.solvers.console import solver_console
 
     t0 = time.perf_counter()
     N = 4 * delta + 3
@@ -94,7 +95,8 @@ def naive_case(cost: str, delta: int, epsilon: float) -> dict:
     cols = np.concatenate([i, j, j, i])
     vals = np.concatenate([np.ones(2 * m), -E * np.ones(2 * m)])
     A = sp.vstack([sp.csc_matrix(np.ones((1, N))), sp.csc_matrix((vals, (rows, cols)), shape=(2 * m, N))]).tocsc()
-    h = highspy.Highs()
+    with solver_console():  # the banner of the first Highs() stays off the table
+        h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", 600.0)
     lp = highspy.HighsLp()
@@ -106,7 +108,8 @@ def naive_case(cost: str, delta: int, epsilon: float) -> dict:
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
     h.passModel(lp)
-    h.run()
+    with solver_console():
+        h.run()
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "relative_gap": math.nan, "certified": False, "status": str(h.getModelStatus()),
             "message": "naive all-pairs LP, not certified", "objective": h.getInfo().objective_function_value,
