@@ -38,6 +38,7 @@ import numpy as np
 
 from optmech.errors import SolverUnavailable
 from optmech.lp import LinearProgram
+from optmech.solvers.console import solver_console, wants_log
 
 
 class Status(str, Enum):
@@ -139,9 +140,19 @@ class Backend(abc.ABC):
     def version(self) -> str:
         """Version string of the underlying solver package."""
 
-    @abc.abstractmethod
     def solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
-        """Solve ``lp``; never raises for a solver failure (see module docstring)."""
+        """Solve ``lp``; never raises for a solver failure (see module docstring).
+
+        Standard output is kept for the caller: the solver runs inside
+        :func:`optmech.solvers.console.solver_console`, which drops its output, or sends it to
+        standard error when the options ask for the log (``output_flag``, ``verbose``, ``disp``).
+        Backends implement :meth:`_solve`."""
+        with solver_console(wants_log(options)):
+            return self._solve(lp, options)
+
+    def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
+        """The backend's solve, run by :meth:`solve` with standard output redirected."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -33,7 +33,6 @@ import scipy.sparse as sp
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram
 from optmech.solvers.base import Backend, RawSolution, Status, as_array
-from optmech.solvers.console import solver_console, wants_log
 
 #: Clarabel's status names → Status (names not listed read as UNKNOWN)
 STATUS_MAP: dict[str, Status] = {
@@ -108,11 +107,6 @@ class ClarabelBackend(Backend):
         import clarabel
 
         return str(clarabel.__version__)
-
-    def solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
-        """Solve with standard output kept for the caller (``verbose = true`` sends the log to stderr)."""
-        with solver_console(wants_log(options)):
-            return self._solve(lp, options)
 
     def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
         self.require()

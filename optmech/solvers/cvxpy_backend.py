@@ -23,7 +23,6 @@ import numpy as np
 from optmech.errors import SolverUnavailable, SpecError
 from optmech.lp import LinearProgram
 from optmech.solvers.base import Backend, RawSolution, Status, as_array
-from optmech.solvers.console import solver_console, wants_log
 from optmech.solvers.scipy_backend import split_rows
 
 #: cvxpy status string → Status
@@ -59,11 +58,6 @@ class CvxpyBackend(Backend):
         import cvxpy
 
         return str(cvxpy.__version__)
-
-    def solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
-        """Solve with standard output kept for the caller (``verbose = true`` sends the log to stderr)."""
-        with solver_console(wants_log(options)):
-            return self._solve(lp, options)
 
     def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
         self.require()

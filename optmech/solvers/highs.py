@@ -13,7 +13,7 @@ import numpy as np
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram
 from optmech.solvers.base import Backend, RawSolution, Status, as_array
-from optmech.solvers.console import solver_console, wants_log
+from optmech.solvers.console import solver_console
 
 #: HighsModelStatus name → Status; every member of the 1.15 enum is listed, and a member this
 #: table does not know (a later highspy) reads as UNKNOWN.
@@ -97,12 +97,6 @@ class HighsBackend(Backend):
         with solver_console():  # the first Highs() of a process prints a banner (highspy >= 1.16)
             h = highspy.Highs()
         return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
-
-    def solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
-        """Solve with standard output kept for the caller: the banner and, unless the options ask
-        for the log (``output_flag``; it then goes to standard error), all HiGHS output is dropped."""
-        with solver_console(wants_log(options)):
-            return self._solve(lp, options)
 
     def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
         self.require()

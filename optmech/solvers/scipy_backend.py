@@ -20,7 +20,6 @@ import scipy.sparse as sp
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram
 from optmech.solvers.base import Backend, RawSolution, Status, as_array
-from optmech.solvers.console import solver_console, wants_log
 
 #: linprog ``res.status`` → Status (1 is refined to TIME_LIMIT from the message)
 STATUS_MAP: dict[int, Status] = {
@@ -88,11 +87,6 @@ class ScipyBackend(Backend):
         import scipy
 
         return scipy.__version__
-
-    def solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
-        """Solve with standard output kept for the caller (``disp = true`` sends the log to stderr)."""
-        with solver_console(wants_log(options)):
-            return self._solve(lp, options)
 
     def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
         self.require()
