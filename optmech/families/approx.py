@@ -15,18 +15,37 @@ Each hockey-stick sum is convex in the pair of laws, so the mixture weight
 The loop doubles the inner half-width N (starting from 2Δ(n + 2), n = ln(1 + (e^ε − 1)/(2δ))/ε)
 while the relaxation still uses its outer layer or far mass and the
 gap is above the target.
+
+In 1-D a size is ``(N, shifts)`` and two things make the LP several times smaller [derived]:
+
+* **Edge rows** (``build_approx(..., edge_rows=True)``): the outer layer keeps the rows whose partner
+  is in the box, and each shift v has one more row Σ_{x ∈ E_v} p(x) − (e^ε − 1)·far_side <= T_v
+  over the |v| box points E_v whose partner lies outside, with T_v in v's budget.  It is one of the
+  exact law's hockey-stick terms: S = E_v ∪ (everything beyond the box) has
+  P(S) − e^ε P(S + v) >= P(E_v) + far_side − e^ε far_side, since S + v lies beyond the box.  Without
+  these rows the relaxation moves mass into the layer (free of rows) unless N is about twice the
+  optimum's support; with them it is exact from N ≈ Δ(n + 1) in our tests, so the loop starts at
+  N = ⌈Δ(n + 1)⌉ + Δ.
+* **Shift row generation**: dropping every row of a shift enlarges the feasible set, so the LP that
+  keeps some shifts is a relaxation and its repaired dual a certified lower bound.  The first LP
+  keeps the largest ⌈Δ·START_SHIFT_SHARE⌉ shifts (the budget duals of the others were zero in every
+  case we solved: the optimum's blocks have period Δ); a step whose audited primal exceeds δ at a
+  dropped shift is followed by the same LP with those shifts added.  The upper bound audits every
+  shift, kept or not.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
+from optmech.audit import hockey_stick_array
 from optmech.budget import LPPlan, gib, memory_budget
-from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, is_infimum_at_infinity,
-                             reference_inside)
-from optmech.families.base import Built, Step, Stop, default_lower
+from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, dual_lower_bound,
+                             is_infimum_at_infinity, reference_inside)
+from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.problems.lattice import Grid1D
@@ -34,6 +53,20 @@ from optmech.repair import repair_delta
 from optmech.result import ReferenceValue
 
 _U = 2.0**-53
+#: 1-D: the share of the shifts (the largest ones) that the first LP keeps (module docstring).
+START_SHIFT_SHARE = 0.4
+#: 1-D: all shifts are kept up to this sensitivity (row generation only pays on large LPs).
+ALL_SHIFTS_UP_TO = 8
+#: 1-D: the window's growth factor while the relaxation uses its outer layer or far mass (edge rows
+#: make the first window nearly right; an asymmetric cost's support reaches about 10 % further).
+WIDEN_1D = 1.5
+#: 1-D, no ±x reduction: the first window is this much wider (an asymmetric cost's optimum reached
+#: 1.12·Δ(n + 1) on its cheap side in our tests).
+ASYMMETRIC_REACH = 1.25
+#: 1-D: at most this many re-solves with a budget slack after a step whose primal needed the mixing repair.
+MAX_SLACK_TRIES = 2
+#: A dropped shift is added when the primal's audited δ exceeds δ by this relative margin.
+SHIFT_VIOLATION = 1e-9
 
 
 # -- upper bound ----------------------------------------------------------------------------------
@@ -89,6 +122,8 @@ class _Upper:
         self.p, self.R, self.value = p, R, value
         self.realised_delta, self.shifts_delta = realised, shifts_delta
         self.certified, self.mixed, self.note = certified, mixed, note
+        #: per-shift δ of the pmf before the mixing repair (None when no repair was needed)
+        self.pre_repair_delta: np.ndarray | None = None
 
 
 def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int, price=None) -> _Upper:
@@ -103,12 +138,16 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
         p[(R,) * d] = 1.0
         s = 1.0
     p = p / s
+    p0 = p
     p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts)
     real = float(per.max())
     certified = real <= delta
     value = _price(cost, p, R) if price is None else price(p, R)
     note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
-    return _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
+    up = _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
+    if mixed > 0:
+        up.pre_repair_delta = hockey_stick_array(p0, shifts, epsilon)
+    return up
 
 
 def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, dim: int = 1,
@@ -224,22 +263,37 @@ class ApproxFamily:
         self.far_upper, self.shift, self.infimum = None, 0, None
         self.prev_gap = math.inf
         self._plans: dict = {}
+        self.slack, self.slack_tries = 0.0, 0  # 1-D: the budget slack s of the LP solved (δ − s)
 
     def initial_uppers(self) -> list:
         return []
 
-    def start(self) -> int:
+    def start(self):
         n = thm8_n(self.eps, self.delta)
-        return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
+        if self.d != 1:
+            return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
+        D = self.D
+        keep = D if D <= ALL_SHIFTS_UP_TO else max(1, math.ceil(D * START_SHIFT_SHARE))
+        N = int(math.ceil(D * (n + 1))) + D
+        if approx_mode(self.problem.cost, D, N, symmetry=self.problem.symmetry) == "none":
+            N = int(math.ceil(ASYMMETRIC_REACH * D * (n + 1))) + D  # cheaper on one side: the support reaches further
+        return N, tuple(range(D - keep + 1, D + 1))
 
-    def plan(self, N: int) -> LPPlan:
+    @staticmethod
+    def _half_width(size) -> int:
+        return size if isinstance(size, int) else size[0]
+
+    def plan(self, N) -> LPPlan:
         """The LP of half-width N before it is built: the reduction :func:`build_approx` will use
         (decided on the box, as the builder does, once the smallest LP it could be fits the memory
         budget), its columns and nonzeros (:func:`estimate_size`; rows <= columns + shifts), and the
         uniform reference's sum beside it (:func:`optmech.families.relaxed.uniform_bytes`)."""
         from optmech.families.relaxed import uniform_bytes
 
-        if N not in self._plans:
+        size = N
+        N = self._half_width(size)
+        share = 1.0 if isinstance(size, int) else len(size[1]) / self.D
+        if size not in self._plans:
             even = self.even
             cols, nnz = estimate_size(self.d, self.D, N, even)  # the smallest the LP can be (orbits when d > 1)
             mode = "orbits" if even and self.d > 1 else ("even" if even else "none")
@@ -249,24 +303,46 @@ class ApproxFamily:
                 mode = approx_mode(self.problem.cost, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
                 cols, nnz = estimate_size(self.d, self.D, N, mode != "none", orbits=mode == "orbits")
             builder = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
-            self._plans[N] = LPPlan(rows=cols + shifts, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
-        return self._plans[N]
+            if share < 1.0:  # the kept shifts' share of the rows (edge rows: the layer's rows, <= 2Δ per shift more)
+                box = (2 * (N + self.D) + 1) ** self.d + 1
+                t_cols = int((cols - box) * share * (N + 2 * self.D) / N)
+                cols, nnz = box + t_cols, 4 * t_cols + box
+            self._plans[size] = LPPlan(rows=cols + shifts, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
+        return self._plans[size]
 
-    def estimate_bytes(self, N: int) -> float:
-        return self.plan(N).peak_bytes()
+    def estimate_bytes(self, size) -> float:
+        return self.plan(size).peak_bytes()
 
-    def size_message(self, N: int, need: float, budget: float) -> str:
-        lp = self.plan(N)
+    def size_message(self, size, need: float, budget: float) -> str:
+        lp = self.plan(size)
+        N = self._half_width(size)
         return (f"the (epsilon, delta) LP needs about {gib(need)} GiB ({lp.builder} builder, {lp.cols} columns, "
                 f"{lp.nonzeros} nonzeros; dim {self.d}, sensitivity {self.D}, half-width {N}); the limit is "
                 f"{gib(budget)} GiB: raise delta or epsilon, lower the sensitivity or dimension, or set "
                 "OPTMECH_MAX_MEMORY_GB")
 
-    def build(self, N: int) -> Built:
-        alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
-        return Built(alp.lp, {"half_width": N}, alp, alp.variant)
+    def build(self, size) -> Built:
+        if isinstance(size, int):
+            alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, size, dim=self.d,
+                               symmetry=self.problem.symmetry)
+            return Built(alp.lp, {"half_width": size}, alp, alp.variant)
+        N, shifts = size
+        alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, N, dim=1, symmetry=self.problem.symmetry,
+                           keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True)
+        lp = alp.lp
+        ru = lp.row_upper.copy()
+        if self.slack > 0:  # solve with the budget δ − s; the duals are certified against alp.lp (budget δ)
+            ru[lp.row_blocks["budget"]] = self.delta - self.slack
+        # masses of about 1/(2R): solved as S·p (S a power of two near the box size, optmech.solvers.base),
+        # so that the solver's absolute tolerances do not add up to a hockey-stick excess over ~1e3 rows
+        scale = 2.0 ** math.ceil(math.log2(2 * alp.R + 1))
+        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
+        return Built(lp, {"half_width": N, "shifts_kept": len(shifts), "delta_slack": self.slack}, alp, alp.variant)
 
-    lower = staticmethod(default_lower)
+    def lower(self, built: Built, raw):
+        """The repaired dual, certified against the LP with the budget δ (weak duality holds for any
+        multipliers, so the LP solved with δ − s only costs s·Σ|y_budget|)."""
+        return dual_lower_bound(built.model.lp, raw.row_dual, raw.objective)
 
     def upper(self, built: Built, raw) -> "_Upper":
         alp = built.model
@@ -301,11 +377,41 @@ class ApproxFamily:
             return Stop(f"V* is an infimum in [{max(best.lower, self.infimum):.6g}, {best.upper_value:.6g}], approached "
                         f"far from 0: the audited pmf shifted by {self.shift} costs <= {best.upper_value:.6g} and no noise "
                         "costs less than the cost's proven floor", status="infimum_at_infinity", lower=self.infimum)
+        alp = step.built.model
+        if self.d == 1:  # widen first: a primal that spills into the layer fails the audit at any shift
+            if spill > 1e-3 * target:
+                return int(math.ceil(WIDEN_1D * alp.N)), self._kept(alp)
+            violated = self._violated(step)
+            if violated:
+                self.prev_gap = prev
+                return alp.N, tuple(sorted(set(self._kept(alp)) | violated))
+            if up.mixed > 0 and self.slack_tries < MAX_SLACK_TRIES:
+                # the gap is the mixing repair's (solver tolerances): the same LP with the budget δ − s
+                excess = float(np.max(up.pre_repair_delta)) - self.delta if up.pre_repair_delta is not None else 0.0
+                self.slack = min(0.5 * self.delta, max(2.0 * excess, 4.0 * self.slack))
+                self.slack_tries += 1
+                self.prev_gap = prev
+                return alp.N, self._kept(alp)
         if not up.certified and spill <= 1e-3 * target:
             return Stop(f"the upper bound could not be certified: {up.note}")
         if spill <= 1e-3 * target and step.iteration >= 1 and gap > 0.5 * prev:
             return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
-        return 2 * step.built.model.N
+        return 2 * alp.N if self.d != 1 else (2 * alp.N, self._kept(alp))
+
+    @staticmethod
+    def _kept(alp) -> tuple[int, ...]:
+        return tuple(sorted({int(v) for v in np.abs(alp.shifts[:, 0])}))
+
+    def _violated(self, step: Step) -> set[int]:
+        """Dropped shift magnitudes at which the step's audited primal exceeds δ (before any repair):
+        ``shifts_delta`` lists the shifts −Δ..−1, 1..Δ in the order of :func:`shift_vectors`."""
+        per = np.asarray(step.upper.pre_repair_delta if step.upper.pre_repair_delta is not None
+                         else step.upper.shifts_delta)
+        if per.size != 2 * self.D:
+            return set()
+        mags = np.abs(shift_vectors(1, self.D, half=False)[:, 0])
+        kept = set(self._kept(step.built.model))
+        return {int(v) for v in mags[per > self.delta * (1 + SHIFT_VIOLATION)] if int(v) not in kept}
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
         return approx_reference_values(self.problem, lower, upper, self.ctx)

@@ -257,7 +257,7 @@ def _round_up(a: np.ndarray) -> np.ndarray:
 
 def build_approx(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto",
-    nodes: NodeCosts | None = None, keep_shifts=None, shift_set=None, prices=None,
+    nodes: NodeCosts | None = None, keep_shifts=None, shift_set=None, prices=None, edge_rows: bool = False,
 ) -> ApproxLP:
     """The relaxation LP of module docstring on the inner box [−N, N]^d (layer Δ, far mass).
 
@@ -281,6 +281,12 @@ def build_approx(
         :class:`~optmech.problems.approx_cells.AlignedCells` (``half_offset`` true) the points are
         the cells [kh, (k+1)h), k = −R−1..R (an even number of them, k and −1−k paired by the ±x
         reduction), for the candidate LP of the upper bound.
+    edge_rows : bool
+        Also keep the rows of the outer-layer points x whose partner x + v lies in the box (not
+        with the signed-permutation reduction).  Still a relaxation (every row is one of the
+        exact law's hockey-stick terms between two box points, and its t's sum to at most its
+        full hockey-stick sum), and a much tighter one: without them the layer's mass is free of
+        rows, and the relaxation uses it unless N is about twice the optimum's support.
     """
     d, D, N = int(dim), int(sensitivity), int(N)
     R = N + D
@@ -344,8 +350,8 @@ def build_approx(
     else:
         inner = np.flatnonzero(np.all(np.abs(coords) <= N, axis=1))
     if mode == "orbits":
-        if keep_shifts is not None:
-            raise SpecError("keep_shifts does not apply to the signed-permutation reduction")
+        if keep_shifts is not None or edge_rows:
+            raise SpecError("keep_shifts and edge_rows do not apply to the signed-permutation reduction")
         if shift_set is None:
             shifts = _orbit_shifts(d, D)
         else:
@@ -377,12 +383,19 @@ def build_approx(
             if not keep.any():
                 raise SpecError("keep_shifts keeps no shift of the sensitivity ball")
             shifts = shifts[keep]
-        xs = [inner] * len(shifts)
-        ws = [np.ones(len(inner))] * len(shifts)
+        if edge_rows and d != 1:
+            raise SpecError("edge_rows applies to the 1-D problem only")
+        if edge_rows:  # every box point whose partner is in the box (module docstring: still a relaxation)
+            lo_c, hi_c = coords.min(axis=0), coords.max(axis=0)
+            xs = [np.flatnonzero(np.all((coords + v >= lo_c) & (coords + v <= hi_c), axis=1)) for v in shifts]
+        else:
+            xs = [inner] * len(shifts)
+        ws = [np.ones(len(a)) for a in xs]
     K = len(shifts)
     n_t = np.array([len(a) for a in xs], dtype=np.int64)
     T = int(n_t.sum())
-    n_cols = col_t0 + T
+    n_edge = K if edge_rows else 0
+    n_cols = col_t0 + T + n_edge
 
     c = np.zeros(n_cols)
     if mode == "orbits":
@@ -410,17 +423,28 @@ def build_approx(
     vals = np.concatenate([np.ones(T), np.full(T, -e), np.full(T, -1.0)])
     hs = sp.coo_array((vals, (r, cc)), shape=(T, n_cols))  # duplicates (x+v in x's orbit) are summed
     w_all = np.concatenate(ws)
-    budget = sp.coo_array((w_all, (np.repeat(np.arange(K), n_t), t_cols)), shape=(K, n_cols))
+    budget = sp.coo_array((np.append(w_all, np.ones(n_edge)),
+                           (np.append(np.repeat(np.arange(K), n_t), np.arange(n_edge)),
+                            np.append(t_cols, col_t0 + T + np.arange(n_edge)))), shape=(K, n_cols))
+    blocks = [("normalisation", None, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0)]
+    if edge_rows:  # Σ_{x ∈ E_v} p(x) − (e^ε − 1)·far_side <= T_v (module docstring), one row per shift
+        s1 = shifts[:, 0]
+        e_pts = np.concatenate([np.arange(M - s, M) if s > 0 else np.arange(0, -s) for s in s1])
+        e_rows = np.repeat(np.arange(K), np.abs(s1))
+        far_coef = (e - 1.0) / 2.0 if mode == "even" else e - 1.0  # far_side = far/2 for an even law, <= far else
+        edge = sp.coo_array((np.concatenate([np.ones(len(e_pts)), np.full(K, -far_coef), np.full(K, -1.0)]),
+                             (np.concatenate([e_rows, np.arange(K), np.arange(K)]),
+                              np.concatenate([point_var[e_pts], np.full(K, col_far), col_t0 + T + np.arange(K)]))),
+                            shape=(K, n_cols))
+        blocks.append(("edge", edge, -np.inf, 0.0))
     norm = sp.coo_array(
         (np.append(orbit, 1.0), (np.zeros(n_p + 1, dtype=np.int64), np.append(np.arange(n_p), col_far))),
         shape=(1, n_cols),
     )
-    A, rl, ru, row_blocks = stack_rows(
-        [("normalisation", norm, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0), ("budget", budget, -np.inf, delta)],
-        n_cols,
-    )
+    blocks[0] = ("normalisation", norm, 1.0, 1.0)
+    A, rl, ru, row_blocks = stack_rows(blocks + [("budget", budget, -np.inf, delta)], n_cols)
     # implied by the rows (module docstring): |O| p_O <= 1, |[x]| t <= δ; rounded up
-    col_upper = np.concatenate([_round_up(1.0 / orbit), [1.0], _round_up(delta / w_all)])
+    col_upper = np.concatenate([_round_up(1.0 / orbit), [1.0], _round_up(delta / w_all), np.full(n_edge, delta)])
     lp = LinearProgram(
         c=c,
         A=A,

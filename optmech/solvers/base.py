@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import abc
 import importlib.util
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -146,9 +146,24 @@ class Backend(abc.ABC):
         Standard output is kept for the caller: the solver runs inside
         :func:`optmech.solvers.console.solver_console`, which drops its output, or sends it to
         standard error when the options ask for the log (``output_flag``, ``verbose``, ``disp``).
-        Backends implement :meth:`_solve`."""
+        Backends implement :meth:`_solve`.
+
+        ``lp.meta["solve_scale"]`` (a power of two S, optional) solves the LP in the variables S·x:
+        bounds times S, the primal and objective divided by S on return (exact in binary floating
+        point), duals unchanged (``c = Aᵀy + s`` does not involve the bounds).  The solvers' absolute
+        feasibility tolerances then act on S·x: an LP whose variables are all small (probability
+        masses of about 1/S) is solved S times more accurately."""
+        scale = float(lp.meta.get("solve_scale", 1.0))
+        if scale != 1.0:
+            lp = replace(lp, row_lower=lp.row_lower * scale, row_upper=lp.row_upper * scale,
+                                     col_lower=lp.col_lower * scale, col_upper=lp.col_upper * scale)
         with solver_console(wants_log(options)):
-            return self._solve(lp, options)
+            sol = self._solve(lp, options)
+        if scale != 1.0:
+            sol.objective = sol.objective / scale
+            if sol.x is not None:
+                sol.x = np.asarray(sol.x) / scale
+        return sol
 
     def _solve(self, lp: LinearProgram, options: dict[str, Any]) -> RawSolution:
         """The backend's solve, run by :meth:`solve` with standard output redirected."""
