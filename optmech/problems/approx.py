@@ -18,6 +18,19 @@ its mass outside B, and t_{v,x} = (p(x) − e^ε p(x+v))_+, whose sum over the i
 its full hockey-stick sum.  The LP's primal, restricted to B and audited exactly
 (:mod:`optmech.audit`), gives the upper bound (see :mod:`optmech.families.approx`).
 
+Edge rows (1-D, ``edge_rows=True``) [derived].  The outer layer also keeps its rows (v, x) whose
+partner x + v lies in B, and each shift v gets one row
+
+.. math:: \sum_{x \in E_v} p(x) - (e^{\varepsilon} - 1)\,\mathrm{far}_v \le T_v,
+   \qquad T_v \ge 0 \text{ in } v\text{'s budget},
+
+over the |v| points E_v of B whose partner lies beyond B on v's side, with far_v the mass beyond
+B on that side (far/2 under the ±x reduction, where the law is even; at most far otherwise).  Still
+a relaxation: for S = E_v ∪ O_v (O_v everything beyond B on v's side), S + v ⊂ O_v, so
+P(S) − e^ε P(S + v) >= P(E_v) + P(O_v) − e^ε P(O_v), and the points of S, disjoint from those of
+the other rows, contribute at least (that)_+ to v's hockey-stick sum.  It is much tighter: the
+layer's mass is no longer free of rows, so the window need not be twice the optimum's support.
+
 Symmetry (``symmetry="auto"``; ``"off"`` builds the unreduced LP).  Let G be a group of maps of ℤ^d
 that fix 0, map the shift set S = {0 < ‖v‖₁ <= Δ}, the box B and the inner box I onto themselves
 (hence commute with the outer layer and "outside B"), and leave the cost unchanged at every point
