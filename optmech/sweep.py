@@ -247,6 +247,8 @@ def run_job(params: dict) -> dict:
 
 #: Seconds without any Dask worker before a sweep says so.
 NO_WORKERS_NOTICE = 5.0
+#: Seconds a sweep waits to connect to a Dask scheduler (at most ``--worker-timeout``).
+CONNECT_TIMEOUT = 10.0
 #: Seconds a sweep waits for a Dask scheduler to have a worker before it gives up (``--worker-timeout``).
 WORKER_TIMEOUT = 60.0
 #: Seconds a sweep waits, after the first SIGINT or SIGTERM, for the problems in flight (a second signal abandons them).
@@ -420,11 +422,13 @@ class _DaskExecutor(_Executor):
         self._handlers = [*logging.getLogger("distributed").handlers, *logging.getLogger().handlers]
         for h in self._handlers:
             h.addFilter(_quiet_cluster_logs)
+        connect = max(1.0, min(CONNECT_TIMEOUT, worker_timeout))  # a scheduler is no use without workers either
         try:
-            self.client = Client(scheduler, timeout="10s")
+            self.client = Client(scheduler, timeout=f"{connect:g}s")
         except (OSError, TimeoutError) as exc:
             self._restore_logging()
-            raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within 10 s: {type(exc).__name__}") from None
+            raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within {connect:g} s: "
+                            f"{type(exc).__name__}") from None
         self.address = scheduler
         self.worker_timeout = worker_timeout
         self.notify = notify

@@ -464,3 +464,20 @@ def test_clarabel_rejects_unknown_settings_and_keeps_stdout_clean():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "optimal\n" and "Clarabel" in proc.stderr
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r[0] in ("highs", "clarabel")], ids=_route_id)
+def test_solve_scale_returns_the_unscaled_solution_and_the_same_duals(route):
+    """lp.meta["solve_scale"] = S solves in S·x: the primal and objective come back divided by S,
+    the duals unchanged (the tiny LP's optimum x = (0.625, 0.375), y = (1.5, −0.5), derived by hand)."""
+    import dataclasses
+
+    backend, options, tol = route
+    _skip_unavailable(backend, options)
+    lp = tiny_lp()
+    scaled = dataclasses.replace(lp, meta={"solve_scale": 1024.0})
+    sol = get_backend(backend).solve(scaled, options)
+    check_kkt(lp, sol, tol)
+    assert sol.objective == pytest.approx(1.375, abs=10 * tol)
+    np.testing.assert_allclose(sol.x, [0.625, 0.375], atol=10 * tol)
+    np.testing.assert_allclose(sol.row_dual, [1.5, -0.5], atol=10 * tol)

@@ -107,6 +107,8 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     t0 = time.time()
-    p = run_cli("run", str(spec), "--scheduler", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite"))
+    p = run_cli("run", str(spec), "--scheduler", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite"),
+                "--worker-timeout", "2")  # the connection is given at most --worker-timeout seconds
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "scheduler" in p.stderr.lower() + "dask"
+    assert "within 2 s" in p.stderr
     assert time.time() - t0 < 60

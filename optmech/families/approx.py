@@ -292,7 +292,6 @@ class ApproxFamily:
 
         size = N
         N = self._half_width(size)
-        share = 1.0 if isinstance(size, int) else len(size[1]) / self.D
         if size not in self._plans:
             even = self.even
             cols, nnz = estimate_size(self.d, self.D, N, even)  # the smallest the LP can be (orbits when d > 1)
@@ -303,11 +302,18 @@ class ApproxFamily:
                 mode = approx_mode(self.problem.cost, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
                 cols, nnz = estimate_size(self.d, self.D, N, mode != "none", orbits=mode == "orbits")
             builder = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
-            if share < 1.0:  # the kept shifts' share of the rows (edge rows: the layer's rows, <= 2Δ per shift more)
-                box = (2 * (N + self.D) + 1) ** self.d + 1
-                t_cols = int((cols - box) * share * (N + 2 * self.D) / N)
-                cols, nnz = box + t_cols, 4 * t_cols + box
-            self._plans[size] = LPPlan(rows=cols + shifts, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
+            rows = cols + shifts
+            if not isinstance(size, int):  # 1-D with edge rows and kept shifts: counted exactly
+                box = 2 * (N + self.D) + 1
+                mags = np.asarray(size[1], dtype=np.int64)
+                signs = 1 if mode == "even" else 2  # the ±x reduction keeps one of ±v
+                T = signs * int(np.sum(box - mags))  # every box point whose partner is in the box
+                K = signs * len(mags)
+                n_p = (box + 1) // 2 if mode == "even" else box
+                cols = n_p + 1 + T + K
+                nnz = 3 * T + signs * int(np.sum(mags + 2)) + T + K + n_p + 1
+                rows = 1 + T + 2 * K
+            self._plans[size] = LPPlan(rows=rows, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
         return self._plans[size]
 
     def estimate_bytes(self, size) -> float:
