@@ -265,3 +265,30 @@ def result_summary(r: Any) -> dict:
         "cells_per_period": _first_key(r.problem, "cells_per_period", "resolution"),
         "refinements": len(r.history),
     }
+
+
+def highs_solve_csc(A: Any, c: Any, col_lower: Any, col_upper: Any, row_lower: Any, row_upper: Any,
+                    time_limit: float) -> Any:
+    """Solve ``min c·x, row_lower <= A x <= row_upper, col_lower <= x <= col_upper`` (A a scipy CSC
+    matrix) with HiGHS's defaults, quietly (the banner of the first ``Highs()`` stays off the
+    table); returns the ``highspy.Highs`` object for its status and objective.  The naive
+    baselines' solve."""
+    import highspy
+
+    from optmech.solvers.console import solver_console
+
+    with solver_console():
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(time_limit))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = c
+    lp.col_lower_, lp.col_upper_ = col_lower, col_upper
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h.passModel(lp)
+    with solver_console():
+        h.run()
+    return h

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (ASYMMETRIC_COST, RESULTS_DIR, fmt, markdown_table, result_summary, run_isolated,  # noqa: E402
-                     short_error, write_json)
+                     short_error, write_json, highs_solve_csc)
 from bench_scale import loglog_slope  # noqa: E402
 
 EPSILON, DELTA = 0.1, 0.01
@@ -64,13 +64,11 @@ def approx_case(cost: str, symmetry: str, sensitivity: int, target_gap: float, t
 
 def naive_case(cost: str, sensitivity: int, time_limit: float) -> dict:
     """The full hockey-stick LP on [−N, N], N = 2Δ(n + 2), every shift ±1..±Δ; HiGHS; not certified."""
-    import highspy
     import numpy as np
     import scipy.sparse as sp
 
     from optmech.costs import parse_cost
     from optmech.mechanisms.approx_bounds import thm8_n
-    from optmech.solvers.console import solver_console
 
     t0 = time.perf_counter()
     D = sensitivity
@@ -105,21 +103,11 @@ def naive_case(cost: str, sensitivity: int, time_limit: float) -> dict:
         off += 1
     A = sp.csc_matrix((np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(off, n_cols))
     n_hs = off - 1 - len(budgets)
-    with solver_console():
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(time_limit))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n_cols, off
-    lp.col_cost_ = np.concatenate([parse_cost(cost)((np.arange(M) - N).astype(float)), np.zeros(n_t)])
-    lp.col_lower_, lp.col_upper_ = np.zeros(n_cols), np.ones(n_cols)
-    lp.row_lower_ = np.concatenate([[1.0], np.full(n_hs + len(budgets), -highspy.kHighsInf)])
-    lp.row_upper_ = np.concatenate([[1.0], np.zeros(n_hs), np.full(len(budgets), DELTA)])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h.passModel(lp)
-    with solver_console():
-        h.run()
+    inf = np.inf
+    h = highs_solve_csc(A, np.concatenate([parse_cost(cost)((np.arange(M) - N).astype(float)), np.zeros(n_t)]),
+                        np.zeros(n_cols), np.ones(n_cols),
+                        np.concatenate([[1.0], np.full(n_hs + len(budgets), -inf)]),
+                        np.concatenate([[1.0], np.zeros(n_hs), np.full(len(budgets), DELTA)]), time_limit)
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "relative_gap": math.nan, "certified": False, "status": str(h.getModelStatus()),
             "message": "naive full hockey-stick LP, not certified", "objective": h.getInfo().objective_function_value,

@@ -40,6 +40,7 @@ from _common import (  # noqa: E402
     ASYMMETRIC_COST,
     RESULTS_DIR,
     fmt,
+    highs_solve_csc,
     markdown_table,
     result_summary,
     run_isolated,
@@ -75,12 +76,10 @@ SERIES: dict[str, dict] = {
 
 def naive_case(cost: str, delta: int, epsilon: float) -> dict:
     """The all-pairs LP on 4Δ + 3 points (mass outside dropped), HiGHS dual simplex; not certified."""
-    import highspy
     import numpy as np
     import scipy.sparse as sp
 
     from optmech.costs import parse_cost
-    from optmech.solvers.console import solver_console
 
     t0 = time.perf_counter()
     N = 4 * delta + 3
@@ -95,21 +94,8 @@ def naive_case(cost: str, delta: int, epsilon: float) -> dict:
     cols = np.concatenate([i, j, j, i])
     vals = np.concatenate([np.ones(2 * m), -E * np.ones(2 * m)])
     A = sp.vstack([sp.csc_matrix(np.ones((1, N))), sp.csc_matrix((vals, (rows, cols)), shape=(2 * m, N))]).tocsc()
-    with solver_console():  # the banner of the first Highs() stays off the table
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", 600.0)
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = N, A.shape[0]
-    lp.col_cost_ = parse_cost(cost)(x.astype(float))
-    lp.col_lower_, lp.col_upper_ = np.zeros(N), np.ones(N)
-    lp.row_lower_ = np.concatenate([[1.0], np.full(2 * m, -highspy.kHighsInf)])
-    lp.row_upper_ = np.concatenate([[1.0], np.zeros(2 * m)])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h.passModel(lp)
-    with solver_console():
-        h.run()
+    h = highs_solve_csc(A, parse_cost(cost)(x.astype(float)), np.zeros(N), np.ones(N),
+                        np.concatenate([[1.0], np.full(2 * m, -np.inf)]), np.concatenate([[1.0], np.zeros(2 * m)]), 600.0)
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "relative_gap": math.nan, "certified": False, "status": str(h.getModelStatus()),
             "message": "naive all-pairs LP, not certified", "objective": h.getInfo().objective_function_value,
