@@ -135,3 +135,40 @@ def test_asymmetric_cost_large_sensitivity():
     r = solve(0.1, 0.01, 12, "where(x > 0, x, 2*abs(x))", symmetry="off")
     assert r.certified and r.relative_gap <= 1e-8
     assert r.audit["passed"] and r.audit["realised_delta"] <= 0.01
+
+
+def test_coarse_levels_bracket_the_exact_optimum(monkeypatch):
+    """Large Δ starts on the coarse lattices kℤ (k | Δ) and refines to the exact LP.  Every coarse step's
+    lower bound is below, and its audited upper bound above, the exact bracket; for |x| the node prices
+    are exact (k|i|), so the coarse LP at factor k is k times the exact LP of sensitivity Δ/k, solved
+    here independently."""
+    monkeypatch.setattr(approx_family, "COARSE_FROM", 8)
+    monkeypatch.setattr(approx_family, "COARSE_START", 4)
+    eps, delta, D = 0.3, 0.02, 12
+    r = solve(eps, delta, D)
+    ks = [h["size"].get("coarse_factor", 1) for h in r.history]
+    assert ks[0] == 3 and ks[-1] == 1 and ks == sorted(ks, reverse=True) and 2 in ks
+    assert r.certified and r.relative_gap <= 1e-8
+    for h in r.history:
+        assert h["lower_bound"] <= r.upper_bound * (1 + 1e-12)
+        assert h["upper_bound"] >= r.lower_bound * (1 - 1e-12)
+    monkeypatch.setattr(approx_family, "COARSE_FROM", 10**9)
+    for h in r.history:
+        k = h["size"].get("coarse_factor", 1)
+        if k > 1:
+            sub = solve(eps, delta, D // k)
+            assert h["lower_bound"] == pytest.approx(k * sub.lower_bound, rel=1e-9)
+
+
+def test_coarse_upper_is_an_audited_blow_up(monkeypatch):
+    """Δ = 64, cost |x|, stopped after the first (coarse) step: the mechanism is private for every
+    shift 1..64 by an independent brute-force sum, and its cost is the upper bound."""
+    monkeypatch.setattr(approx_family, "COARSE_START", 8)
+    r = optmech.solve(Problem(privacy=ApproxDP(0.5, 0.05), cost=parse_cost("abs"), sensitivity=64,
+                              domain=IntegerLattice(), target_gap=1e-2))
+    assert r.history[0]["size"]["coarse_factor"] == 8 and r.certified
+    m = r.mechanism.law
+    w = m.weights / m.total
+    assert brute_delta(w, 0.5, 64) <= 0.05
+    k = np.arange(m.k_lo, m.k_lo + len(w))
+    assert math.fsum(np.abs(k) * w) == pytest.approx(r.upper_bound, rel=1e-9)

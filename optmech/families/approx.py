@@ -48,6 +48,7 @@ from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, L
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
+from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.lattice import Grid1D
 from optmech.repair import repair_delta
 from optmech.result import ReferenceValue
@@ -63,6 +64,14 @@ WIDEN_1D = 1.5
 #: 1-D, no ±x reduction: the first window is this much wider (an asymmetric cost's optimum reached
 #: 1.12·Δ(n + 1) on its cheap side in our tests).
 ASYMMETRIC_REACH = 1.25
+#: 1-D: from this sensitivity on, the loop starts on a coarse lattice (module docstring) when Δ has a divisor
+#: k > 1 with Δ/k >= COARSE_START, and refines k down to 1 (the exact LP).
+COARSE_FROM = 48
+#: 1-D: the coarse lattice's sensitivity Δ/k at the first step (at least this much).
+COARSE_START = 16
+#: 1-D: the LP is solved with the budget δ − DELTA_SLACK (its duals certified against δ): room for the
+#: audit's outward rounding, so that the primal passes without the mixing repair.
+DELTA_SLACK = 1e-14
 #: 1-D: at most this many re-solves with a budget slack after a step whose primal needed the mixing repair.
 MAX_SLACK_TRIES = 2
 #: A dropped shift is added when the primal's audited δ exceeds δ by this relative margin.
@@ -263,7 +272,9 @@ class ApproxFamily:
         self.far_upper, self.shift, self.infimum = None, 0, None
         self.prev_gap = math.inf
         self._plans: dict = {}
-        self.slack, self.slack_tries = 0.0, 0  # 1-D: the budget slack s of the LP solved (δ − s)
+        # 1-D: the budget slack s of the LP solved (δ − s): a primal exactly at δ fails the audit by its own
+        # outward rounding (~2e-15), and the mixing repair that follows costs seconds at large Δ
+        self.slack, self.slack_tries = (DELTA_SLACK if self.d == 1 else 0.0), 0
 
     def initial_uppers(self) -> list:
         return []
@@ -272,12 +283,38 @@ class ApproxFamily:
         n = thm8_n(self.eps, self.delta)
         if self.d != 1:
             return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
-        D = self.D
-        keep = D if D <= ALL_SHIFTS_UP_TO else max(1, math.ceil(D * START_SHIFT_SHARE))
-        N = int(math.ceil(D * (n + 1))) + D
-        if approx_mode(self.problem.cost, D, N, symmetry=self.problem.symmetry) == "none":
-            N = int(math.ceil(ASYMMETRIC_REACH * D * (n + 1))) + D  # cheaper on one side: the support reaches further
-        return N, tuple(range(D - keep + 1, D + 1))
+        k = self._first_factor()
+        return self._level(k, self._window(self.D // k))
+
+    def _window(self, m: int) -> int:
+        """The first half-width for sensitivity m (coarse nodes when m < Δ): Δ(n + 1) + Δ, wider
+        without the ±x reduction (the support reaches further on the cost's cheap side)."""
+        n = thm8_n(self.eps, self.delta)
+        N = int(math.ceil(m * (n + 1))) + m
+        if approx_mode(self.problem.cost, self.D, N * (self.D // m), symmetry=self.problem.symmetry) == "none":
+            N = int(math.ceil(ASYMMETRIC_REACH * m * (n + 1))) + m
+        return N
+
+    def _level(self, k: int, N: int):
+        """The size of the LP with coarse factor k (1: the exact LP) on half-width N (in nodes), with the
+        starting shift set: the largest START_SHIFT_SHARE of them (all up to ALL_SHIFTS_UP_TO)."""
+        m = self.D // k
+        keep = m if m <= ALL_SHIFTS_UP_TO else max(1, math.ceil(m * START_SHIFT_SHARE))
+        shifts = tuple(range(m - keep + 1, m + 1))
+        return (N, shifts) if k == 1 else (N, shifts, k)
+
+    def _first_factor(self) -> int:
+        """The largest divisor k of Δ with Δ/k >= COARSE_START (1 below COARSE_FROM or without one)."""
+        if self.D < COARSE_FROM:
+            return 1
+        return max((k for k in range(1, self.D + 1) if self.D % k == 0 and self.D // k >= COARSE_START), default=1)
+
+    def _next_factor(self, k: int) -> int:
+        """The next, finer level: the largest divisor of Δ below k that at most doubles Δ/k (else the
+        largest divisor below k)."""
+        below = [d for d in range(1, k) if self.D % d == 0]
+        near = [d for d in below if 2 * d >= k]
+        return max(near or below)
 
     @staticmethod
     def _half_width(size) -> int:
@@ -304,7 +341,10 @@ class ApproxFamily:
             builder = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
             rows = cols + shifts
             if not isinstance(size, int):  # 1-D with edge rows and kept shifts: counted exactly
-                box = 2 * (N + self.D) + 1
+                m = self.D // (size[2] if len(size) == 3 else 1)
+                if len(size) == 3:
+                    mode = "even" if self._nodes(m).even(np.arange(-(N + m), N + m + 1)) else "none"
+                box = 2 * (N + m) + 1
                 mags = np.asarray(size[1], dtype=np.int64)
                 signs = 1 if mode == "even" else 2  # the ±x reduction keeps one of ±v
                 T = signs * int(np.sum(box - mags))  # every box point whose partner is in the box
@@ -332,9 +372,11 @@ class ApproxFamily:
             alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, size, dim=self.d,
                                symmetry=self.problem.symmetry)
             return Built(alp.lp, {"half_width": size}, alp, alp.variant)
-        N, shifts = size
-        alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, N, dim=1, symmetry=self.problem.symmetry,
-                           keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True)
+        N, shifts, k = (*size, 1) if len(size) == 2 else size
+        m = self.D // k
+        alp = build_approx(self.problem.cost, self.eps, self.delta, m, N, dim=1, symmetry=self.problem.symmetry,
+                           keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True,
+                           nodes=self._nodes(m) if k > 1 else None)
         lp = alp.lp
         ru = lp.row_upper.copy()
         if self.slack > 0:  # solve with the budget δ − s; the duals are certified against alp.lp (budget δ)
@@ -343,7 +385,14 @@ class ApproxFamily:
         # so that the solver's absolute tolerances do not add up to a hockey-stick excess over ~1e3 rows
         scale = 2.0 ** math.ceil(math.log2(2 * alp.R + 1))
         lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
-        return Built(lp, {"half_width": N, "shifts_kept": len(shifts), "delta_slack": self.slack}, alp, alp.variant)
+        desc = {"half_width": N * k, "shifts_kept": len(shifts), "delta_slack": self.slack}
+        if k > 1:
+            desc.update(coarse_factor=k, coarse_sensitivity=m, coarse_half_width=N)
+        return Built(lp, desc, alp, alp.variant if k == 1 else "hockey_stick_coarse")
+
+    def _nodes(self, m: int) -> NodeCosts:
+        """The node prices of the coarse lattice kℤ, k = Δ/m (module docstring)."""
+        return NodeCosts(self.problem.cost, float(self.D), m)
 
     def lower(self, built: Built, raw):
         """The repaired dual, certified against the LP with the budget δ (weak duality holds for any
@@ -352,7 +401,17 @@ class ApproxFamily:
 
     def upper(self, built: Built, raw) -> "_Upper":
         alp = built.model
-        return upper_from_pmf(self.problem.cost, alp.box_masses(raw.x), alp.R, self.eps, self.delta, self.D)
+        k = built.size.get("coarse_factor", 1)
+        p, R = alp.box_masses(raw.x), alp.R
+        if k > 1:  # node i's mass spread evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1
+            lo = -alp.R * k - k // 2
+            fine = np.repeat(p / k, k)
+            R = max(-lo, lo + fine.size - 1)
+            p = np.zeros(2 * R + 1)
+            p[lo + R: lo + R + fine.size] = fine
+        up = upper_from_pmf(self.problem.cost, p, R, self.eps, self.delta, self.D)
+        up.coarse_factor = k
+        return up
 
     def extra_uppers(self, step: Step) -> list:
         """At the first step, for a 1-D cost not proven nondecreasing in |x|: the audited pmf shifted
@@ -384,6 +443,16 @@ class ApproxFamily:
                         f"far from 0: the audited pmf shifted by {self.shift} costs <= {best.upper_value:.6g} and no noise "
                         "costs less than the cost's proven floor", status="infimum_at_infinity", lower=self.infimum)
         alp = step.built.model
+        k = step.built.size.get("coarse_factor", 1)
+        if k > 1:  # a coarse level: widen, add violated shifts, else the next (finer) level
+            self.prev_gap = math.inf
+            if spill > 1e-3 * target:
+                return int(math.ceil(WIDEN_1D * alp.N)), self._kept(alp), k
+            violated = self._violated_coarse(step)
+            if violated:
+                return alp.N, tuple(sorted(set(self._kept(alp)) | violated)), k
+            k2 = self._next_factor(k)
+            return self._level(k2, int(math.ceil(alp.N * k / k2)))
         if self.d == 1:  # widen first: a primal that spills into the layer fails the audit at any shift
             if spill > 1e-3 * target:
                 return int(math.ceil(WIDEN_1D * alp.N)), self._kept(alp)
@@ -417,6 +486,19 @@ class ApproxFamily:
             return set()
         mags = np.abs(shift_vectors(1, self.D, half=False)[:, 0])
         kept = set(self._kept(step.built.model))
+        return {int(v) for v in mags[per > self.delta * (1 + SHIFT_VIOLATION)] if int(v) not in kept}
+
+    def _violated_coarse(self, step: Step) -> set[int]:
+        """Dropped shifts m of the coarse lattice at which its LP's masses (normalised) exceed δ."""
+        alp = step.built.model
+        p = alp.box_masses(step.raw.x)
+        if not p.sum() > 0:
+            return set()
+        m = alp.sensitivity
+        shifts = shift_vectors(1, m, half=False)
+        per = hockey_stick_array(p / math.fsum(p), shifts, self.eps)
+        kept = set(self._kept(alp))
+        mags = np.abs(shifts[:, 0])
         return {int(v) for v in mags[per > self.delta * (1 + SHIFT_VIOLATION)] if int(v) not in kept}
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
