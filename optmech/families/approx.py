@@ -32,6 +32,21 @@ In 1-D a size is ``(N, shifts)`` and two things make the LP several times smalle
   case we solved: the optimum's blocks have period Δ); a step whose audited primal exceeds δ at a
   dropped shift is followed by the same LP with those shifts added.  The upper bound audits every
   shift, kept or not.
+* **Coarse-to-fine levels** (Δ >= COARSE_FROM with a divisor k > 1, Δ/k >= COARSE_START) [derived]:
+  the randomised rounding of the integer noise X to the multiples of k (to ik or (i+1)k with the
+  weights of linear interpolation) commutes with shifts by multiples of k, so it is (ε, δ)-DP on kℤ
+  for the shifts |m| <= Δ/k; with the node prices of :class:`~optmech.problems.approx_cells.NodeCosts`
+  (the cost at the node less the chord error of its segments; exact for |x|) the LP of sensitivity
+  Δ/k on the nodes is a relaxation of V* and its repaired dual a certified lower bound.  The upper
+  bound spreads each node's mass evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1: at a
+  shift v = ak + b (0 <= b < k) the hockey-stick sum of that pmf is the mix ((k − b)/k, b/k) of the
+  node pmf's sums at a and a + 1, so it is private when the node pmf is (k | Δ); it is audited at
+  every shift 1..Δ anyway and priced at the integers.  Each step halves k (a divisor of Δ) down to
+  k = 1, the exact LP, within the time limit.  For |x| the coarse lower bound is k·V*(Δ/k) and the
+  bracket's width the centre block's ≈ (k/4)·p_0: Δ = 256 at k = 16 gives 9e-6.
+* **Budget slack**: 1-D LPs are solved with the budget δ − 1e-14 (the duals certified against δ,
+  losing 1e-14·Σ|y_budget|), room for the audit's outward rounding of about 2e-15, so the primal
+  passes without the mixing repair.
 """
 
 from __future__ import annotations
@@ -66,7 +81,7 @@ WIDEN_1D = 1.5
 ASYMMETRIC_REACH = 1.25
 #: 1-D: from this sensitivity on, the loop starts on a coarse lattice (module docstring) when Δ has a divisor
 #: k > 1 with Δ/k >= COARSE_START, and refines k down to 1 (the exact LP).
-COARSE_FROM = 48
+COARSE_FROM = 32
 #: 1-D: the coarse lattice's sensitivity Δ/k at the first step (at least this much).
 COARSE_START = 16
 #: 1-D: the LP is solved with the budget δ − DELTA_SLACK (its duals certified against δ): room for the
@@ -524,12 +539,25 @@ class ApproxFamily:
         claims = [
             "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < ||v||_1 <= sensitivity "
             "[GV13, (18)/(103)]",
-            "lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
-            "the minimum cost outside",
+            ("lower bound: relaxation on the box with an outer layer of width sensitivity and the far mass priced at "
+             "the minimum cost outside" if d > 1 else
+             "lower bound: relaxation on the box: the hockey-stick rows between box points of the shifts kept (a dropped "
+             "shift only enlarges the feasible set), one edge row per shift (the points whose partner leaves the box, "
+             "with the far mass), the far mass priced at the minimum cost outside; the duals of the LP solved with the "
+             "budget delta - 1e-14 are certified against delta"),
             "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
             + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
                if best_up is not None and best_up.mixed > 0 else ""),
         ]
+        k_up = getattr(best_up, "coarse_factor", 1) if best_up is not None else 1
+        k_last = last.built.size.get("coarse_factor", 1) if last is not None else 1
+        if k_last > 1:
+            claims.append(f"lower bound (coarse level k = {k_last}): the randomised rounding of the noise to the multiples "
+                          f"of k is (epsilon, delta)-DP on kZ for the shifts up to sensitivity/k = {self.D // k_last}; the "
+                          "LP on the nodes, priced at the cost less its proven chord errors, is a relaxation [derived]")
+        if k_up > 1:
+            claims.append(f"upper bound (coarse level k = {k_up}): the coarse LP's masses spread evenly over blocks of k "
+                          "integers, audited for every shift 0 < |v| <= sensitivity and priced at the integers")
         if self.far_upper is not None and best_up is self.far_upper:
             claims.append(f"upper bound: the audited pmf shifted by {self.shift} (a shift of (epsilon, delta)-DP noise is "
                           "(epsilon, delta)-DP), priced with rigorous enclosures: the cost is cheaper far from 0")
@@ -543,7 +571,8 @@ class ApproxFamily:
                           "relaxation uses (averaging any mechanism over the group keeps its box costs and outside mass, "
                           "and each hockey-stick sum is convex); no monotonicity is assumed")
         elif alp.even:
-            claims.append("even reduction p(x) = p(-x): the cost's lower enclosures were proven equal at x and -x at every "
+            claims.append("even reduction p(x) = p(-x): the cost's lower enclosures (the node prices at a coarse level) "
+                          "were proven equal at x and -x at every "
                           "point of the box (exact comparison), which is all the relaxation uses (symmetrising a mechanism "
                           "keeps its box costs and outside mass; the hockey-stick sums are convex); no monotonicity is "
                           "assumed")
@@ -551,8 +580,10 @@ class ApproxFamily:
             "mechanism": mech,
             "audit": audit_record(best_up, eps, delta, "hockey-stick sums for every shift, outward-rounded"),
             "truncation": {
-                "half_width": alp.N, "box_half_width": alp.R, "dim": d,
-                "lower_bound": "relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass",
+                "half_width": alp.N * k_last, "box_half_width": alp.R * k_last, "dim": d,
+                "lower_bound": ("relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass"
+                                if d > 1 else "relaxation: hockey-stick rows between box points, one edge row per shift "
+                                "with the far mass, far mass priced at the cost's minimum outside"),
                 "upper_bound": "restriction: the pmf on the box (zero outside), audited",
             },
             "claims": claims,
