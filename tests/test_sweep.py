@@ -110,5 +110,6 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     p = run_cli("run", str(spec), "--scheduler", "tcp://127.0.0.1:9", "--store", str(tmp_path / "s.sqlite"),
                 "--worker-timeout", "2")  # the connection is given at most --worker-timeout seconds
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "scheduler" in p.stderr.lower() + "dask"
-    assert "within 2 s" in p.stderr
+    if "needs dask.distributed" not in p.stderr:  # with Dask installed: the connection gave up after 2 s
+        assert "within 2 s" in p.stderr
     assert time.time() - t0 < 60
