@@ -80,12 +80,14 @@ def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
 
 
 def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
-                 shifts: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, float]:
+                 shifts: np.ndarray, per: np.ndarray | None = None) -> tuple[np.ndarray, int, np.ndarray, float]:
     """Audit the normalised pmf p on [−R, R]^d for every shift; if some δ(ε) exceeds δ (solver
     tolerances), mix it with a cheap law of δ <= δ/2 (:func:`_safe_box`) at the smallest weight that
-    the float audit then accepts (module docstring).  Returns (pmf, R, per-shift δ, weight)."""
+    the float audit then accepts (module docstring).  ``per``: p's audit, when the caller has it.
+    Returns (pmf, R, per-shift δ, weight)."""
     d = p.ndim
-    per = hockey_stick_array(p, shifts, epsilon)
+    if per is None:
+        per = hockey_stick_array(p, shifts, epsilon)
     if per.max() <= delta:
         return p, R, per, 0.0
     u, Ru, du = _safe_box(epsilon, delta, D, d)

@@ -162,15 +162,15 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
         p[(R,) * d] = 1.0
         s = 1.0
     p = p / s
-    p0 = p
-    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts)
+    per0 = hockey_stick_array(p, shifts, epsilon)
+    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts, per=per0)
     real = float(per.max())
     certified = real <= delta
     value = _price(cost, p, R) if price is None else price(p, R)
     note = "" if certified else f"audit failed: delta({epsilon:g}) = {real:.17g} > {delta:g}"
     up = _Upper(p, R, value, real, per, certified and math.isfinite(value), mixed, note)
     if mixed > 0:
-        up.pre_repair_delta = hockey_stick_array(p0, shifts, epsilon)
+        up.pre_repair_delta = per0
     return up
 
 

@@ -295,10 +295,9 @@ def build_approx(
         the cells [kh, (k+1)h), k = −R−1..R (an even number of them, k and −1−k paired by the ±x
         reduction), for the candidate LP of the upper bound.
     edge_rows : bool
-        Also keep the rows of the outer-layer points x whose partner x + v lies in the box (not
-        with the signed-permutation reduction).  Still a relaxation (every row is one of the
-        exact law's hockey-stick terms between two box points, and its t's sum to at most its
-        full hockey-stick sum), and a much tighter one: without them the layer's mass is free of
+        1-D: also keep the rows of the outer-layer points x whose partner x + v lies in the box,
+        and one edge row per shift for the points whose partner leaves it (module docstring).
+        Still a relaxation, and a much tighter one: without them the layer's mass is free of
         rows, and the relaxation uses it unless N is about twice the optimum's support.
     """
     d, D, N = int(dim), int(sensitivity), int(N)
@@ -439,7 +438,11 @@ def build_approx(
     budget = sp.coo_array((np.append(w_all, np.ones(n_edge)),
                            (np.append(np.repeat(np.arange(K), n_t), np.arange(n_edge)),
                             np.append(t_cols, col_t0 + T + np.arange(n_edge)))), shape=(K, n_cols))
-    blocks = [("normalisation", None, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0)]
+    norm = sp.coo_array(
+        (np.append(orbit, 1.0), (np.zeros(n_p + 1, dtype=np.int64), np.append(np.arange(n_p), col_far))),
+        shape=(1, n_cols),
+    )
+    blocks = [("normalisation", norm, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0)]
     if edge_rows:  # Σ_{x ∈ E_v} p(x) − (e^ε − 1)·far_side <= T_v (module docstring), one row per shift
         s1 = shifts[:, 0]
         e_pts = np.concatenate([np.arange(M - s, M) if s > 0 else np.arange(0, -s) for s in s1])
@@ -450,11 +453,6 @@ def build_approx(
                               np.concatenate([point_var[e_pts], np.full(K, col_far), col_t0 + T + np.arange(K)]))),
                             shape=(K, n_cols))
         blocks.append(("edge", edge, -np.inf, 0.0))
-    norm = sp.coo_array(
-        (np.append(orbit, 1.0), (np.zeros(n_p + 1, dtype=np.int64), np.append(np.arange(n_p), col_far))),
-        shape=(1, n_cols),
-    )
-    blocks[0] = ("normalisation", norm, 1.0, 1.0)
     A, rl, ru, row_blocks = stack_rows(blocks + [("budget", budget, -np.inf, delta)], n_cols)
     # implied by the rows (module docstring): |O| p_O <= 1, |[x]| t <= δ; rounded up
     col_upper = np.concatenate([_round_up(1.0 / orbit), [1.0], _round_up(delta / w_all), np.full(n_edge, delta)])

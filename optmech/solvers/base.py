@@ -156,7 +156,7 @@ class Backend(abc.ABC):
         scale = float(lp.meta.get("solve_scale", 1.0))
         if scale != 1.0:
             lp = replace(lp, row_lower=lp.row_lower * scale, row_upper=lp.row_upper * scale,
-                                     col_lower=lp.col_lower * scale, col_upper=lp.col_upper * scale)
+                         col_lower=lp.col_lower * scale, col_upper=lp.col_upper * scale)
         with solver_console(wants_log(options)):
             sol = self._solve(lp, options)
         if scale != 1.0:
