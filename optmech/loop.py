@@ -18,7 +18,7 @@ The rules, written once here:
   predicts its build, the solver's start-up (HiGHS reads its clock only once it iterates) and its
   certification (from the family's :class:`~optmech.budget.LPPlan` for the first step, from the
   measured previous step afterwards: :class:`~optmech.budget.Pace`) and starts it only if that and
-  ``FINAL_SECONDS`` for the report fit in the time left; the solver gets what remains after the
+  ``FINAL_SECONDS`` for the report (or the family's ``final_seconds()``, when larger) fit in the time left; the solver gets what remains after the
   certification's share.  Beyond that, a new step starts only while less than half of the budget is
   spent and the last step, taken ``STEP_FACTOR`` times over (a family's ``step_factor`` when it
   sizes its steps to the time left itself), still fits.  A step that does not fit,
@@ -152,7 +152,8 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
     last: Step | None = None
     status, message = Status.GAP_NOT_REACHED.value, ""
     stalled, lower_before = 0, -math.inf
-    final = FINAL_SECONDS  # kept back for the report and the references after the last solve
+    # kept back for the report and the references after the last solve
+    final = max(FINAL_SECONDS, float(getattr(family, "final_seconds", lambda: 0.0)()))
     for it in range(family.max_steps):
         pred = pace.predict(plan, final)
         if ctx.elapsed() + pred.total > ctx.time_limit:

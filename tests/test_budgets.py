@@ -277,6 +277,31 @@ def test_the_solver_gets_the_time_left_after_the_certification_and_the_report():
     assert 99.0 < calls[0] <= 100.0 - 0.15 - 0.5
 
 
+def test_a_family_that_needs_more_time_after_the_last_solve_gets_it_kept_back():
+    """``final_seconds()`` (the references a family computes after its last solve) replaces the
+    report's 0.5 s when larger: the solver gets that much less."""
+    calls: list[float] = []
+    fam = TimedFamily(predict_s=0.1)
+    fam.final_seconds = lambda: 7.0
+    run(fam, _ctx(100.0, calls), 1e-9)
+    assert 92.0 < calls[0] <= 100.0 - 0.15 - 7.0
+
+
+def test_the_approx_family_keeps_back_the_discrete_gaussian_reference():
+    """The (ε, δ) family on ℤ computes the discrete Gaussian after its last solve up to Δ = 64 (0.44 s
+    measured at Δ = 64): its time is kept back, growing like Δ², and nothing beyond 64."""
+    from optmech.budget import FINAL_SECONDS
+    from optmech.families.approx import DISCRETE_GAUSSIAN_MAX_SENSITIVITY, ApproxFamily
+    from optmech.spec import ApproxDP, IntegerLattice, Problem
+
+    def final(d):
+        prob = Problem(privacy=ApproxDP(0.1, 0.01), cost="abs", sensitivity=d, domain=IntegerLattice())
+        return ApproxFamily(prob, None).final_seconds()
+
+    assert final(64) > 0.44 + FINAL_SECONDS and final(8) < final(32) < final(64)
+    assert final(DISCRETE_GAUSSIAN_MAX_SENSITIVITY + 1) == FINAL_SECONDS
+
+
 def test_a_step_that_would_not_fit_is_skipped_and_the_bracket_kept():
     """Measured steps of 0.3 s predict the next; the loop stops before one would pass the limit."""
     t = time.perf_counter()
