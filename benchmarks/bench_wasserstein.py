@@ -36,7 +36,9 @@ in a fresh ``python`` subprocess with ``PYTHONPATH`` set to the tree and an unti
 first (the time is the Result's ``seconds``; the baseline gets ``--base-time-limit`` and a hard
 kill after ``--hard-timeout``; a refused or failed case is reported and skipped).  It reports the
 growth exponent of each tree: the least-squares slope of log(seconds) against log(m) over the
-cases that reached the target.  Writes ``benchmarks/results/wasserstein_scale.json``.
+cases that reached the target.  Writes ``benchmarks/results/wasserstein_scale.json``.  With
+``--delta D`` the sweep is (ε, δ)-DP (m in 15, 30, 45 by default) and writes
+``benchmarks/results/wasserstein_scale_approx.json``.
 """
 
 from __future__ import annotations
@@ -80,21 +82,24 @@ CASES: list[tuple[str, str, float, int]] = [
 #: The scale sweep (``--scale``): input, ε, target gap; m from ``--sweep``.  m = 500 is the target case.
 SCALE_INPUT, SCALE_EPSILON, SCALE_GAP = "poisson:200:0:600", 1.0, 1e-8
 SCALE_SWEEP = (60, 125, 250, 500)
+#: ``--scale --delta D``: the (ε, δ) sweep (its hockey-stick LP has 2m·N slacks; m = 60 is out of reach).
+SCALE_SWEEP_APPROX = (15, 30, 45)
 DEFAULT_BASELINE = Path("/tmp/optmech-base")
 
 #: One solve in a fresh interpreter (``PYTHONPATH`` = the tree measured): warm-up, then the timed solve.
 SCALE_CHILD = r"""
 import json, sys, time
 spec, eps, m, gap, limit = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+delta = float(sys.argv[6])
 from optmech.inputs import parse_input_spec
 try:
     from optmech.drive import solve_wasserstein
 except ImportError:
     from optmech.solve_wasserstein import solve_wasserstein
 inp = parse_input_spec(spec)
-solve_wasserstein(inp, eps, 2, target_gap=1e-3)
+solve_wasserstein(inp, eps, 2, target_gap=1e-3, delta=delta)
 t0 = time.perf_counter()
-r = solve_wasserstein(inp, eps, m, target_gap=gap, time_limit=limit)
+r = solve_wasserstein(inp, eps, m, target_gap=gap, time_limit=limit, delta=delta)
 wall = time.perf_counter() - t0
 print(json.dumps({"seconds": float(r.seconds), "wall": wall, "lower": r.lower_bound, "upper": r.upper_bound,
                   "gap": r.relative_gap, "certified": bool(r.certified), "status": str(getattr(r.status, "value", r.status)),
@@ -104,10 +109,11 @@ print(json.dumps({"seconds": float(r.seconds), "wall": wall, "lower": r.lower_bo
 """
 
 
-def scale_solve(tree: Path, m: int, time_limit: float, hard_timeout: float) -> dict:
+def scale_solve(tree: Path, m: int, time_limit: float, hard_timeout: float, delta: float = 0.0) -> dict:
     """One timed solve of the sweep's case on ``tree`` in a subprocess; ``{"error": ...}`` when it fails."""
     env = dict(os.environ, PYTHONPATH=str(tree))
-    args = [sys.executable, "-c", SCALE_CHILD, SCALE_INPUT, str(SCALE_EPSILON), str(m), str(SCALE_GAP), str(time_limit)]
+    args = [sys.executable, "-c", SCALE_CHILD, SCALE_INPUT, str(SCALE_EPSILON), str(m), str(SCALE_GAP), str(time_limit),
+            repr(float(delta))]
     try:
         out = subprocess.run(args, capture_output=True, text=True, env=env, timeout=hard_timeout, cwd=str(tree))
     except subprocess.TimeoutExpired:
@@ -144,7 +150,7 @@ def run_scale(args: argparse.Namespace) -> int:
                 limit = args.time_limit if tag == "new" else args.base_time_limit
                 if runs[tag] and "error" in runs[tag][-1]:
                     continue  # refused or killed once: not again
-                res = scale_solve(trees[tag], m, limit, args.hard_timeout)
+                res = scale_solve(trees[tag], m, limit, args.hard_timeout, args.delta)
                 runs[tag].append(res)
                 msg = (res["error"] if "error" in res else
                        f"[{res['lower']:.12g}, {res['upper']:.12g}] gap {res['gap']:.3g} ({res['status']}) in "
@@ -182,7 +188,8 @@ def run_scale(args: argparse.Namespace) -> int:
             ratio = "> " + ratio + " (baseline short of the target)"
         row.append(ratio)
         rows.append(row)
-    print(f"\n### W1 sensitivity sweep: {SCALE_INPUT}, ε = {SCALE_EPSILON:g}, target gap {SCALE_GAP:g}\n")
+    privacy = f"ε = {SCALE_EPSILON:g}" + (f", δ = {args.delta:g}" if args.delta > 0 else "")
+    print(f"\n### W1 sensitivity sweep: {SCALE_INPUT}, {privacy}, target gap {SCALE_GAP:g}\n")
     print(markdown_table(["m", "optmech s", "LP rows×cols, nnz", "baseline s", "baseline LP rows×cols, nnz",
                           "baseline/optmech"], rows))
     for tag, e in exponents.items():
@@ -191,7 +198,8 @@ def run_scale(args: argparse.Namespace) -> int:
               + f" over m = {[m for m, _ in e['points']]}")
     path = write_json(args.json, {"benchmark": "wasserstein_scale",
                                   "settings": vars(args) | {"json": str(args.json), "input": SCALE_INPUT,
-                                                            "epsilon": SCALE_EPSILON, "target_gap": SCALE_GAP,
+                                                            "epsilon": SCALE_EPSILON, "delta": args.delta,
+                                                            "target_gap": SCALE_GAP,
                                                             "trees": {k: str(v) for k, v in trees.items()}},
                                   "cases": cases, "growth_exponents": exponents})
     print(f"\nwrote {path}")
@@ -444,14 +452,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None,
                     help="output (default results/wasserstein.json, with --scale results/wasserstein_scale.json)")
     ap.add_argument("--scale", action="store_true", help="run the sensitivity sweep against the baseline instead")
-    ap.add_argument("--sweep", default=",".join(str(m) for m in SCALE_SWEEP), help="--scale: the sensitivities m")
+    ap.add_argument("--sweep", default=None, help="--scale: the sensitivities m (default "
+                    f"{','.join(map(str, SCALE_SWEEP))}; with --delta {','.join(map(str, SCALE_SWEEP_APPROX))})")
+    ap.add_argument("--delta", type=float, default=0.0,
+                    help="--scale: (ε, δ)-DP with this δ (0: pure ε-DP); results in wasserstein_scale_approx.json")
     ap.add_argument("--baseline", default=None, help="--scale: checkout of the code to compare with "
                                                      f"(default {DEFAULT_BASELINE} when it exists)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="--scale: optmech's time limit per solve")
     ap.add_argument("--base-time-limit", type=float, default=240.0, help="--scale: the baseline's time limit per solve")
     args = ap.parse_args(argv)
     if args.scale:
-        args.json = args.json or RESULTS_DIR / "wasserstein_scale.json"
+        approx = args.delta > 0
+        args.sweep = args.sweep or ",".join(map(str, SCALE_SWEEP_APPROX if approx else SCALE_SWEEP))
+        args.json = args.json or RESULTS_DIR / ("wasserstein_scale_approx.json" if approx else "wasserstein_scale.json")
         if "--repeats" not in (argv if argv is not None else sys.argv):
             args.repeats = 1
         return run_scale(args)

@@ -220,9 +220,25 @@ def wasserstein_references(inp: InputPMF, epsilon: float, m: int, delta: float, 
 # the loop
 # ------------------------------------------------------------------------------------------------
 def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float) -> int:
-    """(ε, δ)-DP: K >= width + m, with tail e^{−εK/m} far below the target (no tail profile there)."""
+    """The first version's (ε, δ) window: K >= width + m, with tail e^{−εK/m} far below the target
+    (no tail profile there).  Kept for the direct LP the tests compare with."""
     L = math.log(1.0 / target_gap) + 8.0
     return int(max(inp.hi - inp.lo + m, math.ceil(m * L / epsilon)) + (inp.hi - inp.lo) + m)
+
+
+#: (ε, δ): the first window reaches m plus this many times m(n + 1).
+APPROX_REACH = 1.25
+
+
+def approx_half_width(inp: InputPMF, epsilon: float, delta: float, m: int) -> int:
+    """(ε, δ)-DP: the first window half-width, max(width + m, m + ⌈1.25·m(n + 1)⌉) with
+    n = ln(1 + (e^ε − 1)/(2δ))/ε ([GV13] Thm 8's n; n → 1/(2δ) as ε → 0).  The (ε, δ) optimum for |x|
+    on ℤ lives on |x| <= m(n + 1) (observed), and the W1 optimum was no wider in every case measured:
+    the bracket on m + m(n + 1) already equalled that of a window three times as wide.  The builder
+    needs width + m.  With the edge rows the relaxation is tight there; the family doubles K while the
+    LP keeps mass near the edges or beyond them."""
+    n = math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon if epsilon > 0 else 1.0 / (2.0 * delta)
+    return int(max(inp.hi - inp.lo + m, m + math.ceil(APPROX_REACH * m * (n + 1.0))))
 
 
 class WassersteinFamily:
@@ -231,7 +247,7 @@ class WassersteinFamily:
     Sizes are the window half-width K.  Pure DP starts at K = w + max(m, ⌈m/ε⌉) (w + m is the smallest
     window the builder allows; the geometric tail profile beyond the window makes the relaxation tight
     there in every case measured) and doubles K while the LP's objective stays noticeably below the
-    upper bound; (ε, δ)-DP starts at :func:`initial_half_width` and doubles while the relaxation parks
+    upper bound; (ε, δ)-DP starts at :func:`approx_half_width` and doubles while the relaxation parks
     mass near the edges or beyond them.
     """
 
@@ -254,14 +270,14 @@ class WassersteinFamily:
             # an excess far mass costs h(±(K + 1)) >= K + 1 − w in the relaxation; the optimum is below
             # E|θ| of the discrete Laplace, about m/ε, so K − w >= m/ε keeps excess mass from paying
             return self.inp.hi - self.inp.lo + max(self.m, math.ceil(self.m / self.eps))
-        return max(initial_half_width(self.inp, self.eps, self.m, self.problem.target_gap), smallest)
+        return max(approx_half_width(self.inp, self.eps, self.delta, self.m), smallest)
 
     def plan(self, K: int) -> LPPlan:
         """The W1 LP on the window −K..K before it is built (:func:`build_wasserstein`, N = 2K + 1):
         N + 2 columns for the pmf and far masses and the normalisation row (N + 2 nonzeros); pure DP:
         the window-minimum rows of :mod:`optmech.problems.windows` (2N auxiliary columns, at most 6N
         rows of 2 nonzeros); (ε, δ): 2mN hockey-stick rows of 3 nonzeros, their 2mN τ columns and 2m
-        sums; the W1 terms on the input's support (w = x_hi − x_lo): 2w cdf columns and rows (the first
+        sums, and 2m edge rows (|s| + 2 nonzeros) with their 2m columns; the W1 terms on the input's support (w = x_hi − x_lo): 2w cdf columns and rows (the first
         with K − w + 3 nonzeros, the others 3), and w t columns with 2 rows of 1 + (support) nonzeros."""
         N, m = 2 * K + 1, self.m
         support = self.inp.hi - self.inp.lo + 1  # the input's points lo..hi (those of mass 0 have no entries)
@@ -269,6 +285,7 @@ class WassersteinFamily:
         rows, cols, nnz = 1, N + 2, N + 2
         if self.delta > 0:
             rows, cols, nnz = rows + 2 * m * N + 2 * m, cols + 2 * m * N, nnz + 3 * 2 * m * N + 2 * m * N
+            rows, cols, nnz = rows + 2 * m, cols + 2 * m, nnz + m * (m + 1) + 6 * m  # the edge rows and their T_s
         else:
             rows, cols, nnz = rows + 6 * N, cols + 2 * N, nnz + 2 * 6 * N
         if self.utility == "wasserstein" and w > 0:

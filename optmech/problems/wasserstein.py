@@ -54,7 +54,13 @@ terms: W1 equals E|θ| for a point-mass input (§4.3).
 
 (ε, δ)-DP: hockey-stick rows Σ_j [p(j) − e^ε p(j+s)]_+ <= δ for every 0 < |s| <= m on the window
 (the dropped terms are nonnegative), no tail profile (none exists for δ > 0: the law may end
-anywhere), the same split for the cost, far masses e_L, e_R priced at h(±(K + 1)).
+anywhere), the same split for the cost, far masses e_L, e_R priced at h(±(K + 1)).  Edge rows
+[derived, as in :mod:`optmech.problems.approx`]: for s > 0 let E_s be the s window points whose
+partner j + s lies beyond K and O the points beyond K; S = E_s ∪ O has S + s ⊂ O, so
+P(S) − e^ε P(S + s) >= P(E_s) − (e^ε − 1)·e_R, and the points of S have no other row of shift s:
+the row Σ_{E_s} p_j − (e^ε − 1)·e_R <= T_s with T_s >= 0 in s's budget is implied by (ε, δ)-DP
+(likewise on the left with e_L).  Without it the far and edge masses escape the budgets, and the
+window had to be several times the optimum's reach.
 
 Column bounds: p_j <= the largest point mass of any ε-DP law (``pure.max_point_mass``; 1 for
 δ > 0), the window minima likewise, G, t, e_L, e_R <= 1 (|F_X − F_Y| <= 1), hockey-stick slacks <= 1.
@@ -192,8 +198,13 @@ def _pair_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, n: int) -
 
 
 def _hockey_stick_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, delta: float, tau0: int,
-                       n: int) -> list:
-    """(ε, δ) on the window: τ_{s,j} >= p_j − e^ε p_{j+s} (τ >= 0) and Σ_j τ_{s,j} <= δ, 0 < |s| <= m."""
+                       n: int, far: tuple[int, int] | None = None, edge0: int | None = None) -> list:
+    """(ε, δ) on the window: τ_{s,j} >= p_j − e^ε p_{j+s} (τ >= 0) and Σ_j τ_{s,j} <= δ, 0 < |s| <= m.
+
+    With ``far`` (the columns of the masses beyond the window on the left and on the right) and
+    ``edge0`` (the first of 2m more columns T_s >= 0 in the budgets), each shift also gets its edge
+    row Σ_{j in E_s} p_j − (e^ε − 1)·far_s <= T_s over the |s| points E_s whose partner j + s leaves
+    the window, far_s the mass beyond the window on that side (module docstring)."""
     N = len(q_idx)
     shifts = np.concatenate([np.arange(1, m + 1), -np.arange(1, m + 1)])
     rows_r, rows_c, rows_v = [], [], []
@@ -209,21 +220,37 @@ def _hockey_stick_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, d
         row += len(jj)
     sum_r = np.repeat(np.arange(len(shifts)), N)
     sum_c = tau0 + np.arange(len(shifts) * N)
-    return [("hockey_stick_terms", _coo(np.concatenate(rows_r), np.concatenate(rows_c), np.concatenate(rows_v),
-                                        (row, n)), 0.0, np.inf),
-            ("hockey_stick_sums", _coo(sum_r, sum_c, np.ones(len(sum_c)), (len(shifts), n)), -np.inf, delta)]
+    blocks = [("hockey_stick_terms", _coo(np.concatenate(rows_r), np.concatenate(rows_c), np.concatenate(rows_v),
+                                          (row, n)), 0.0, np.inf)]
+    if far is None:
+        return blocks + [("hockey_stick_sums", _coo(sum_r, sum_c, np.ones(len(sum_c)), (len(shifts), n)), -np.inf,
+                          delta)]
+    # edge rows: T_s − Σ_{E_s} p_j + (e^ε − 1)·far_s >= 0, E_s the last s points (s > 0) or the first |s|
+    mag = np.abs(shifts)
+    er = np.repeat(np.arange(len(shifts)), mag)
+    ej = np.concatenate([np.arange(N - a, N) if a > 0 else np.arange(0, -a) for a in shifts])
+    far_col = np.where(shifts > 0, far[1], far[0])
+    edge_cols = edge0 + np.arange(len(shifts))
+    edge = _coo(np.concatenate([np.arange(len(shifts)), er, np.arange(len(shifts))]),
+                np.concatenate([edge_cols, q_idx[ej], far_col]),
+                np.concatenate([np.ones(len(shifts)), -1.0 / s[ej], np.full(len(shifts), e_eps - 1.0)]),
+                (len(shifts), n))
+    sums = _coo(np.concatenate([sum_r, np.arange(len(shifts))]), np.concatenate([sum_c, edge_cols]),
+                np.ones(len(sum_c) + len(shifts)), (len(shifts), n))
+    return blocks + [("hockey_stick_edges", edge, 0.0, np.inf), ("hockey_stick_sums", sums, -np.inf, delta)]
 
 
 def build_wasserstein(
     inp: InputPMF, epsilon: float, m: int, K: int, *, delta: float = 0.0, utility: str = "wasserstein",
-    direct: bool = False,
+    direct: bool = False, edge_rows: bool = True,
 ) -> WassersteinLP:
     """The relaxation LP on the noise window −K..K (see the module docstring).
 
     ``direct=True`` builds the formulation of the first version instead (2·N·m pair rows for pure
     DP, one epigraph pair per output point of the window's range, far masses priced by the
     far-region bounds): the same relaxation written with ~m and ~N/w times more rows, kept as the
-    independent reference the tests compare the compact one with.
+    independent reference the tests compare the compact one with.  ``edge_rows=False`` (δ > 0) leaves
+    out the edge rows (a weaker relaxation, kept for comparisons).
     """
     if utility not in UTILITIES:
         raise SpecError(f"utility must be one of {', '.join(UTILITIES)}, got {utility!r}")
@@ -268,6 +295,8 @@ def build_wasserstein(
         T = add("t", len(kmid))
     if delta > 0:
         TAU = add("tau", 2 * m * N)  # one per shift 0 < |s| <= m and window point
+        if edge_rows:
+            EDGE = add("edge", 2 * m)  # one per shift: its edge row's T_s
 
     c = np.zeros(n)
     cu = np.ones(n)
@@ -293,7 +322,8 @@ def build_wasserstein(
     elif delta == 0:
         blocks.append(("privacy", _pair_rows(q_idx, s, m, E, n), -np.inf, 0.0))
     else:
-        blocks += _hockey_stick_rows(q_idx, s, m, E, float(delta), TAU.start, n)
+        blocks += _hockey_stick_rows(q_idx, s, m, E, float(delta), TAU.start, n,
+                                     **({"far": (mL, mR), "edge0": EDGE.start} if edge_rows else {}))
 
     if wass:
         F, T_L, T_R = input_tables(inp)
