@@ -63,7 +63,8 @@ the row Σ_{E_s} p_j − (e^ε − 1)·e_R <= T_s with T_s >= 0 in s's budget is
 window had to be several times the optimum's reach.
 
 Column bounds: p_j <= the largest point mass of any ε-DP law (``pure.max_point_mass``; 1 for
-δ > 0), the window minima likewise, G, t, e_L, e_R <= 1 (|F_X − F_Y| <= 1), hockey-stick slacks <= 1.
+δ > 0), the window minima likewise, G, t, e_L, e_R <= 1 (|F_X − F_Y| <= 1), hockey-stick and edge
+slacks <= δ (implied by their budget rows).
 
 ``direct=True`` builds the first version's LP instead (2·N·m pair rows, an epigraph pair for every
 output point k in [x_hi − K − 1, x_lo + K] with G on the whole window, the out-of-range terms
@@ -301,6 +302,10 @@ def build_wasserstein(
     c = np.zeros(n)
     cu = np.ones(n)
     cu[Q] = pmax * s
+    if delta > 0:  # implied by the budgets (every slack is >= 0 and a budget's terms sum to <= δ): a tighter
+        cu[TAU] = delta  # box makes the dual repair's price for the solver's tolerances 1/δ times smaller
+        if edge_rows:
+            cu[EDGE] = delta
     q_idx = np.arange(Q.start, Q.stop)
     blocks = []
     # pure DP, compact: the geometric lower profile beyond the window (module docstring): a unit of
