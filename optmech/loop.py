@@ -18,8 +18,8 @@ The rules, written once here:
   predicts its build, the solver's start-up (HiGHS reads its clock only once it iterates) and its
   certification (from the family's :class:`~optmech.budget.LPPlan` for the first step, from the
   measured previous step afterwards: :class:`~optmech.budget.Pace`) and starts it only if that and
-  ``FINAL_SECONDS`` for the report (or the family's ``final_seconds()``, when larger) fit in the time left; the solver gets what remains after the
-  certification's share.  Beyond that, a new step starts only while less than half of the budget is
+  ``FINAL_SECONDS`` for the report (or the family's ``final_seconds()``, when larger) fit in the time
+  left; the solver gets what remains after the certification's share.  Beyond that, a new step starts only while less than half of the budget is
   spent and the last step, taken ``STEP_FACTOR`` times over (a family's ``step_factor`` when it
   sizes its steps to the time left itself), still fits.  A step that does not fit,
   or a solve stopped by its time limit, ends the loop with the best bracket so far

@@ -277,8 +277,9 @@ class WassersteinFamily:
         N + 2 columns for the pmf and far masses and the normalisation row (N + 2 nonzeros); pure DP:
         the window-minimum rows of :mod:`optmech.problems.windows` (2N auxiliary columns, at most 6N
         rows of 2 nonzeros); (ε, δ): 2mN hockey-stick rows of 3 nonzeros, their 2mN τ columns and 2m
-        sums, and 2m edge rows (|s| + 2 nonzeros) with their 2m columns; the W1 terms on the input's support (w = x_hi − x_lo): 2w cdf columns and rows (the first
-        with K − w + 3 nonzeros, the others 3), and w t columns with 2 rows of 1 + (support) nonzeros."""
+        sums, and 2m edge rows (|s| + 2 nonzeros) with their 2m columns; the W1 terms on the input's
+        support (w = x_hi − x_lo): 2w cdf columns and rows (the first with K − w + 3 nonzeros, the others
+        3), and w t columns with 2 rows of 1 + (support) nonzeros."""
         N, m = 2 * K + 1, self.m
         support = self.inp.hi - self.inp.lo + 1  # the input's points lo..hi (those of mass 0 have no entries)
         w = support - 1
@@ -328,10 +329,10 @@ class WassersteinFamily:
     def grow(self, step: Step, best) -> int | Stop:
         """Pure DP: stop once the LP's objective is within half the target of the upper bound (a wider
         window can raise the relaxation by no more than that; the rest of the gap is the dual's
-        certification); else double K.  (ε, δ): stop once the far and edge masses are negligible: the LP's
-        optimum extended by zeros is then feasible for any wider window at the same cost (its pairs that
-        leave the window were covered by the edge rows, whose left sides are then 0), so a wider window
-        has the same value."""
+        certification); else double K.  (ε, δ): stop once the far and edge masses are negligible (at most
+        1e-3 of the target gap).  Were they 0, the LP's optimum extended by zeros would be feasible for any
+        wider window at the same cost (its pairs that leave the window are covered by the edge rows, whose
+        left sides are then 0), so a wider window would have the same value."""
         dg = step.diagnostics
         target = self.problem.target_gap
         if self.delta == 0 and dg["relaxation_gap"] <= 0.5 * target:
