@@ -33,6 +33,7 @@ from optmech.problems.wasserstein import (
 )
 from optmech.problems.windows import window_ratio_rows
 from optmech.solvers import load_profile, solve_lp
+from test_approx_scale import truncated_laplace  # the independently built (ε, δ)-DP laws of the ℤ tests
 
 
 # -- the window-minimum rows are the pair rows ------------------------------------------------------
@@ -236,23 +237,6 @@ def test_sensitivity_60_is_fast_and_tight():
 
 
 # -- (ε, δ): the edge rows keep the relaxation valid and let the window shrink ---------------------
-def _truncated_laplace(eps: float, delta: float, m: int, centre: int) -> tuple[np.ndarray, int]:
-    """A discrete Laplace of rate ε/m on [−A, A] + centre, A the smallest width (step ⌈m/2⌉) whose
-    brute-force δ(ε) (direct sums over every shift 0 < |s| <= m) is at most δ/2: (pmf, first point)."""
-    e = math.exp(eps)
-    for A in range(m, 100000, max(1, m // 2)):
-        k = np.arange(-A, A + 1)
-        w = np.exp(-eps * np.abs(k) / m)
-        w /= w.sum()
-        pad = np.concatenate([np.zeros(m), w, np.zeros(m)])
-        M = len(w)
-        worst = max(float(np.maximum(pad[m:m + M] - e * pad[m + v:m + v + M], 0.0).sum())
-                    for v in range(-m, m + 1) if v)
-        if worst <= delta / 2:
-            return w, -A + centre
-    raise AssertionError("no truncation found")
-
-
 @pytest.mark.parametrize("spec,eps,delta,m,centre", [("poisson:1:0:2", 1.0, 0.02, 2, 0),
                                                      ("poisson:2:0:3", 0.5, 0.02, 3, 4),
                                                      ("gaussian:0:1:-1:1", 1.0, 0.02, 4, -3)])
@@ -261,7 +245,7 @@ def test_approx_edge_rows_admit_every_private_law(spec, eps, delta, m, centre):
     δ > 0 LP (window masses, far masses, every τ and edge variable at its row's positive part, G the law's
     CDF, t from the epigraph rows), and its objective is at most the law's exact W1."""
     inp = parse_input_spec(spec)
-    w, k0 = _truncated_laplace(eps, delta, m, centre)
+    w, k0 = truncated_laplace(eps, delta, m, centre)
     K = inp.hi - inp.lo + m
     assert k0 < -K and k0 + len(w) - 1 > K  # the law leaves the window: far and edge rows are active
     wl = build_wasserstein(inp, eps, m, K, delta=delta)

@@ -90,7 +90,7 @@ from optmech.lp import LinearProgram, stack_rows
 from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.lattice import enclose
 
-__all__ = ["ApproxLP", "build_approx", "shift_vectors", "COSTS_ND", "point_costs", "outside_min"]
+__all__ = ["ApproxLP", "build_approx", "shift_vectors", "edge_points", "COSTS_ND", "point_costs", "outside_min"]
 
 COSTS_ND = ("l1", "l2", "l2sq", "linf")
 _DOWN, _UP = -np.inf, np.inf
@@ -162,6 +162,12 @@ def shift_vectors(d: int, sensitivity: int, *, half: bool) -> np.ndarray:
         first = v[np.arange(len(v)), np.argmax(v != 0, axis=1)]
         v = v[first > 0]
     return v.astype(np.int64)
+
+
+def edge_points(shifts: np.ndarray, n: int) -> np.ndarray:
+    """1-D edge rows: for each shift s (in order), the 0-based indices of the |s| points of a window of
+    n points whose partner x + s leaves it (the last s for s > 0, the first |s| for s < 0), concatenated."""
+    return np.concatenate([np.arange(n - s, n) if s > 0 else np.arange(0, -s) for s in np.asarray(shifts).ravel()])
 
 
 # -- the LP ---------------------------------------------------------------------------------------
@@ -445,7 +451,7 @@ def build_approx(
     blocks = [("normalisation", norm, 1.0, 1.0), ("hockey_stick", hs, -np.inf, 0.0)]
     if edge_rows:  # Σ_{x ∈ E_v} p(x) − (e^ε − 1)·far_side <= T_v (module docstring), one row per shift
         s1 = shifts[:, 0]
-        e_pts = np.concatenate([np.arange(M - s, M) if s > 0 else np.arange(0, -s) for s in s1])
+        e_pts = edge_points(s1, M)
         e_rows = np.repeat(np.arange(K), np.abs(s1))
         far_coef = (e - 1.0) / 2.0 if mode == "even" else e - 1.0  # far_side = far/2 for an even law, <= far else
         edge = sp.coo_array((np.concatenate([np.ones(len(e_pts)), np.full(K, -far_coef), np.full(K, -1.0)]),

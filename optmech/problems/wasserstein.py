@@ -94,6 +94,7 @@ import scipy.sparse as sp
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.inputs import InputPMF
 from optmech.lp import LinearProgram, stack_rows
+from optmech.problems.approx import edge_points
 from optmech.problems.lattice import LatticeMechanism
 from optmech.problems.pure import SCALE_EFOLDS, max_point_mass
 from optmech.problems.windows import window_ratio_rows
@@ -229,7 +230,7 @@ def _hockey_stick_rows(q_idx: np.ndarray, s: np.ndarray, m: int, e_eps: float, d
     # edge rows: T_s − Σ_{E_s} p_j + (e^ε − 1)·far_s >= 0, E_s the last s points (s > 0) or the first |s|
     mag = np.abs(shifts)
     er = np.repeat(np.arange(len(shifts)), mag)
-    ej = np.concatenate([np.arange(N - a, N) if a > 0 else np.arange(0, -a) for a in shifts])
+    ej = edge_points(shifts, N)
     far_col = np.where(shifts > 0, far[1], far[0])
     edge_cols = edge0 + np.arange(len(shifts))
     edge = _coo(np.concatenate([np.arange(len(shifts)), er, np.arange(len(shifts))]),
