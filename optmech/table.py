@@ -235,6 +235,8 @@ def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float,
                                         dim=problem.dim, norm=problem.norm)
     ub = {name: _valid_upper(refs, name) for name in
           ("uniform", "laplace", "staircase", "gaussian", "analytic_gaussian", "truncated_laplace")}
+    if problem.dim > 1 and problem.norm == "l2":  # ub_laplace: the Laplace law of the norm, the l2-Laplace
+        ub["laplace"] = _valid_upper(refs, "l2_laplace")
     best_simple = min((v for v in (ub["uniform"], ub["laplace"]) if v is not None), default=None)
     best_gauss = min((v for v in (ub["gaussian"], ub["analytic_gaussian"]) if v is not None), default=None)
     row = {

@@ -165,7 +165,9 @@ def test_a_small_solve_brackets_below_private_mechanisms(norm, cost):
     assert r.lower_bound <= r.upper_bound
     assert math.isfinite(r.upper_bound) and r.certified
     refs = {x.name: x for x in r.references}
-    for name in ("analytic_gaussian", "laplace"):
+    # the Laplace reference is named for its law: i.i.d. coordinates (l1), the l2-Laplace (l2), as in pure d-D
+    assert "laplace" in refs if norm == "l1" else ("l2_laplace" in refs and "laplace" not in refs)
+    for name in ("analytic_gaussian", "laplace" if norm == "l1" else "l2_laplace"):
         assert r.lower_bound <= refs[name].value * (1 + 1e-9)
     # i.i.d. Laplace of scale b per coordinate: ε-DP for ℓ1 sensitivity Δ at b = Δ/ε (ℓ2: Δ√d/ε)
     b = (1.0 if norm == "l1" else math.sqrt(2)) / eps
@@ -262,14 +264,15 @@ def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
     eps, delta = 2.0, 1e-2
     r = _solve(epsilon=eps, delta=delta, norm=norm, cost=norm, resolution=2, target_gap=0.9)
     m = r.mechanism
-    assert r.audit["method"] == "closed form: the laplace reference (its own privacy proof)"
+    name = "laplace" if norm == "l1" else "l2_laplace"  # one name per law, as in pure d-D
+    assert r.audit["method"] == f"closed form: the {name} reference (its own privacy proof)"
     assert type(m).__name__ == cls and m.dim == 2
-    ref = next(x for x in r.references if x.name == "laplace")
+    ref = next(x for x in r.references if x.name == name)
     assert m.scale == ref.parameters["scale"] and m.epsilon == eps and m.sensitivity == 1.0
     assert r.upper_bound == pytest.approx(ref.value, rel=1e-11)
     p = m.privacy()
     assert (p.notion, p.epsilon, p.delta, p.norm) == ("pure", eps, 0.0, norm)
-    assert any(c.startswith(f"mechanism: the laplace reference itself, {cls}(") for c in r.claims)
+    assert any(c.startswith(f"mechanism: the {name} reference itself, {cls}(") for c in r.claims)
     assert not any("not exported" in c for c in r.claims)
     # the pdf integrates to 1 (midpoint rule on [-12, 12]^2; the tails beyond are below 1e-9)
     u = 0.01
@@ -301,7 +304,7 @@ def test_cli_json_and_the_saved_mechanism(tmp_path):
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)  # the whole stdout is the JSON result
     assert not any("not exported" in c for c in j["claims"])
-    assert any(c.startswith("mechanism: the laplace reference itself, L2Laplace(") for c in j["claims"])
+    assert any(c.startswith("mechanism: the l2_laplace reference itself, L2Laplace(") for c in j["claims"])
     saved = Result.from_json(save.read_text())
     assert saved.mechanism_dict() == {"name": "l2_laplace", "epsilon": 2.0, "sensitivity": 1.0, "dim": 2}
     assert type(saved.mechanism).__name__ == "L2Laplace" and saved.mechanism.scale == 0.5

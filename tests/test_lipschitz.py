@@ -69,7 +69,7 @@ def test_l2_radial_2d_contains_6_over_eps2():
     r = solve_lipschitz(1.0, "l2sq", dim=2, norm="l2", domain="continuous", resolution=40)
     assert r.certified and r.lower_bound <= 6.0 <= r.upper_bound
     assert r.relative_gap < 2e-2
-    assert _ref(r, "l2-laplace").inside_bracket
+    assert _ref(r, "l2_laplace").inside_bracket
     r3 = solve_lipschitz(2.0, "l2", dim=3, norm="l2", domain="continuous", resolution=40)
     assert r3.certified and r3.lower_bound <= 1.5 <= r3.upper_bound
 

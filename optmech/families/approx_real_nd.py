@@ -278,13 +278,13 @@ class ApproxRealNDFamily:
 
         name, par = up.reference, getattr(up, "parameters", {}) or {}
         mech = None
-        if name == "laplace" and par.get("law") in ("product", "l2_laplace"):
+        if name in ("laplace", "l2_laplace") and par.get("law") in ("product", "l2_laplace"):
             cls = LaplaceND if par["law"] == "product" else L2Laplace
             mech = cls(epsilon=self.eps, sensitivity=self.D, dim=self.d)
             if mech.scale == par.get("scale") and mech.dim == par.get("dim"):
                 what = ("i.i.d. Laplace coordinates, pure epsilon-DP for l1 sensitivity" if cls is LaplaceND else
                         "density ~ exp(-epsilon ||x||_2 / sensitivity), pure epsilon-DP for l2 sensitivity")
-                return mech, (f"mechanism: the laplace reference itself, {cls.__name__}(epsilon={self.eps!r}, "
+                return mech, (f"mechanism: the {name} reference itself, {cls.__name__}(epsilon={self.eps!r}, "
                               f"sensitivity={self.D!r}, dim={self.d}) (scale {mech.scale!r}, the reference's "
                               f"calibration): {what} {self.D:g}, hence (epsilon, delta)-DP")
         elif name == "uniform" and "l1_sensitivity" in par:

@@ -272,16 +272,16 @@ def _references(eps, mode, cost, dim, domain, power, lo, up) -> list[ReferenceVa
     if mode == "radial":
         d = dim
         v = d / eps if power == 1 else d * (d + 1) / eps**2
-        add("l2-laplace", v, {"epsilon": eps, "dim": d},
+        add("l2_laplace", v, {"epsilon": eps, "dim": d},
             "density ∝ e^{-ε‖v‖₂}: optimal for l2sq ([KHP15] Thm 8; E r = d/ε, E r² = d(d+1)/ε²)")
         return refs
     d = dim
     if domain == "continuous":
         if kind == "abs":
-            add("laplace" if d == 1 else "iid-laplace", d / eps, {"epsilon": eps, "dim": d},
+            add("laplace", d / eps, {"epsilon": eps, "dim": d},
                 "Laplace(1/ε) per coordinate: E|X| = 1/ε (optimality for |x| is not a theorem of [KHP15])")
         elif kind == "square":
-            add("laplace" if d == 1 else "iid-laplace", 2 * d / eps**2, {"epsilon": eps, "dim": d},
+            add("laplace", 2 * d / eps**2, {"epsilon": eps, "dim": d},
                 "Laplace(1/ε) per coordinate: MSE 2/ε² each, optimal ([KHP15] Thms 6, 7)")
     else:
         b = math.exp(-eps)
@@ -470,7 +470,7 @@ class LipschitzFamily:
             from optmech.mechanisms.multidim import l2_laplace_cost
 
             v = l2_laplace_cost("l1", self.eps, self.dim, 1.0)
-            return [ReferenceValue("l2-laplace", v, {"scale": 1.0 / self.eps}, False, True,
+            return [ReferenceValue("l2_laplace", v, {"scale": 1.0 / self.eps}, False, True,
                                    "density proportional to exp(-epsilon ||x||_2): epsilon-Lipschitz in l2 [KHP15], so "
                                    "an upper bound on the l2 optimum", kind="upper")]
         return _references(self.eps, self.mode, self.cost, self.dim, "integer" if self.integer else "continuous",

@@ -55,7 +55,8 @@ Other references
 * ``gaussian`` / ``analytic_gaussian``: N(0, σ²I_d) with σ from :func:`~optmech.mechanisms.gaussian.classic_gaussian_sigma`
   / :func:`~optmech.mechanisms.gaussian.analytic_gaussian_sigma`, for the ℓ2 sensitivity: Δ for
   ``norm="l2"``, and Δ for ``norm="l1"`` too (the worst ℓ1-bounded shift lies on an axis).
-* ``laplace``: δ = 0.  1-D: scale Δ/ε.  d-D, ℓ1: i.i.d. Laplace(Δ/ε) coordinates.  d-D, ℓ2: the
+* ``laplace``: δ = 0.  1-D: scale Δ/ε.  d-D, ℓ1: i.i.d. Laplace(Δ/ε) coordinates.
+* ``l2_laplace`` (in place of ``laplace`` for d-D, ℓ2; the name pure d-D solves give it): the
   ℓ2-Laplace (K-norm) density ∝ e^{−ε‖x‖₂/Δ} [KHP15, Thm 8], ε-DP since
   e^{ε(‖x − t‖₂ − ‖x‖₂)/Δ} <= e^{ε‖t‖₂/Δ}; ‖X‖₂ ~ Gamma(d, Δ/ε), so E‖X‖₂ = dΔ/ε and
   E‖X‖₂² = d(d+1)Δ²/ε².
@@ -388,7 +389,8 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
     list of Bound
         Named ``gaussian`` (classic, ``valid=False`` unless 0 < ε < 1 [DR14, Thm A.1]),
         ``analytic_gaussian`` [BW18, Thm 8], ``truncated_laplace`` (1-D only, [GDGK20]),
-        ``laplace`` (δ = 0; d-D ℓ2: the ℓ2-Laplace [KHP15, Thm 8]), ``staircase`` (δ = 0,
+        ``laplace`` (δ = 0; in d-D with ``norm="l1"`` i.i.d. coordinates), ``l2_laplace`` (in its place
+        for d-D ``norm="l2"``: the ℓ2-Laplace [KHP15, Thm 8], the name pure d-D solves use), ``staircase`` (δ = 0,
         [Geng13, Thm 2.4] / [GKOV15]) and ``uniform`` ((0, δ)-DP), all of kind ``upper``; each
         carries its calibration in ``parameters`` (module docstring).
 
@@ -400,7 +402,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
     >>> bs["truncated_laplace"].value < bs["laplace"].value     # δ > 0 helps
     True
     >>> nd = {b.name: b for b in continuous_approx_references("l2", 1.0, 0.01, 1.0, dim=2, norm="l2")}
-    >>> nd["laplace"].value, nd["gaussian"].valid                # ℓ2-Laplace: E‖X‖₂ = dΔ/ε
+    >>> nd["l2_laplace"].value, nd["gaussian"].valid             # ℓ2-Laplace: E‖X‖₂ = dΔ/ε
     (2.0, False)
     """
     eps, dlt, D, d = check_epsilon(epsilon), check_delta(delta), nx.check_sensitivity(sensitivity), check_dim(dim)
@@ -447,7 +449,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
         from optmech.mechanisms.multidim import l2_laplace_cost
 
         value = l2_laplace_cost(name_nd, eps, d, D)
-        out.append(make_bound("laplace", value, "upper", pos, {"scale": D / eps, "dim": d, "law": "l2_laplace"},
+        out.append(make_bound("l2_laplace", value, "upper", pos, {"scale": D / eps, "dim": d, "law": "l2_laplace"},
                               name_nd != "linf", "l2-Laplace density ~ exp(-epsilon ||x||_2/Delta), epsilon-DP for l2 "
                               "sensitivity Delta [KHP15, Thm 8]; ||X||_2 ~ Gamma(d, Delta/epsilon): E||X||_2 = d Delta/epsilon, "
                               "E||X||_2^2 = d(d+1) Delta^2/epsilon^2"))

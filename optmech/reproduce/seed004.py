@@ -105,7 +105,7 @@ def _inside(value: float, r: dict | None, slack: float = 1e-9) -> bool:
 
 
 def _ref_value(r: dict | None) -> float | None:
-    for name in ("laplace", "iid-laplace", "l2-laplace"):
+    for name in ("laplace", "l2_laplace", "iid-laplace", "l2-laplace"):  # the last two: earlier names of those laws
         x = ref(r, name)
         if x is not None:
             return x.get("value")
