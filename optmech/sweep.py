@@ -24,8 +24,9 @@ Parameters: ``privacy``, ``epsilon``, ``delta``, ``sensitivity``, ``domain``, ``
 ``cost``, ``dim``, ``norm``, ``target_gap``, ``utility`` (cost | wasserstein | surrogate),
 ``input`` (an input spec for the Wasserstein utility) and ``time_limit`` (seconds for that problem's
 solve, passed to :func:`optmech.solve`; not a problem parameter).  A parameter may be fixed or swept, not
-both.  Unknown keys, wrong types, empty grids and sweeps above :data:`MAX_PROBLEMS` (without
-``force``) are refused with one-line errors, before anything runs.
+both.  Unknown keys, wrong types, empty grids, sweeps above :data:`MAX_PROBLEMS` (without
+``force``) and any problem that ``optmech solve`` would refuse (:func:`check_problems`: a bad cost
+expression, ε ≤ 0, …) are refused with one-line errors, before anything runs or any store is created.
 
 ``[zip]`` holds axes stepped together (lists of one length: ``epsilon = [0.1, 0.05]`` and
 ``delta = [0.1, 0.05]`` give the pairs (0.1, 0.1) and (0.05, 0.05)); the sweep is the product of the
@@ -38,14 +39,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import time
 import tomllib
 from dataclasses import dataclass, field
 
 from optmech.errors import SpecError
 
-__all__ = ["SweepSpec", "SweepOutcome", "load_spec", "parse_spec", "run_job", "run_sweep", "MAX_PROBLEMS",
-           "PARAMETERS", "GRACE_SECONDS"]
+__all__ = ["SweepSpec", "SweepOutcome", "load_spec", "parse_spec", "check_problems", "run_job", "run_sweep",
+           "MAX_PROBLEMS", "PARAMETERS", "GRACE_SECONDS"]
 
 #: Largest sweep run without ``--force``.
 MAX_PROBLEMS = 500
@@ -123,7 +125,8 @@ def parse_spec(data: dict, *, source: str = "spec", force: bool = False, quick: 
 
     With ``quick`` the axes named in ``[quick]`` replace those of ``[grid]``.
 
-    >>> doc = {"name": "pairs", "zip": {"epsilon": [0.1, 0.5], "delta": [0.01, 0.05]}, "grid": {"sensitivity": [1, 2]}}
+    >>> doc = {"name": "pairs", "problem": {"privacy": "approx"}, "zip": {"epsilon": [0.1, 0.5], "delta": [0.01, 0.05]},
+    ...        "grid": {"sensitivity": [1, 2]}}
     >>> [(p["sensitivity"], p["epsilon"], p["delta"]) for p in parse_spec(doc).problems]
     [(1, 0.1, 0.01), (1, 0.5, 0.05), (2, 0.1, 0.01), (2, 0.5, 0.05)]
     >>> parse_spec({"name": "bad", "grid": {"epsilon": []}})
@@ -186,7 +189,37 @@ def parse_spec(data: dict, *, source: str = "spec", force: bool = False, quick: 
     zrows = [dict(zip([k for k, _ in zaxes], combo)) for combo in zip(*[v for _, v in zaxes])] if zaxes else [{}]
     problems = tuple(dict(fixed) | dict(zip([k for k, _ in axes], combo)) | z
                      for combo in itertools.product(*[v for _, v in axes]) for z in zrows)
+    check_problems(problems, source=source)
     return SweepSpec(name.strip(), desc, problems, rep)
+
+
+def check_problems(problems, *, source: str = "spec") -> None:
+    """Refuse, in one line, the first problem that :meth:`optmech.spec.Problem.from_params` refuses
+    (its parameters less ``time_limit``): a cost that is not a valid expression, ε ≤ 0, δ outside
+    [0, 1), a combination no family solves, …, exactly as ``optmech solve`` refuses the same flags.
+    The line names the problem by its number (1-based, in the sweep's order) and its parameters.
+    :func:`parse_spec` calls it, so a spec is refused before any store is created or anything runs.
+
+    >>> check_problems([{"epsilon": 1.0}, {"epsilon": -1.0, "cost": "abs"}])
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: spec: problem 2 of 2 (epsilon=-1.0, cost='abs'): epsilon must be positive, got -1
+    """
+    from optmech.errors import OptmechError
+    from optmech.spec import Problem
+
+    seen: set[str] = set()
+    for i, p in enumerate(problems):
+        params = {k: v for k, v in p.items() if k != "time_limit"}
+        key = repr(sorted(params.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            Problem.from_params(params)
+        except OptmechError as exc:
+            where = ", ".join(f"{k}={v!r}" for k, v in p.items())
+            raise SpecError(f"{source}: problem {i + 1} of {len(problems)} ({where}): {exc}") from None
 
 
 def load_spec(path: str, *, force: bool = False, quick: bool = False) -> SweepSpec:
@@ -237,6 +270,9 @@ def run_job(params: dict) -> dict:
     from optmech.spec import Problem
 
     t0 = time.perf_counter()
+    delay = os.environ.get(TEST_DELAY_VARIABLE)
+    if delay:  # test-only: every problem lasts at least this long, whatever the machine's speed
+        time.sleep(float(delay))
     params = dict(params)
     limit = params.pop("time_limit", None)
     r = optmech.solve(Problem.from_params(params), time_limit=limit)
@@ -245,6 +281,9 @@ def run_job(params: dict) -> dict:
     return d
 
 
+#: Test-only: seconds each sweep problem sleeps before its solve (the signal tests need problems that are
+#: in flight for a known time on any machine; unset in normal use).
+TEST_DELAY_VARIABLE = "OPTMECH_TEST_JOB_DELAY"
 #: Seconds without any Dask worker before a sweep says so.
 NO_WORKERS_NOTICE = 5.0
 #: Seconds a sweep waits to connect to a Dask scheduler (at most ``--worker-timeout``).

@@ -72,7 +72,8 @@ def test_quick_replaces_grid_and_zip_axes():
     data = _spec(grid={"cost": ["abs", "square"], "epsilon": [1.0, 2.0, 3.0]}, quick={"epsilon": [2.0]})
     assert len(parse_spec(data).problems) == 6
     assert [(p["cost"], p["epsilon"]) for p in parse_spec(data, quick=True).problems] == [("abs", 2.0), ("square", 2.0)]
-    z = _spec(zip={"epsilon": [0.1, 0.2], "delta": [0.1, 0.2]}, quick={"epsilon": [0.1], "delta": [0.1]})
+    z = _spec(problem={"privacy": "approx"}, zip={"epsilon": [0.1, 0.2], "delta": [0.1, 0.2]},
+              quick={"epsilon": [0.1], "delta": [0.1]})  # a valid problem: every row is checked (issue 36)
     assert len(parse_spec(z, quick=True).problems) == 1
 
 

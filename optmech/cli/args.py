@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import textwrap
 from typing import Iterable, Sequence
 
 from optmech.budget import DEFAULT_TIME_LIMIT
 from optmech.errors import SpecError
+from optmech.spec import DEFAULT_GAPS
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCERTIFIED, EXIT_SOLVER = 0, 1, 2, 3, 4
 
@@ -38,10 +40,88 @@ DEFAULTS = {
     "cost": "abs",
     "solver": "default",
     "time_limit": None,   # the engine's budget, DEFAULT_TIME_LIMIT seconds
-    "target_gap": None,   # the engine's: 1e-9 on the integer domain, 1e-4 on the continuous one (1-D)
+    "target_gap": None,   # the problem family's (optmech.spec.DEFAULT_GAPS; see target_gap_defaults())
     "workers": None,      # all cores
     "json": False,
 }
+
+
+#: The image formats every ``--plot`` writes (matplotlib's savefig picks the format from the extension).
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def extensions(formats: Sequence[str]) -> str:
+    """File extensions in words: ``(".png", ".pdf", ".svg")`` as ``".png, .pdf or .svg"``.
+
+    >>> extensions(PLOT_FORMATS), extensions(["npy"])
+    ('.png, .pdf or .svg', '.npy')
+    """
+    names = [f".{f}" for f in formats]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def plot_formats() -> str:
+    """What every ``--plot`` help says about the file it writes."""
+    return f"{extensions(PLOT_FORMATS)}: the extension picks the format"
+
+
+# -- output paths -----------------------------------------------------------------------------------
+def check_output_path(flag: str, path: str, formats: Sequence[str] | None = None, *, folder: bool = False) -> None:
+    """Refuse, in one line (:class:`~optmech.errors.SpecError`), an output path that cannot be written,
+    before a command does any work.
+
+    A file (the default): ``path`` is not an existing folder, its folder exists and is writable, an
+    existing file there is writable, and with ``formats`` its extension is one of them (``"png"``,
+    ``"npy"``, ...; case-insensitive).  A folder (``folder=True``, created with its parents by the
+    command): ``path`` is not an existing file, and the nearest folder that exists on its way is
+    writable.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_output_path("--plot", os.path.join(d, "a.PDF"), PLOT_FORMATS)
+    >>> check_output_path("--save", os.path.join(d, "no", "x.json"))
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: --save: cannot create ...: folder ... does not exist
+    >>> check_output_path("--plot", os.path.join(d, "a.jpg"), PLOT_FORMATS)
+    Traceback (most recent call last):
+    ...
+    optmech.errors.SpecError: --plot writes .png, .pdf or .svg (the extension picks the format), got '...a.jpg'
+    """
+    text = os.fspath(path)
+    if not text:
+        raise SpecError(f"{flag} needs a {'folder' if folder else 'file'} name")
+    full = os.path.abspath(text)
+    if folder:
+        if os.path.exists(full) and not os.path.isdir(full):
+            raise SpecError(f"{flag} {text} exists and is not a folder")
+        near = full
+        while not os.path.exists(near):
+            near = os.path.dirname(near)
+        if not os.path.isdir(near):
+            raise SpecError(f"{flag}: cannot create {text}: {near} is a file, not a folder")
+        if not os.access(near, os.W_OK | os.X_OK):
+            what = f"{flag} {text} is not writable" if near == full else \
+                f"{flag}: cannot create {text}: folder {near} is not writable"
+            raise SpecError(what)
+        return
+    if formats is not None:
+        ext = os.path.splitext(text)[1].lower().lstrip(".")
+        if ext not in formats:
+            raise SpecError(f"{flag} writes {extensions(formats)} (the extension picks the format), got {text!r}")
+    if os.path.isdir(full):
+        raise SpecError(f"{flag} {text} is a folder; give a file name")
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent):
+        why = "is a file, not a folder" if os.path.exists(parent) else "does not exist"
+        raise SpecError(f"{flag}: cannot create {text}: folder {parent} {why}")
+    if os.path.exists(full):
+        if not os.access(full, os.W_OK):
+            raise SpecError(f"{flag} {text} is not writable")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        what = f"{flag} {text}: its folder {parent} is not writable" if os.path.exists(full) else \
+            f"{flag}: cannot create {text}: folder {parent} is not writable"
+        raise SpecError(what)
 
 
 # -- numbers and lists ------------------------------------------------------------------------------
@@ -221,10 +301,21 @@ def add_time_limit(p, *, per: str = "solve") -> None:
                    help=f"wall-clock budget per {per} in seconds (default: {DEFAULT_TIME_LIMIT:g})")
 
 
-def add_target_gap(p, *, help: str = "relative gap at which to stop") -> None:
+def target_gap_defaults() -> str:
+    """Every family's default relative target gap, in words, read from :data:`optmech.spec.DEFAULT_GAPS`.
+
+    >>> target_gap_defaults()
+    '1e-9 on ℤ and 1e-4 on ℝ (pure DP in 1-D; (ε,δ) on ℤ, ℤ^d, ℝ and ℝ^d), 1e-6 for pure DP in d > 1 ...'
+    """
+    g = {k: f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e") for k, v in DEFAULT_GAPS.items()}
+    return (f"{g['integer']} on ℤ and {g['continuous']} on ℝ (pure DP in 1-D; (ε,δ) on ℤ, ℤ^d, ℝ and ℝ^d), "
+            f"{g['lattice_nd']} for pure DP in d > 1 (ℤ^d and ℝ^d), {g['lipschitz']} for --privacy lipschitz, "
+            f"{g['wasserstein']} for --utility wasserstein|surrogate")
+
+
+def add_target_gap(p, *, help: str = "relative gap (upper - lower)/upper at which to stop") -> None:
     p.add_argument("--target-gap", default=DEFAULTS["target_gap"], metavar="GAP",
-                   help=help + " (default: the problem family's: 1e-9 on the integer domain and 1e-4 on the "
-                               "continuous one in 1-D; see README for the others)")
+                   help=help + f" (default: the problem family's: {target_gap_defaults()})")
 
 
 def add_workers(p, *, one: str = "1 runs in this process") -> None:

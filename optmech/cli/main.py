@@ -19,12 +19,76 @@ from optmech.cli import mechanisms, solve, sweeps
 from optmech.cli.args import EXIT_INPUT, EXIT_INTERNAL, EXIT_SOLVER, HelpFormatter, epilog, paragraph
 
 
+#: A command-line word that argparse reads as a negative number, not as an option.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
 class OptmechParser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2."""
+    """argparse with one-line errors and exit status 2.
+
+    An option the command does not know is reported by name, with the closest known option
+    suggested (``--epsilom``: did you mean ``--epsilon``?), and before a missing required option:
+    argparse checks the required ones first, so ``solve --epsilom 1`` would otherwise only say that
+    ``--epsilon`` is missing.  Each subcommand reports its own unknown words (it is an
+    OptmechParser too), so the suggestions come from that subcommand's options.
+    """
+
+    given: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self.given = list(sys.argv[1:] if args is None else args)
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error("unrecognized arguments: " + " ".join(extras))
+        return ns, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        if message.startswith("unrecognized arguments: "):
+            unknown = self.unknown_options(message[len("unrecognized arguments: "):].split(" "))
+        elif message.startswith(("the following arguments are required", "one of the arguments")):
+            unknown = self.unknown_options(self.given)
+        else:
+            unknown = []
+        if unknown:
+            message = self.unknown_message(unknown)
         sys.stderr.write(f"optmech: error: {one_line(message)}\n")
         raise SystemExit(EXIT_INPUT)
+
+    def option_strings(self) -> list[str]:
+        """Every option string this parser (command) accepts."""
+        return [s for action in self._actions for s in action.option_strings]
+
+    def unknown_options(self, words: Sequence[str]) -> list[str]:
+        """The words of ``words`` that look like options this parser does not know (``--name=value``
+        counted by its name; a unique prefix of a long option, a short option with its value attached
+        and negative numbers are known; nothing after ``--``)."""
+        known = self.option_strings()
+        out = []
+        for word in words:
+            if word == "--":
+                break
+            if len(word) < 2 or word[0] not in self.prefix_chars or _NEGATIVE_NUMBER.match(word) or " " in word:
+                continue
+            name = word.split("=", 1)[0] if word.startswith("--") else word
+            if name in known or (not word.startswith("--") and word[:2] in known):
+                continue
+            if self.allow_abbrev and name.startswith("--") and any(k.startswith(name) for k in known):
+                continue
+            if name not in out:
+                out.append(name)
+        return out
+
+    def unknown_message(self, unknown: Sequence[str]) -> str:
+        """One line naming the unknown options, each with its closest known option where one is close."""
+        import difflib
+
+        longs = [k for k in self.option_strings() if k.startswith("--")]
+        parts = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, longs, n=1, cutoff=0.6)
+            parts.append(f"{name} (did you mean {close[0]}?)" if close else name)
+        s = "s" if len(unknown) > 1 else ""
+        return f"unrecognized option{s} for {self.prog}: {', '.join(parts)}; see {self.prog} --help"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,6 +30,7 @@ from optmech.cli.args import (
     add_domain,
     add_json,
     add_sensitivity,
+    check_output_path,
     list_items,
 )
 from optmech.cli.args import parse_number as _num
@@ -97,7 +98,8 @@ def add_parsers(sub) -> None:
     s.add_argument("--lattice-bits", default=None, metavar="K",
                    help="with --exact, release a continuous mechanism on the grid of step sensitivity/2^K "
                         "(0 <= K <= 20): its lattice analogue, sampled exactly; the samples are multiples of the step")
-    s.add_argument("--out", required=True, metavar="FILE", help="output file, FILE.npy or FILE.csv (required)")
+    s.add_argument("--out", required=True, metavar="FILE", help="output file, FILE.npy or FILE.csv, checked before any "
+                   "draw: its folder must exist and be writable (required)")
     add_json(s, help="print a JSON summary on stdout")
     s.set_defaults(handler=cmd_sample)
 
@@ -349,14 +351,15 @@ def cmd_mechanism(args: argparse.Namespace) -> int:
 
 
 # -- optmech sample -------------------------------------------------------------------------------
+#: The sample file formats ``optmech sample --out`` writes.
+SAMPLE_FORMATS = ("npy", "csv")
+
+
 def _atomic_target(path: str) -> tuple[str, str]:
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".npy", ".csv"):
-        raise SpecError(f"--out must end in .npy or .csv, got {path!r}")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise SpecError(f"--out folder does not exist: {folder}")
-    return ext, folder
+    """The extension and folder of a sample file, once :func:`~optmech.cli.args.check_output_path`
+    has found it writable (one-line SpecError otherwise)."""
+    check_output_path("--out", path, SAMPLE_FORMATS)
+    return os.path.splitext(path)[1].lower(), os.path.dirname(os.path.abspath(path))
 
 
 class _StopOnSignal:

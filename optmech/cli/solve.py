@@ -12,13 +12,13 @@ import json
 import math
 import sys
 
-from optmech import __version__
 from optmech.cli.args import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_SOLVER,
     EXIT_UNCERTIFIED,
+    PLOT_FORMATS,
     ListAction,
     add_command,
     add_cost,
@@ -32,8 +32,10 @@ from optmech.cli.args import (
     add_target_gap,
     add_time_limit,
     add_workers,
+    check_output_path,
     is_default,
     parse_number_list,
+    plot_formats,
     parse_time_limit,
     parse_workers,
 )
@@ -48,9 +50,9 @@ def add_parsers(sub) -> None:
         sub, "solve", summary="solve one problem and print the certified bracket",
         description="Find the noise distribution of minimum expected cost for one privacy problem and print a "
                     "certified bracket [lower, upper] around the optimum, the closed forms that apply, and the "
-                    "audit of the upper-bound mechanism. Pure ε-DP in 1-D or d dimensions, (ε,δ)-DP on the integer "
-                    "lattice, Lipschitz privacy, and Wasserstein utility; --candidate compares a given mechanism "
-                    "with the certified lower bound.",
+                    "audit of the upper-bound mechanism. Pure ε-DP on ℤ, ℝ, ℤ^d and ℝ^d; (ε,δ)-DP on ℤ, ℤ^d, ℝ and ℝ^d "
+                    "(the integer lattice unless --domain continuous); Lipschitz privacy; and Wasserstein utility "
+                    "on ℤ; --candidate compares a given mechanism with the certified lower bound.",
         examples=["optmech solve --epsilon 1 --cost abs",
                   "optmech solve --epsilon 1 --sensitivity 2 --domain integer --cost square --json",
                   "optmech solve --privacy approx --epsilon 0.5 --delta 0.05 --sensitivity 3 --domain integer",
@@ -69,10 +71,13 @@ def add_parsers(sub) -> None:
     add_dim(s, help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
     s.add_argument("--candidate", default=None, metavar="staircase|layered|laplace|FILE.json",
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
-    add_norm(s, help="norm of the sensitivity in d > 1 dimensions: l1, l2 or linf (pure DP)")
+    add_norm(s, help="norm of the sensitivity (Lipschitz: of the distance) in d > 1 dimensions: l1, l2 or linf for "
+                     "pure DP; l1 for (ε,δ) on ℤ^d, l1 or l2 for (ε,δ) on ℝ^d (--domain continuous); l1 or l2 for "
+                     "--privacy lipschitz")
     add_sensitivity(s, help="sensitivity Δ > 0 (an integer on the integer domain)")
     add_domain(s, help="noise domain: integer lattice or continuous reals (default: continuous; integer for --privacy "
-                       "approx and --utility wasserstein|surrogate, which are solved on the lattice only)")
+                       "approx, which is also solved on ℝ and ℝ^d with --domain continuous, and for --utility "
+                       "wasserstein|surrogate, which are solved on the lattice only)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
     add_target_gap(s)
     add_cost(s, help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression "
@@ -84,7 +89,8 @@ def add_parsers(sub) -> None:
                    help="auto (default): every proven reduction, the radial one on R^d when the cost is a power of the "
                         "sensitivity's norm; orbits: the coordinate-symmetry orbits only (the cell LP on R^d); off: none")
     add_json(s)
-    s.add_argument("--plot", metavar="FILE", default=None, help="write a PNG of the mechanism beside the best closed form")
+    s.add_argument("--plot", metavar="FILE", default=None,
+                   help=f"draw the mechanism beside the best closed form into FILE ({plot_formats()}); needs matplotlib")
     s.add_argument("--save", metavar="FILE", default=None, help="write the result, mechanism included, as JSON")
     s.set_defaults(handler=_cmd_solve)
 
@@ -141,7 +147,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--resolution", default=None, help="cells per unit for the DP solve in d > 1 (default: 4 in d = 2)")
     add_time_limit(c)
     add_json(c)
-    c.add_argument("--plot", metavar="FILE", default=None, help="write a PNG: costs with brackets (and 1-D densities)")
+    c.add_argument("--plot", metavar="FILE", default=None,
+                   help=f"draw the costs with their brackets (and, in 1-D, the densities) into FILE ({plot_formats()})")
     c.set_defaults(handler=_cmd_compare)
 
 
@@ -159,149 +166,25 @@ def _problem(args: argparse.Namespace):
     })
 
 
-def _fmt(x: float) -> str:
-    if isinstance(x, float) and math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.12g}"
-
-
 def format_result(result) -> str:
-    """Readable text table of a Result."""
-    pr = result.problem
-    tag = "certified" if result.certified else "UNCERTIFIED — not an optimum"
-    if pr.get("privacy") == "lipschitz" or pr.get("kind") == "wasserstein":
-        return _format_other(result, tag)
-    if pr.get("privacy") == "approx":
-        return _format_approx(result, tag)
-    if pr.get("dim", 1) > 1:
-        return _format_nd(result, tag)
-    head = (
-        f"optmech {__version__} — 1-D pure ε-DP, epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g}, "
-        f"{pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
-        + (f" ({pr['cells_per_period']} cells per Δ, refined)" if pr.get("cells_per_period") and not pr.get("resolution") else "")
-        + f", cost {pr['cost']}"
-    )
-    a = result.audit
-    rows = [
-        head,
-        *_bracket_rows(result, tag),
-        f"  realised epsilon  {a['realised_epsilon']:.15g} (audit {'passed' if a['passed'] else 'FAILED'})",
-        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
-        f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
-        f"  time              {result.seconds:.3f} s",
-    ]
-    if result.references:
-        rows.append("  closed forms")
-        rows.append(f"    {'name':<20}{'value':<22}{'inside bracket':<16}parameters")
-        for r in result.references:
-            params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.parameters.items())
-            rows.append(f"    {r.name:<20}{_fmt(r.value):<22}{'yes' if r.inside_bracket else 'no':<16}{params}")
-    for c in result.claims:
-        rows.append(f"  note: {c}")
-    return "\n".join(rows + _candidate_rows(result))
+    """Readable text report of a Result, the same for every family (:func:`optmech.render.format_result`)."""
+    from optmech.render import format_result as render_result
 
-
-def _format_nd(result, tag: str) -> str:
-    pr, a = result.problem, result.audit
-    rows = [
-        f"optmech {__version__} — pure ε-DP on {'R' if pr.get('domain') == 'continuous' else 'Z'}^{pr['dim']}, "
-        f"epsilon={pr['epsilon']:g}, sensitivity={pr['sensitivity']:g} "
-        f"({pr['norm']}), cost {pr['cost']}",
-        *_bracket_rows(result, tag),
-        (f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a['passed'] else 'FAILED'})"
-         if a.get("realised_epsilon") is not None else f"  privacy           {a.get('method')}"),
-        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}, "
-        + (f"{result.lp['orbits']} orbits" if "orbits" in result.lp else
-           f"the coupled l1-layer LP: {result.lp['levels'] + 1} spheres, {result.lp['layer_rows']} rows"
-           if "layer_rows" in result.lp else
-           f"{result.lp.get('resolution')} nodes per sensitivity, {result.lp.get('periods')} periods"
-           if result.lp.get("periods") else "no LP solved")
-        + f" ({result.lp['builder']} builder)",
-        f"  time              {result.seconds:.3f} s",
-    ]
-    for r in result.references:
-        rows.append(f"  {r.name:<20}{_fmt(r.value):<22}{'inside bracket' if r.inside_bracket else 'outside bracket'}")
-    rows += [f"  note: {c}" for c in result.claims]
-    return "\n".join(rows + _candidate_rows(result))
-
-
-def _g17(v) -> str:
-    """A float at full precision (17 significant digits, exponent kept), or its text when not a number."""
-    return f"{v:.17g}" if isinstance(v, (int, float)) else str(v)
-
-
-def _format_approx(result, tag: str) -> str:
-    pr, a = result.problem, result.audit
-    rows = [
-        f"optmech {__version__} — (ε,δ)-DP, epsilon={pr['epsilon']:g}, delta={pr['delta']:g}, "
-        f"sensitivity={pr['sensitivity']:g} ({'ℓ2' if pr.get('norm') == 'l2' else 'ℓ1'}), dim {pr['dim']}, {pr.get('domain', 'integer')} domain, cost {pr['cost']}",
-        *_bracket_rows(result, tag),
-        (f"  audited delta     {_g17(a['realised_delta'])} over {a['shifts']} shifts (audit {'passed' if a['passed'] else 'FAILED'})"
-         if a.get("realised_delta") is not None or not a.get("passed") else f"  privacy           {a.get('method')}"),
-        f"  LP                rows {result.lp['rows']}, cols {result.lp['cols']}, nonzeros {result.lp['nonzeros']}"
-        f" ({result.lp['builder']} builder, {result.solver['backend']} {result.solver['method']} {result.solver['version']})",
-        f"  time              {result.seconds:.3f} s",
-    ]
-    if result.references:
-        rows.append("  bounds and closed forms")
-        rows.append(f"    {'name':<20}{'kind':<7}{'value':<22}{'valid':<7}note")
-        for r in result.references:
-            valid = "-" if r.valid is None else ("yes" if r.valid else "NO")
-            rows.append(f"    {r.name:<20}{(r.kind or '-'):<7}{_fmt(r.value):<22}{valid:<7}{r.note[:70]}")
-    for c in result.claims:
-        rows.append(f"  note: {c}")
-    return "\n".join(rows)
-
-
-def _format_other(result, tag: str) -> str:
-    """Lipschitz privacy and Wasserstein utility: bracket, audit, references, claims."""
-    pr, a = result.problem, result.audit or {}
-    if pr.get("kind") == "wasserstein":
-        inp = pr["input"]
-        what = "surrogate utility E|noise| (P2 of [QHFL22])" if pr["utility"] == "surrogate" else "Wasserstein (W1) utility"
-        head = (f"optmech {__version__} — {what}, {pr['privacy']} DP, epsilon={pr['epsilon']:g}"
-                + (f", delta={pr['delta']:g}" if pr.get("delta") else "") + f", sensitivity m={pr['sensitivity']}, "
-                f"input {inp.get('label', 'pmf')}")
-    else:
-        head = (f"optmech {__version__} — Lipschitz privacy, epsilon={pr['epsilon']:g} per unit distance, dim {pr['dim']} "
-                f"({pr['norm']}), {pr['domain']}" + (f" (resolution {pr['resolution']})" if pr.get("resolution") else "")
-                + f", cost {pr['cost']}")
-    rows = [head, *_bracket_rows(result, tag)]
-    if a.get("realised_epsilon") is not None:
-        rows.append(f"  realised epsilon  {_g17(a['realised_epsilon'])} (audit {'passed' if a.get('passed') else 'FAILED'})")
-    if result.lp:
-        rows.append(f"  LP                rows {result.lp.get('rows')}, cols {result.lp.get('cols')}, "
-                    f"nonzeros {result.lp.get('nonzeros')}")
-    rows.append(f"  time              {result.seconds:.3f} s")
-    for r in result.references:
-        rows.append(f"  {r.name:<34}{_fmt(r.value):<22}{'inside bracket' if r.inside_bracket else 'outside bracket'}")
-    rows += [f"  note: {c}" for c in result.claims]
-    return "\n".join(rows)
-
-
-def _bracket_rows(result, tag: str) -> list[str]:
-    """The certified bracket, its relative gap and the status: the same three lines in every report."""
-    return [
-        f"  bracket ({tag})  [{_fmt(result.lower_bound)}, {_fmt(result.upper_bound)}]",
-        f"  relative gap      {result.relative_gap:.3g}",
-        f"  status            {result.status}: {result.message}",
-    ]
-
-
-def _candidate_rows(result) -> list[str]:
-    c = result.candidate
-    if not c:
-        return []
-    verdict = "optimal within the certificate" if c["optimal_within_certificate"] else "NOT shown optimal"
-    gap = c["gap_to_lower_bound"]
-    return [f"  candidate         {c['name']}: {_fmt(c['value'])}, gap to the lower bound "
-            f"{'n/a' if gap is None else f'{gap:.3g}'} ({verdict})"]
+    return render_result(result)
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
+    import os
+
     import optmech
     from optmech.errors import SpecError
 
+    if args.save is not None:  # every file the command writes is checked before any work
+        check_output_path("--save", args.save)
+    if args.plot is not None:
+        check_output_path("--plot", args.plot, PLOT_FORMATS)
+        if args.save is not None and os.path.abspath(args.save) == os.path.abspath(args.plot):
+            raise SpecError(f"--save and --plot name the same file {args.save!r}: give each its own")
     tl = _number("time-limit", args.time_limit)
     if tl is not None and not (tl > 0 and math.isfinite(tl)):
         raise SpecError(f"time-limit must be positive, got {args.time_limit!r}")
@@ -350,10 +233,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
         deltas = []
     workers = parse_workers(args.workers)
     tl = parse_time_limit(args.time_limit)
-    if args.out:
-        folder = os.path.dirname(os.path.abspath(args.out))
-        if not os.path.isdir(folder):
-            raise SpecError(f"--out folder does not exist: {folder}")
+    if args.out is not None:
+        check_output_path("--out", args.out)
     rows = build_table(args.privacy, cost=args.cost, sensitivities=sens, epsilons=eps, deltas=deltas, dim=dim,
                        domain=domain, solver=args.solver, time_limit=tl,
                        target_gap=_number("target-gap", args.target_gap), workers=workers, force=args.force,
@@ -376,13 +257,12 @@ def _cmd_table(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from optmech.compare import compare, format_compare, to_json
     from optmech.plots import plot_compare
-    from optmech.errors import SpecError
 
     eps = _number("epsilon", args.epsilon)
     dim = _number("dim", args.dim, integer=True)
     tl = parse_time_limit(args.time_limit)
-    if args.plot is not None and not args.plot.lower().endswith(".png"):
-        raise SpecError(f"--plot writes a PNG: the file name must end in .png, got {args.plot!r}")
+    if args.plot is not None:
+        check_output_path("--plot", args.plot, PLOT_FORMATS)
     c = compare(eps, args.cost, dim=dim, norm=args.norm, resolution=_number("resolution", args.resolution, integer=True),
                 time_limit=tl)
     sys.stdout.write((json.dumps(to_json(c), indent=2, default=float) if args.json else format_compare(c)) + "\n")

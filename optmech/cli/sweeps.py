@@ -20,6 +20,7 @@ from optmech.cli.args import (
     add_command,
     add_json,
     add_workers,
+    check_output_path,
     list_items,
     parse_workers,
 )
@@ -31,7 +32,8 @@ def add_parsers(sub) -> None:
     """The ``run``, ``store`` and ``reproduce`` subcommands."""
     rn = add_command(
         sub, "run", summary="run a sweep spec (TOML) into a result store",
-        description="Validate a sweep spec (a TOML file: fixed parameters, a grid or zipped axes), then solve its "
+        description="Validate a sweep spec (a TOML file: fixed parameters, a grid or zipped axes; every problem of "
+                    "it is checked as optmech solve checks its flags, before the store is created), then solve its "
                     "problems on local worker processes or a Dask cluster, writing each certified result to a "
                     "SQLite store as it finishes; --resume computes only what the store lacks.",
         examples=["optmech run sweep.toml --workers 4",
@@ -48,7 +50,8 @@ def add_parsers(sub) -> None:
     rn.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="a Dask scheduler, tcp://host:port (optmech[dask]) (default: local processes)")
     rn.add_argument("--store", default=None, metavar="FILE.sqlite",
-                    help="the result store (default: the spec's name, as NAME.sqlite in the current folder)")
+                    help="the result store, created or resumed; its folder must exist and be writable (default: the "
+                         "spec's name, as NAME.sqlite in the current folder)")
     rn.add_argument("--resume", action="store_true", help="skip the problems already in the store")
     rn.add_argument("--worker-timeout", default="60", metavar="SECONDS",
                     help="with --scheduler: give up when the scheduler has had no worker for this long (default: 60)")
@@ -81,7 +84,8 @@ def add_parsers(sub) -> None:
                     help="ls/export: sort by these columns, -COLUMN descending (write --sort=-COLUMN); a list "
                          "(default: the parameters that vary)")
     st.add_argument("--format", default="csv", choices=["csv", "json"], help="export format")
-    st.add_argument("--out", default=None, metavar="FILE", help="export: write to FILE (default: stdout)")
+    st.add_argument("--out", default=None, metavar="FILE",
+                    help="export: write to FILE, checked before reading the store (default: stdout)")
     add_json(st, help="ls/show: JSON output")
     st.set_defaults(handler=cmd_store)
 
@@ -93,15 +97,18 @@ def add_parsers(sub) -> None:
                     "again into the same DIR reuses every stored result.",
         examples=["optmech reproduce --quick --out report",
                   "optmech reproduce --out report --only 000,fig7 --workers 2",
-                  "optmech reproduce --list --out report"],
+                  "optmech reproduce --list --quick"],
         exits=_SWEEP_EXITS,
         notes="A disagreement with a paper does not fail the command; exit status 3 means a problem failed.")
-    rp.add_argument("--out", required=True, metavar="DIR", help="the report folder, results.sqlite in it resumed (required)")
+    rp.add_argument("--out", default=None, metavar="DIR",
+                    help="the report folder, created if absent (with its parents), results.sqlite in it resumed "
+                         "(required, except with --list)")
     rp.add_argument("--quick", action="store_true", help="the small grids (within 2 minutes on 2 cores)")
     add_workers(rp, one="even 1 solves in a worker process, so that Ctrl-C is answered at once")
     rp.add_argument("--only", default=None, action=ListAction, metavar="NAME",
                     help="run the specs whose names contain one of these strings (e.g. 000,fig2.7); a list (default: all)")
-    rp.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    rp.add_argument("--list", action="store_true", help="list the catalogue (with --quick: its small grids) and exit; "
+                                                         "needs no --out")
     add_json(rp, help="print a summary object on stdout")
     rp.set_defaults(handler=cmd_reproduce)
 
@@ -115,12 +122,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from optmech.cli.args import parse_number
     from optmech.errors import SpecError
 
-    spec = load_spec(args.spec, force=args.force, quick=args.quick)
+    spec = load_spec(args.spec, force=args.force, quick=args.quick)  # every problem validated
     workers = parse_workers(args.workers)
     grace = parse_number("grace", args.grace)
     if grace is None or grace < 0:
         raise SpecError(f"--grace must be a number of seconds >= 0, got {args.grace!r}")
-    store = args.store or default_store(spec.name)
+    store = default_store(spec.name) if args.store is None else args.store
+    check_output_path("--store", store)
     progress = sys.stderr.isatty() and not os.environ.get("CI")
     worker_timeout = parse_number("worker-timeout", args.worker_timeout)
     if worker_timeout is None or not worker_timeout > 0:
@@ -171,9 +179,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             rep = spec.reproduce
             sys.stdout.write(f"{spec.name}: {cite(rep['seed'])}, {rep['item']} ({len(spec.problems)} problems)\n")
         return EXIT_OK
+    if args.out is None:
+        raise SpecError("reproduce needs --out DIR, the report folder (only --list runs without it)")
+    check_output_path("--out", args.out, folder=True)
     workers = parse_workers(args.workers)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise SpecError(f"--out {args.out} exists and is not a folder")
     progress = sys.stderr.isatty() and not os.environ.get("CI")
     out = reproduce(args.out, quick=args.quick, workers=workers, only=only, progress=progress)
     if out.interrupted is not None:
@@ -210,6 +219,10 @@ def cmd_store(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.store):
         raise SpecError(f"no such store: {args.store}")
+    if args.out is not None:
+        if args.action != "export":
+            raise SpecError(f"--out applies to store export, not store {args.action}")
+        check_output_path("--out", args.out)
     if args.action == "show" and args.key is None:
         raise SpecError("store show needs a KEY (see store ls)")
     if args.action != "show" and args.key is not None:
