@@ -127,7 +127,7 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
         audit=audit,
         truncation=rep.get("truncation", {}),
         history=r.history,
-        claims=list(rep.get("claims", [])),
+        claims=[*filter(None, [getattr(problem.cost, "rewrite_note", None)]), *rep.get("claims", [])],
     )
 
 

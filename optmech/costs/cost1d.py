@@ -16,6 +16,7 @@ from optmech.costs.interval import (CAP, INF, WIDEN_EXACT, WIDEN_LIBM, WIDEN_ROU
                                     clean_interval, evaluate_tree, exact_int, fraction_up, mig_mag, round_down,
                                     round_up, tight_enclosure, tree_enclosure)
 from optmech.costs.proofs import EVEN, parity, proves_symmetric_nondecreasing
+from optmech.costs.rewrite import canonical_name, recognise_power
 from optmech.errors import CostError
 
 
@@ -57,6 +58,13 @@ class Cost:
     power : float or None
         P for the named costs (1 for abs, 2 for square), None for expressions.
 
+    An expression that :func:`parse_cost` proves to be |x|^P (:mod:`optmech.costs.rewrite`:
+    ``abs(x)**3``, ``x*x``, ``sqrt(abs(x))``, ...) is the named cost: its ``kind`` and ``power``
+    are those of ``abs``, ``square`` or ``pow:P`` while ``spec`` keeps the text as written
+    (:attr:`canonical` is the name, :attr:`rewrite_note` says what was recognised).  One proven to
+    be c·|x|^P with an exact c ≠ 1 (``2*abs(x)**3``) stays an expression whose values, enclosures,
+    integrals, slopes and growth are c times those of the named cost (:attr:`monomial`).
+
     >>> c = parse_cost("min(abs(x), 2)")
     >>> c.kind, c.power, c(np.array([-3.0, 0.5]))
     ('expr', None, array([2. , 0.5]))
@@ -70,6 +78,7 @@ class Cost:
     kind: str
     power: float | None = None
     _tree: tuple | None = field(default=None, repr=False, compare=False)
+    _monomial: tuple[Fraction, float] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in ("abs", "square", "pow", "expr"):
@@ -94,6 +103,9 @@ class Cost:
                 return x * x
             if self.kind == "pow":
                 return np.abs(x) ** self.power
+            if self._monomial is not None:
+                c, p = self._monomial
+                return float(c) * (np.abs(x) if p == 1.0 else x * x if p == 2.0 else np.abs(x) ** p)
             return np.array(np.broadcast_to(evaluate_tree(self._tree, x), x.shape), dtype=np.float64)
 
     def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
@@ -124,13 +136,14 @@ class Cost:
         with np.errstate(all="ignore"):
             lo = np.where(np.isnan(lo), -INF, np.minimum(lo, CAP))
             hi = np.where(np.isnan(hi), INF, np.maximum(hi, -CAP))
-            if self.kind == "expr":
+            if self.kind == "expr" and self._monomial is None:
                 return tight_enclosure(self._tree, lo, hi)
+            P = self._named_power()
             rlo, rhi = mig_mag(lo, hi)
-            if self.kind != "abs":
-                c = WIDEN_ROUNDED if self.kind == "square" else WIDEN_LIBM
-                rlo, rhi = np.maximum(round_down(np.power(rlo, self.power), c), 0.0), round_up(np.power(rhi, self.power), c)
-            return rlo, rhi
+            if P != 1.0:
+                c = WIDEN_ROUNDED if P == 2.0 else WIDEN_LIBM
+                rlo, rhi = np.maximum(round_down(np.power(rlo, P), c), 0.0), round_up(np.power(rhi, P), c)
+            return self._scaled(rlo, rhi)
 
     def slopes(self, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Enclosure (dlo, dhi, lipschitz) of the derivatives of L over each interval [lo, hi].
@@ -147,13 +160,13 @@ class Cost:
         """
         lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
         with np.errstate(all="ignore"):
-            if self.kind == "expr":
+            if self.kind == "expr" and self._monomial is None:
                 from optmech.costs.interval import derivative_enclosure
 
                 _, (dlo, dhi), smooth = derivative_enclosure(self._tree, lo, hi)
                 ok = np.broadcast_to(np.asarray(smooth, dtype=bool), lo.shape) & ~np.isnan(dlo) & ~np.isnan(dhi)
                 return np.where(ok, dlo, -INF), np.where(ok, dhi, INF), ok
-            P = float(self.power)
+            P = self._named_power()
             a, b = np.abs(lo), np.abs(hi)
             near, far = np.where((lo < 0) & (hi > 0), 0.0, np.minimum(a, b)), np.maximum(a, b)
             if P == 1.0:
@@ -164,6 +177,10 @@ class Cost:
                 gmax = round_up(P * round_up(np.maximum(gn, gf), WIDEN_LIBM))
             dlo = np.where(hi <= 0, -gmax, np.where(lo >= 0, gmin, -np.where(a > 0, gmax, 0.0)))
             dhi = np.where(lo >= 0, gmax, np.where(hi <= 0, -gmin, np.where(b > 0, gmax, 0.0)))
+            if self._monomial is not None:  # c·[dlo, dhi], c > 0 in [clo, chi]
+                clo, chi = self._scale_bounds()
+                dlo = np.where(dlo == 0, 0.0, round_down(dlo * np.where(dlo >= 0, clo, chi)))
+                dhi = np.where(dhi == 0, 0.0, round_up(dhi * np.where(dhi >= 0, chi, clo)))
             ok = np.isfinite(dlo) & np.isfinite(dhi) & ~np.isnan(lo) & ~np.isnan(hi)
             return np.where(ok, dlo, -INF), np.where(ok, dhi, INF), ok
 
@@ -179,12 +196,14 @@ class Cost:
         if np.any(a > b):
             raise ValueError("integral(a, b) needs a <= b")
         with np.errstate(all="ignore"):
-            if self.kind != "expr":
-                q = self.power + 1.0
-                ql, qh = (q, q) if Fraction(self.power) + 1 == Fraction(q) else (round_down(q), round_up(q))
+            if self.kind != "expr" or self._monomial is not None:
+                P = self._named_power()
+                q = P + 1.0
+                ql, qh = (q, q) if Fraction(P) + 1 == Fraction(q) else (round_down(q), round_up(q))
                 pl, ph = _pow_diff(np.maximum(a, 0.0), np.maximum(b, 0.0), ql, qh)
                 nl, nh = _pow_diff(np.maximum(-b, 0.0), np.maximum(-a, 0.0), ql, qh)
                 lo, hi = np.maximum(round_down(add_rounded(pl, nl, True) / qh), 0.0), round_up(add_rounded(ph, nh, False) / ql)
+                lo, hi = self._scaled(lo, hi)
                 return clean_interval(np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64))
             if int(pieces) < 1:
                 raise ValueError(f"pieces must be >= 1, got {pieces}")
@@ -224,12 +243,73 @@ class Cost:
             return None
         if self.kind != "expr":
             return (1.0, float(self.power), 0.0)
+        if self._monomial is not None:
+            return (fraction_up(self._monomial[0]), self._monomial[1], 0.0)
         g = np.concatenate([[0.0], np.geomspace(1e-3, 1e300, 1000)]) + max(x0, 0.0)
         right_hi = np.append(g[1:], INF)  # pieces [g_i, g_i+1] and [g_last, inf), then mirrored
         lo, hi = np.concatenate([g, -right_hi]), np.concatenate([right_hi, -g])
         with np.errstate(all="ignore"):
             res = tree_growth(self._tree, lo, hi)
         return res if res is not None and all(math.isfinite(v) and v >= 0 for v in res) else None
+
+    def _named_power(self) -> float:
+        """P of |x|^P for a named cost or a recognised c·|x|^P."""
+        return float(self.power) if self.kind != "expr" else float(self._monomial[1])
+
+    def _scale_bounds(self) -> tuple[float, float]:
+        """Floats clo <= c <= chi around the exact factor c of a recognised c·|x|^P (1, 1 otherwise)."""
+        if self._monomial is None:
+            return 1.0, 1.0
+        c = self._monomial[0]
+        f = float(c)
+        return (f if Fraction(f) <= c else math.nextafter(f, -math.inf)), (f if Fraction(f) >= c else math.nextafter(f, math.inf))
+
+    def _scaled(self, lo, hi):
+        """[lo, hi] (nonnegative) times the factor c of a recognised c·|x|^P, outward-rounded."""
+        if self._monomial is None:
+            return lo, hi
+        clo, chi = self._scale_bounds()
+        return np.maximum(round_down(lo * clo), 0.0), round_up(hi * chi)
+
+    @property
+    def canonical(self) -> str:
+        """The named cost this cost is (``abs``, ``square``, ``pow:P``), also when it was written as an
+        expression proven equal to it; ``c*NAME`` for a recognised c·|x|^P (c ≠ 1, c the exact
+        rational factor); else the expression's text.
+
+        >>> parse_cost("abs(x)**3").canonical, parse_cost("x*x").canonical, parse_cost("2*sqrt(abs(x))").canonical
+        ('pow:3', 'square', '2*pow:0.5')
+        """
+        if self.kind != "expr":
+            return canonical_name(Fraction(float(self.power))) or self.spec
+        if self._monomial is not None:
+            return f"{_number_text(self._monomial[0])}*{canonical_name(Fraction(self._monomial[1]))}"
+        return self.spec
+
+    @property
+    def monomial(self) -> tuple[Fraction, float] | None:
+        """(c, P) when the cost is proven to be c·|x|^P (named costs: c = 1), else None."""
+        if self.kind != "expr":
+            return Fraction(1), float(self.power)
+        return self._monomial
+
+    @property
+    def rewrite_note(self) -> str | None:
+        """What :func:`parse_cost` recognised in an expression (None for named costs as named and for
+        expressions solved as they are)."""
+        if self.kind != "expr":
+            name = self.canonical
+            if self.spec.lower() == name:
+                return None
+            return (f"the expression {self.spec} is {_monomial_text(Fraction(1), float(self.power))}, proven symbolically from its text (exact rewrite rules, "
+                    f"no sampling): solved as {name}")
+        if self._monomial is None:
+            return None
+        c, p = self._monomial
+        name = canonical_name(Fraction(p))
+        return (f"the expression {self.spec} is {_monomial_text(c, p)}, proven symbolically from its text (exact rewrite "
+                f"rules, no sampling): its values, enclosures, cell integrals and growth are {_number_text(c)} times those "
+                f"of {name}")
 
     def check_rewards_spread(self, scale: float, *, integer: bool = False) -> None:
         """Raise CostError when the cost is smaller far from 0 than anywhere near it.
@@ -314,6 +394,20 @@ class Cost:
         """Whether L(x) = L(−x) for every real x, proven by construction (:func:`parity`); named
         costs are even."""
         return self.kind != "expr" or bool(parity(self._tree) & EVEN)
+
+
+def _number_text(c: Fraction) -> str:
+    """An exact rational as its shortest decimal when that is exact (``0.1``, ``2``), else ``n/d``."""
+    if c.denominator == 1:
+        return str(c.numerator)
+    f = repr(float(c))
+    return f if "e" not in f and Fraction(f) == c else str(c)
+
+
+def _monomial_text(c: Fraction, p: float) -> str:
+    """c·|x|^p as text: ``|x|``, ``|x|^3``, ``2·|x|^0.5``."""
+    body = "|x|" if p == 1.0 else f"|x|^{int(p) if p.is_integer() else repr(p)}"
+    return body if c == 1 else f"{_number_text(c)}·{body}"
 
 
 @lru_cache(maxsize=256)
@@ -425,6 +519,10 @@ CostLike = Cost | str
 def parse_cost(text: str) -> Cost:
     """Parse ``abs``, ``square``, ``pow:P`` (0 < P <= 64) or an expression in x (or ``x1``, the same).
 
+    An expression proven to be |x|^P by the exact rewrite rules of :mod:`optmech.costs.rewrite`
+    becomes the named cost (``spec`` keeps its text); one proven to be c·|x|^P, c ≠ 1, an expression
+    with that monomial's closed forms (see :class:`Cost`).
+
     Raises
     ------
     CostError
@@ -434,6 +532,9 @@ def parse_cost(text: str) -> Cost:
     (Cost(spec='abs', kind='abs', power=1.0), 'pow:3')
     >>> parse_cost("x*x + 1")(np.array([2.0]))
     array([5.])
+    >>> c = parse_cost("sqrt(abs(x))")
+    >>> c.spec, c.kind, c.power, c.canonical
+    ('sqrt(abs(x))', 'pow', 0.5, 'pow:0.5')
     >>> parse_cost("__import__('os')")
     Traceback (most recent call last):
     ...
@@ -453,7 +554,16 @@ def parse_cost(text: str) -> Cost:
         if not (0.0 < p <= MAX_EXPONENT):
             raise CostError(f"pow:P needs 0 < P <= {MAX_EXPONENT:g}, got {s[4:].strip()!r}")
         return Cost(f"pow:{int(p) if p.is_integer() else repr(p)}", "pow", p)
-    return Cost(" ".join(s.split()), "expr", None, parse_expr(text))
+    tree = parse_expr(text)
+    spec = " ".join(s.split())
+    found = recognise_power(s)
+    name = canonical_name(found[1]) if found is not None else None
+    if name is None:
+        return Cost(spec, "expr", None, tree)
+    c, p = found
+    if c == 1:
+        return Cost(spec, name.split(":")[0], float(p), tree)
+    return Cost(spec, "expr", None, tree, (c, float(p)))
 
 
 def as_cost(obj: CostLike) -> Cost:
