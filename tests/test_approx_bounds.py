@@ -502,10 +502,14 @@ def test_dd_relaxed_lp_decouples(name, eps, delta, D):
 
 
 def test_relaxed_lp_expression_cost_and_variants():
-    r = relaxed_lp_lower_bound("abs(x)", 0.1, 0.05, 2)  # expressions default to all_k
+    r = relaxed_lp_lower_bound("min(abs(x), 1e9)", 0.1, 0.05, 2)  # expressions default to all_k
     assert r.valid and r.parameters["variant"] == "all_k"
     a = relaxed_lp_lower_bound("abs", 0.1, 0.05, 2, variant="all_k")
     assert r.value == pytest.approx(a.value, rel=1e-9)
+    # abs(x) is proven to be |x| (optmech.costs.rewrite): it is the named cost abs, on the same path
+    named = relaxed_lp_lower_bound("abs", 0.1, 0.05, 2)
+    same = relaxed_lp_lower_bound("abs(x)", 0.1, 0.05, 2)
+    assert same.parameters["variant"] == named.parameters["variant"] == "symmetric" and same.value == named.value
     asym = relaxed_lp_lower_bound("where(x < 0, 2*abs(x), abs(x))", 0.1, 0.05, 2, variant="symmetric")
     assert not asym.valid and not asym.conditions["cost_symmetric"]
     assert relaxed_lp_lower_bound("where(x < 0, 2*abs(x), abs(x))", 0.1, 0.05, 2).valid
