@@ -330,7 +330,7 @@ class Cost:
         far = np.outer([1.0, -1.0], 10.0 ** np.arange(3, 13)).ravel() * scale
         if integer:
             far = np.round(far)
-        ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
+        ln = self._check_near(near, integer)     # a negative cost is reported with its minimum
         with np.errstate(all="ignore"):
             lf = self(far)
         ok_far = lf[np.isfinite(lf)]
@@ -341,6 +341,43 @@ class Cost:
                 f"cost {self.spec!r} rewards large noise: L({x:.3g}) = {float(ok_far.min()):.6g} is not above its minimum "
                 f"{float(ln.min()):.6g} near 0, so spreading the noise wider never costs more and no optimum exists; use a cost that "
                 "grows away from 0")
+
+    def _check_near(self, near: np.ndarray, integer: bool) -> np.ndarray:
+        """L at the points near 0 of :meth:`check_rewards_spread`; CostError at the first NaN or
+        infinite value, or, where L is negative there, one naming its minimum: the lowest value
+        found (on ℝ refined on a finer grid around the lowest checked point) and a proven floor
+        (:meth:`domain_minimum`), so the true minimum over the domain lies between them."""
+        with np.errstate(all="ignore"):
+            y = self(near)
+        bad = ~np.isfinite(y)
+        if bad.any():
+            self.check_values(near[bad][:1], "the points near 0")
+        if not (y < 0).any():
+            return y
+        i = int(np.argmin(y))
+        x0 = float(near[i])
+        if not integer and near.size > 1:  # refine between the neighbouring checked points
+            step = float(near[1] - near[0])
+            fine = np.linspace(max(x0 - step, float(near[0])), min(x0 + step, float(near[-1])), 401)
+            with np.errstate(all="ignore"):
+                yf = self(fine)
+            ok = np.isfinite(yf)
+            if ok.any() and float(np.min(yf[ok])) < float(y[i]):
+                j = int(np.flatnonzero(ok)[np.argmin(yf[ok])])
+                x0 = float(fine[j])
+        _, top = self.enclose(np.array([x0]), np.array([x0]))
+        floor = self.domain_minimum(integer=integer)
+        where = "ℤ" if integer else "ℝ"
+        proven = (f"its infimum over {where} is proven in [{floor:.6g}, {float(top[0]):.6g}] by interval arithmetic"
+                  if math.isfinite(floor) else f"it is not proven bounded below on {where}")
+        r = int(round(abs(float(near[-1]))))
+        rule = (f"every integer |k| <= {r} = 2Δ" if integer else
+                f"{near.size} points evenly spaced on [{float(near[0]):g}, {float(near[-1]):g}] = [-2Δ, 2Δ]")
+        raise CostError(
+            f"cost {self.spec!r} is negative: its minimum near 0 is about {float(self(np.array([x0]))[0]):.6g} at "
+            f"x = {x0 + 0.0:.6g} ({proven}); a cost must be finite and >= 0 at the points checked near 0 ({rule}); "
+            "negative values farther out are accepted, with the cost's proven floor in the bounds, unless the cost is "
+            "as low far away (±10^3Δ to ±10^12Δ) as near 0")
 
     def check_values(self, x, where: str = "the grid") -> np.ndarray:
         """Return L(x), or raise CostError at the first x where L is negative, NaN or infinite."""

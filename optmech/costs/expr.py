@@ -85,6 +85,9 @@ class _Compiler:
             raise self.err("'not' is not allowed (use ~)")
         if isinstance(n, ast.BinOp):
             op = BINOPS.get(type(n.op))
+            if isinstance(n.op, ast.BitXor):
+                fixed = " ".join(self.text.split()).replace("^", "**")
+                raise self.err("'^' is not a power here; write " + (fixed if len(fixed) <= 60 else "a**b (e.g. x**2)"))
             if op is None:
                 raise self.err(f"operator {type(n.op).__name__}: not allowed; {self.allowed}")
             (a, ba, xa), (b, bb, xb) = self.compile(n.left, depth + 1), self.compile(n.right, depth + 1)
