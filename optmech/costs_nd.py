@@ -258,7 +258,15 @@ class CostND:
         if integer:
             axis, far = np.unique(np.round(axis)), np.round(far)
         near = np.stack(np.meshgrid(*([axis] * d), indexing="ij"), axis=-1).reshape(-1, d)
-        ln = self.check_values(near, "the points near 0")     # a negative cost is reported as such
+        with np.errstate(all="ignore"):
+            ln = self(near)
+        if np.all(np.isfinite(ln)) and (ln < 0).any():  # a negative cost is reported with its minimum there
+            i = int(np.argmin(ln))
+            raise CostError(
+                f"cost {self.spec!r} is negative: its minimum on the points checked near 0 is {float(ln[i]):.6g} at "
+                f"x = ({', '.join(f'{float(v) + 0.0:g}' for v in near[i])}) (a cost must be finite and >= 0 at the "
+                f"points of the grid {{{', '.join(f'{float(v) + 0.0:g}' for v in axis)}}}^{d} near 0)")
+        ln = self.check_values(near, "the points near 0")     # NaN or infinite
         with np.errstate(all="ignore"):
             lf = self(far)
         ok = np.isfinite(lf)
