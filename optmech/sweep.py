@@ -586,7 +586,9 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
     jobs = [(problem_key(normalised(p)), normalised(p), p) for p in spec.problems]
     outcome = SweepOutcome(0, 0, 0, [], str(store_path), len(jobs))
     stop = _Stop(grace, notify)
-    with ResultStore(store_path) as store:
+    # the handlers are in place before the store exists: a signal at any moment after it does is answered
+    # with the outcome (nothing started is abandoned, nothing finished is lost)
+    with _Handlers(stop, handle_signals), ResultStore(store_path) as store:
         todo: deque = deque()
         for key, p, raw in jobs:
             if resume and store.has(key):
@@ -614,38 +616,37 @@ def run_sweep(spec: SweepSpec, store_path: str, *, workers: int | None = None, s
         workers = workers or os.cpu_count() or 1
         executor: _Executor | None = None
         in_flight: dict = {}
-        with _Handlers(stop, handle_signals):
-            try:
-                if todo:
-                    executor = (_DaskExecutor(scheduler, worker_timeout, notify) if scheduler is not None
-                                else _PoolExecutor(workers))
-                while todo or in_flight:
-                    while todo and len(in_flight) < executor.window and stop.signal is None:
-                        key, p, raw = todo.popleft()
-                        in_flight[executor.submit(run_job, raw)] = (key, p)
-                    stop.in_flight = len(in_flight)
-                    if not in_flight:
-                        break
-                    if stop.expired() or executor.health() is not None:
-                        break
-                    for fut in executor.wait(list(in_flight), timeout=0.2):
-                        key, p = in_flight.pop(fut)
-                        if (stop.signal is not None and _broken(fut)) or executor.health() is not None:
-                            outcome.abandoned += 1  # a worker ended by the signal, or the cluster lost:
-                            continue                # not a failure of the problem
-                        record(key, p, fut)
-                    if executor.health() is not None:
-                        break
-            finally:
-                if in_flight:  # a signal's grace period ended, or an exception: give the rest up
-                    if stop.signal is not None and not stop.abandon:
-                        notify(f"grace period of {grace:g} s over: abandoning the {len(in_flight)} problem(s) in flight")
-                    outcome.abandoned += len(in_flight)
-                    executor.abandon(list(in_flight))
-                elif executor is not None:
-                    executor.close()
-                if bar is not None:
-                    bar.close()
+        try:
+            if todo:
+                executor = (_DaskExecutor(scheduler, worker_timeout, notify) if scheduler is not None
+                            else _PoolExecutor(workers))
+            while todo or in_flight:
+                while todo and len(in_flight) < executor.window and stop.signal is None:
+                    key, p, raw = todo.popleft()
+                    in_flight[executor.submit(run_job, raw)] = (key, p)
+                stop.in_flight = len(in_flight)
+                if not in_flight:
+                    break
+                if stop.expired() or executor.health() is not None:
+                    break
+                for fut in executor.wait(list(in_flight), timeout=0.2):
+                    key, p = in_flight.pop(fut)
+                    if (stop.signal is not None and _broken(fut)) or executor.health() is not None:
+                        outcome.abandoned += 1  # a worker ended by the signal, or the cluster lost:
+                        continue                # not a failure of the problem
+                    record(key, p, fut)
+                if executor.health() is not None:
+                    break
+        finally:
+            if in_flight:  # a signal's grace period ended, or an exception: give the rest up
+                if stop.signal is not None and not stop.abandon:
+                    notify(f"grace period of {grace:g} s over: abandoning the {len(in_flight)} problem(s) in flight")
+                outcome.abandoned += len(in_flight)
+                executor.abandon(list(in_flight))
+            elif executor is not None:
+                executor.close()
+            if bar is not None:
+                bar.close()
         outcome.interrupted = stop.signal
         if executor is not None and stop.signal is None:
             outcome.lost = executor.health()

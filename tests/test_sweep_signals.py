@@ -17,7 +17,10 @@ import pytest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; POSIX signals")
 
-#: problems of about a second each (general cost on a lattice of Δ 150-250)
+#: problems of at least a second each on any machine: each sleeps DELAY seconds before its solve (the sweep's
+#: test-only hook), so one signal always finds problems in flight and others not yet started
+DELAY = 1.0
+#: small solves (general cost on a lattice of Δ 150-250), each made to last DELAY seconds or more
 MEDIUM = """name = "medium"
 [problem]
 domain = "integer"
@@ -26,21 +29,25 @@ cost = "abs(x-3)+0.1*x**2"
 epsilon = [0.5, 0.7, 0.9, 1.1]
 sensitivity = [150, 250]
 """
-#: problems of far more than the test's patience (Δ 3000 on a general cost)
+#: problems of far more than the test's patience on any machine: an asymmetric cost on the real line to a
+#: relative gap of 1e-12, which needs LPs of millions of columns (the third LP, 2e5 columns, takes ~30 s on
+#: 2 cores and reaches only 3e-9); each runs to its default time limit of 300 s
 HEAVY = """name = "heavy"
 [problem]
-domain = "integer"
-cost = "abs(x-3)+0.1*x**2"
+domain = "continuous"
+cost = "where(x > 0, x, 2*abs(x))"
+target_gap = 1e-12
 [grid]
 epsilon = [0.5, 0.6, 0.7]
-sensitivity = [3000]
 """
 
 
 def _start(tmp_path, text: str, store, *extra: str) -> subprocess.Popen:
+    from optmech.sweep import TEST_DELAY_VARIABLE
+
     spec = tmp_path / "spec.toml"
     spec.write_text(text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **{TEST_DELAY_VARIABLE: str(DELAY)})
     return subprocess.Popen([sys.executable, "-m", "optmech", "run", str(spec), "--store", str(store), "--json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
 
@@ -97,6 +104,7 @@ def _finish(proc: subprocess.Popen, limit: float) -> tuple[dict, str, float]:
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail(f"the run did not stop within {limit} s of the signal")
+    assert out.strip(), f"no JSON summary on stdout; stderr: {err!r}"
     return json.loads(out), err, time.monotonic() - t0
 
 
@@ -117,7 +125,7 @@ def test_one_signal_stores_what_is_in_flight_then_resume_completes(tmp_path, uni
     store = tmp_path / "cut.sqlite"
     p = _start(tmp_path, MEDIUM, store, "--workers", "2")
     _wait_rows(store, 1, p)
-    time.sleep(0.3)  # problems are in flight now
+    time.sleep(0.3)  # problems are in flight now (each lasts DELAY s at least): 2 stored at most before the signal
     kids = _children(p.pid)
     p.send_signal(sig)
     summary, err, took = _finish(p, 30)
