@@ -408,7 +408,7 @@ class Cost:
         """Whether L(x) = L(−x) for every x and L is nondecreasing in |x|, **proven** on the whole
         domain (ℤ when ``integer``, else ℝ) — never merely sampled.
 
-        Named costs are both by construction.  Expressions: evenness by construction
+        Named costs and recognised c·|x|^P (:attr:`monomial`) are both by construction.  Expressions: evenness by construction
         (:func:`parity`: x only under abs, even powers, or as an odd factor of an odd factor, ...),
         monotonicity on [0, ∞) by an interval derivative >= 0 on a cover of each stretch between
         the breakpoints of the ``where`` conditions (out to +∞) and upward jumps at those
@@ -417,7 +417,7 @@ class Cost:
         symmetric and nondecreasing without a proof being found, e.g. ``abs(x)/(1+abs(x))``
         (interval dependency) or a step at a decimal that is not a float (``abs(x) > 0.76``).
         """
-        if self.kind != "expr":
+        if self.kind != "expr" or self._monomial is not None:  # c·|x|^P, c > 0, proven by the rewrite
             return True
         return proves_symmetric_nondecreasing(self._tree, bool(integer))
 
@@ -429,8 +429,8 @@ class Cost:
 
     def is_even(self) -> bool:
         """Whether L(x) = L(−x) for every real x, proven by construction (:func:`parity`); named
-        costs are even."""
-        return self.kind != "expr" or bool(parity(self._tree) & EVEN)
+        costs and recognised c·|x|^P are even."""
+        return self.kind != "expr" or self._monomial is not None or bool(parity(self._tree) & EVEN)
 
 
 def _number_text(c: Fraction) -> str:

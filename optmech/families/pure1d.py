@@ -543,7 +543,7 @@ class Pure1DFamily:
             claims.append(
                 "symmetric, monotone, periodic reduction [Geng13, Lemmas A.3, A.8, A.10; A.15-A.17; "
                 "Thm 2.4, 2.13]: one period of W variables with p(x+Δ) = e^-ε p(x); the cost was "
-                + ("proven symmetric and nondecreasing in |x| by construction" if cost.kind != "expr" else
+                + ("proven symmetric and nondecreasing in |x| by construction" if cost.monomial is not None else
                    "proven symmetric (by construction) and nondecreasing in |x| on all of "
                    + ("ℤ" if not continuous else "ℝ") + " (interval derivatives over a cover of [0, ∞) cut at its "
                    "breakpoints, upward jumps there)")
