@@ -19,6 +19,8 @@ Column contract (more columns may be added, none renamed or removed):
   then ``relative_gap, certified, lb_theorem_name, seconds``; on ℝ^d (d > 1) then also
   ``dim, norm, status`` (:data:`APPROX_ND_COLUMNS`; absent from 1-D tables).
 * pure: ``sensitivity, epsilon, v_star_lower, v_star_upper, staircase, laplace, ratio_laplace_to_v_star``
+  (:data:`PURE_COLUMNS`), then ``relative_gap, certified, seconds``; in d > 1 (ℤ^d or ℝ^d) then also
+  ``l2_laplace, dim, norm, status`` (:data:`PURE_ND_COLUMNS`; absent from 1-D tables).
 
 Every ``ratio_*_to_v_star`` divides by ``v_star_upper``, the upper end of the certified bracket
 (v_star_lower <= V* <= v_star_upper): it never exceeds the true ratio to V* and is below it by a
@@ -61,7 +63,7 @@ Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS
   ub_analytic_gaussian / v_star_upper (for costs nondecreasing in |x|).
 * ``ratio_truncated_laplace_to_v_star`` = ub_truncated_laplace / v_star_upper.
 
-ℝ^d (d = 2, 3; 1-D only for the other table kinds): the costs are the d-D names ``l1``, ``l2``,
+(ε, δ) on ℝ^d (d = 2, 3; pure tables: below): the costs are the d-D names ``l1``, ``l2``,
 ``l2sq`` (a 1-D name such as ``abs`` or ``square`` is refused, not translated), the sensitivity's
 norm is ``norm`` (``--norm l1|l2``, validated by :class:`optmech.spec.Problem` as in ``solve``).
 A d-D solve can be slow: ``--time-limit`` (per row) and ``--target-gap`` bound it, and a row that
@@ -71,6 +73,18 @@ stops early still reports its certified bracket, with ``status`` ``gap_not_reach
 The text rendering of a real-line table leaves out those four null theorem columns, and in d > 1 the
 truncated Laplace columns when they are null in every row (CSV, JSON, markdown and
 :meth:`Table.to_frame` keep every column).
+
+Pure ε-DP (``--privacy pure``) on the ``domain`` in ``dim`` dimensions, every problem ``solve`` takes
+(ℤ, ℝ, ℤ^d, ℝ^d with the sensitivity's ``norm``): ``staircase`` is the expected cost of the best
+staircase of the solve's references (``discrete_staircase`` on the lattice; in d > 1 the ℓ1 staircase,
+or the staircase in the sensitivity's norm), ``laplace`` that of the (discrete) Laplace, i.i.d. coordinates
+in d > 1 calibrated to the norm, and in d > 1 ``l2_laplace`` that of the ℓ2-Laplace (ℝ^d with ``--norm
+l2`` only); each is null when the solve lists no such reference (a cost expression, say).
+``ratio_laplace_to_v_star`` = laplace / v_star_upper.  A d-D row stopped by ``--time-limit`` keeps its
+certified bracket with ``status`` ``gap_not_reached``.
+
+Lipschitz privacy and Wasserstein utility have no tables: :func:`build_table` refuses them with one
+line (solve them one problem at a time with ``optmech solve``).
 
 For cost expressions the references' costs are numerical integrals (``exact = false`` in the
 solve's JSON), not certified; for ``abs``, ``square`` and ``pow:P`` they are closed forms rounded up.
@@ -91,7 +105,8 @@ from typing import Any, Sequence
 from optmech.errors import SpecError
 
 __all__ = ["build_table", "Table", "APPROX_COLUMNS", "APPROX_INTEGER_COLUMNS", "APPROX_CONTINUOUS_COLUMNS",
-           "APPROX_ND_COLUMNS", "CONTINUOUS_APPROX_DIMS", "PURE_COLUMNS", "FORMATS", "MAX_ROWS"]
+           "APPROX_ND_COLUMNS", "CONTINUOUS_APPROX_DIMS", "PURE_COLUMNS", "PURE_ND_COLUMNS", "KINDS", "FORMATS",
+           "MAX_ROWS"]
 
 APPROX_COLUMNS = (
     "sensitivity", "epsilon", "delta", "lb_theorem", "lb_theorem_valid", "lb_relaxed_lp", "v_star_lower",
@@ -113,6 +128,10 @@ APPROX_ND_COLUMNS = ("dim", "norm", "status")
 _NULL_IN_ND_TEXT = ("ub_truncated_laplace", "ratio_truncated_laplace_to_v_star")
 PURE_COLUMNS = ("sensitivity", "epsilon", "v_star_lower", "v_star_upper", "staircase", "laplace", "ratio_laplace_to_v_star")
 PURE_EXTRA = ("relative_gap", "certified", "seconds")
+#: After :data:`PURE_EXTRA` in pure tables on ℤ^d or ℝ^d, d > 1: the ℓ2-Laplace, the dimension, the norm, the status.
+PURE_ND_COLUMNS = ("l2_laplace", "dim", "norm", "status")
+#: The table kinds (the privacy notions with tables).
+KINDS = ("pure", "approx")
 #: Rows refused without ``--force``.
 MAX_ROWS = 500
 FORMATS = ("text", "csv", "json", "markdown")
@@ -258,16 +277,17 @@ def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float,
 
 
 def pure_row(cost: str, sensitivity: float, epsilon: float, domain: str, solver: str,
-             time_limit: float | None, target_gap: float | None) -> dict[str, Any]:
+             time_limit: float | None, target_gap: float | None, dim: int = 1, norm: str = "l1") -> dict[str, Any]:
+    """One row of a pure ε-DP table on ℤ^dim or ℝ^dim (module docstring)."""
     import optmech
 
-    r = optmech.solve(_problem("pure", cost, sensitivity, epsilon, None, 1, domain, target_gap),
-                      solver=solver, time_limit=time_limit)
+    problem = _problem("pure", cost, sensitivity, epsilon, None, dim, domain, target_gap, norm)
+    r = optmech.solve(problem, solver=solver, time_limit=time_limit)
     st = _ref(r, "staircase" if domain == "continuous" else "discrete_staircase")
     lap = _ref(r, "laplace" if domain == "continuous" else "discrete_laplace")
     up = r.upper_bound
     lv = _num(lap.value) if lap else None
-    return {
+    row = {
         "sensitivity": sensitivity, "epsilon": epsilon,
         "v_star_lower": r.lower_bound if r.certified else None,
         "v_star_upper": up if r.certified else None,
@@ -275,6 +295,11 @@ def pure_row(cost: str, sensitivity: float, epsilon: float, domain: str, solver:
         "ratio_laplace_to_v_star": lv / up if lv is not None and r.certified and up > 0 else None,
         "relative_gap": r.relative_gap, "certified": r.certified, "seconds": r.seconds,
     }
+    if problem.dim > 1:
+        l2 = _ref(r, "l2_laplace")
+        row |= {"l2_laplace": _num(l2.value) if l2 else None, "dim": problem.dim, "norm": problem.norm,
+                "status": str(r.status)}
+    return row
 
 
 def _run_row(kind: str, kwargs: dict) -> dict:
@@ -285,7 +310,7 @@ def _run_row(kind: str, kwargs: dict) -> dict:
         return _ROWS[kind](**kwargs)
     except OptmechError as exc:
         keys = ("sensitivity", "epsilon", "delta")
-        if kind == "approx_continuous" and kwargs["dim"] > 1:
+        if kwargs.get("dim", 1) > 1 and kind != "approx":
             keys += ("dim", "norm")
         return {k: kwargs[k] for k in keys if k in kwargs} | {"certified": False, "error": " ".join(str(exc).split())}
 
@@ -342,13 +367,15 @@ class Table(list):
         where = ""
         if self.kind == "approx" and self.domain == "continuous":
             where = " on the real line" if self.dim == 1 else f" on R^{self.dim}"
+        elif self.kind == "pure" and self.dim > 1:
+            where = f" on {'R' if self.domain == 'continuous' else 'Z'}^{self.dim}"
         return f"<Table {self.kind}{where}: {len(self)} rows>"
 
     def _repr_html_(self) -> str:
         import html
 
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c), False))}</td>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c), False, c))}</td>" for c in self.columns)
                        + "</tr>" for r in self)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -382,6 +409,9 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     >>> t, row["norm"], row["ub_truncated_laplace"], row["v_star_lower"] <= row["v_star_upper"] <= row["ub_laplace"]
     (<Table approx on R^2: 1 rows>, 'l2', None, True)
     """
+    if kind not in KINDS:
+        raise SpecError(f"tables are for pure and approx privacy (on Z, R, Z^d and R^d), got {kind!r}: solve "
+                        "Lipschitz privacy and Wasserstein utility one problem at a time with optmech solve")
     if domain not in ("integer", "continuous"):
         raise SpecError(f"domain must be integer or continuous, got {domain!r}")
     if kind == "approx" and domain == "continuous":
@@ -403,13 +433,11 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
                      time_limit=time_limit, target_gap=target_gap) for D, e, dl in grid]
         job_kind = "approx"
     else:
-        if dim != 1:
-            raise SpecError("pure-DP tables are 1-dimensional (--dim 1)")
         grid = list(product(sensitivities, epsilons))
-        for D, e in grid:  # validate before forking
-            _problem("pure", cost, D, e, None, 1, domain, target_gap, norm)
+        for D, e in grid:  # validate before forking (dimension, norm and cost as solve validates them)
+            _problem("pure", cost, D, e, None, dim, domain, target_gap, norm)
         jobs = [dict(cost=cost, sensitivity=D, epsilon=e, domain=domain, solver=solver, time_limit=time_limit,
-                     target_gap=target_gap) for D, e in grid]
+                     target_gap=target_gap, dim=dim, norm=norm) for D, e in grid]
         job_kind = "pure"
     if len(jobs) > MAX_ROWS and not force:
         raise SpecError(f"the table has {len(jobs)} rows, more than the limit of {MAX_ROWS}: shrink the lists or pass --force")
@@ -453,20 +481,29 @@ def columns(kind: str, rows: list[dict], domain: str = "integer", dim: int = 1) 
             base += APPROX_ND_COLUMNS
     else:
         base = list(PURE_COLUMNS + PURE_EXTRA)
+        if dim > 1:
+            base += PURE_ND_COLUMNS
     if any("error" in r for r in rows):
         base.append("error")
     return base
 
 
-def _cell(v: Any, machine: bool) -> str:
-    if v is None:
-        return "" if machine else "—"
+def _cell(v: Any, machine: bool, column: str = "") -> str:
+    """A CSV cell (``machine``: empty for null, ``repr`` of floats) or a text/markdown cell, whose numbers
+    and missing values are written as ``optmech solve`` writes them (:mod:`optmech.render`: values to 12
+    digits, the relative gap to 3, seconds to the millisecond, ``—`` for a missing value)."""
+    from optmech.render import format_gap, format_seconds, format_value
+
     if isinstance(v, bool):
         return "true" if v else "false"
+    if not machine:
+        return {"relative_gap": format_gap, "seconds": format_seconds}.get(column, format_value)(v)
+    if v is None:
+        return ""
     if isinstance(v, float):
         if not math.isfinite(v):
             return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
-        return repr(v) if machine else f"{v:.10g}"
+        return repr(v)
     return str(v)
 
 
@@ -496,7 +533,7 @@ def render(kind: str, rows: list[dict], fmt: str, *, domain: str | None = None, 
         cols = [c for c in cols if c not in _NULL_ON_THE_REAL_LINE]  # always null there: left out of the text only
         if dim > 1:  # no d-D truncated Laplace: its columns are left out of the text when null throughout
             cols = [c for c in cols if c not in _NULL_IN_ND_TEXT or any(r.get(c) is not None for r in rows)]
-    cells = [[_cell(r.get(c), False) for c in cols] for r in rows]
+    cells = [[_cell(r.get(c), False, c) for c in cols] for r in rows]
     if fmt == "markdown":
         out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
         out += ["| " + " | ".join(row) + " |" for row in cells]
