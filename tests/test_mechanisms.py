@@ -416,9 +416,12 @@ def test_references_names():
     assert names(references_for(ABS, 1.0, 2.5, "continuous")) == ["staircase", "laplace"]
     assert names(references_for(ABS, 1.0, 3, "integer")) == ["discrete_staircase", "discrete_laplace"]
     assert names(references_for(SQUARE, 1.0, 1, "integer")) == ["discrete_staircase", "geometric", "discrete_laplace"]
-    assert names(references_for(ASYM, 1.0, 2.5, "continuous")) == ["laplace"]
-    assert names(references_for(ASYM, 1.0, 1, "integer")) == ["discrete_laplace"]
-    assert names(references_for(DECREASING, 1.0, 1, "integer")) == ["discrete_laplace"]
+    # costs not proven symmetric nondecreasing: the best (discrete) staircase too, as an upper bound (not V*)
+    refs = references_for(ASYM, 1.0, 2.5, "continuous")
+    assert names(refs) == ["staircase", "laplace"] and refs[0].note.startswith("upper bound")
+    assert refs[0].value == pytest.approx(staircase_cost(ASYM, 1.0, 2.5, refs[0].parameters["gamma"]), rel=1e-12)
+    assert names(references_for(ASYM, 1.0, 1, "integer")) == ["discrete_staircase", "discrete_laplace"]
+    assert names(references_for(DECREASING, 1.0, 1, "integer")) == ["discrete_staircase", "discrete_laplace"]
     assert staircase_reference(ASYM, 1.0, 1.0) is None
 
 

@@ -213,14 +213,33 @@ def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
 
 # -- references ------------------------------------------------------------------------------------
 def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[ReferenceValue]:
-    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`)."""
-    from optmech.families.relaxed import approx_references
+    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`); in 1-D each
+    law at its best integer shift (:func:`optmech.mechanisms.references.shift_references`, the rule
+    of every family), except a uniform law whose second exact sum would not fit the time left."""
+    from optmech.families.relaxed import UNIFORM_SECONDS_PER_POINT, approx_references
+    from optmech.mechanisms.references import shift_references
 
-    bounds = approx_references(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity), problem.dim,
-                               ctx=ctx)
+    D = int(problem.sensitivity)
+    bounds = approx_references(problem.cost, problem.epsilon, problem.delta, D, problem.dim, ctx=ctx)
     if problem.dim == 1:
-        bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity))
+        bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, D)
+
+        def unsearched(b) -> str | None:
+            if b.name != "uniform":
+                return None
+            need = 2.0 * UNIFORM_SECONDS_PER_POINT * float(b.parameters.get("width", 0))
+            if need > (ctx.remaining() - FINAL_SECONDS if ctx is not None else SHIFTED_UNIFORM_SECONDS):
+                return f"no shift searched: pricing a shift sums over its {b.parameters.get('width')} integers again, about {need:.2g} s"
+            return None
+
+        bounds = shift_references(bounds, problem.cost, epsilon=problem.epsilon, sensitivity=D, delta=problem.delta,
+                                  integer=True, unsearched=unsearched)
     return reference_values(bounds, lo, up)
+
+
+#: Outside a solve, the uniform law on ℤ is moved to its best shift only when its second exact sum
+#: takes at most this many seconds (by ``UNIFORM_SECONDS_PER_POINT``, twice over).
+SHIFTED_UNIFORM_SECONDS = 0.5
 
 
 def reference_values(bounds: list, lo: float, up: float) -> list[ReferenceValue]:

@@ -6,39 +6,498 @@ where a theorem of the papers gives it, plus the standard baselines:
 =============  =================================================  ==========================================
 domain         symmetric nondecreasing cost                       any cost
 =============  =================================================  ==========================================
-continuous     ``staircase`` (V*, [Geng13, Thm 2.4])              ``laplace`` (upper bound)
-integer        ``discrete_staircase`` (V*, [Geng13, Thm 2.13]),   ``discrete_laplace`` (upper bound)
-               ``geometric`` if Δ = 1 (V*, Thm 2.12)
+continuous     ``staircase`` (V*, [Geng13, Thm 2.4])              ``staircase`` (best γ, upper bound),
+                                                                  ``laplace`` (upper bound)
+integer        ``discrete_staircase`` (V*, [Geng13, Thm 2.13]),   ``discrete_staircase`` (best r, upper
+               ``geometric`` if Δ = 1 (V*, Thm 2.12)              bound), ``discrete_laplace`` (upper bound)
 =============  =================================================  ==========================================
 
 "Symmetric nondecreasing" is ``cost.is_symmetric_nondecreasing(integer=...)``: proven on the
 whole domain (by construction for named costs, by interval arithmetic for expressions); a cost
-for which no proof is found gets the baselines only, never a value labelled V*.
+for which no proof is found gets upper bounds only, never a value labelled V*.
 The V* values are optimal among output-independent noise laws ([Geng13] Thm 2.3/2.11 reduce to
 those under a periodicity assumption).  Closed forms are accurate to a few ulp; numeric routes
 state their method and estimated error in ``note``.
+
+Shifts: one rule for every family
+---------------------------------
+A shift X + t of additive noise X is exactly as private as X (the same ε, δ or Lipschitz
+constant: the output densities at neighbouring inputs are shifted together), so each closed-form
+law is listed at its best shift t, ``parameters["shift"]`` (an integer on ℤ), with the value
+E L(X + t) = E L_t(X) for the shifted cost L_t(x) = L(x + t) (:func:`shifted_cost`), computed by
+the law's own route with the same rigour as the centred value (a closed form, an exact sum with
+a rigorous tail, or the numeric route that its note names).  :func:`shift_references` applies the
+rule to the pure references here, to the (ε, δ) references on ℤ and on ℝ
+(:mod:`optmech.families.approx`, :mod:`optmech.families.approx_real`), and the plots draw each
+law where its ``shift`` puts it.  The shift itself comes from a numeric search
+(:func:`search_shift`): quadrature of the law on a grid, a coarse grid of shifts around 0 and
+around the cost's minimiser, then zooming in; any shift gives a valid mechanism, so the search
+need not find the true best one, and the note says so.  When the cost is proven symmetric and
+nondecreasing in |x| the search is skipped: for a law symmetric and unimodal about 0 (every law
+here) t = 0 is then optimal (Anderson's inequality; its discrete analogue on ℤ).
 """
 
 from __future__ import annotations
 
-from optmech.errors import SpecError
-from optmech.mechanisms import numerics as nx
-from optmech.mechanisms.base import Reference
-from optmech.mechanisms.discrete_staircase import discrete_staircase_reference, geometric_reference
-from optmech.mechanisms.laplace import discrete_laplace_reference, laplace_reference
-from optmech.mechanisms.staircase import staircase_reference
+import ast
+import dataclasses
+import math
+from typing import Any, Callable, NamedTuple, TypeVar
 
-__all__ = ["references_for", "DOMAINS"]
+import numpy as np
+
+from optmech.errors import CostError, ProblemTooLarge, SpecError
+from optmech.mechanisms import numerics as nx
+from optmech.mechanisms.base import Mechanism, Reference
+from optmech.mechanisms.discrete_staircase import discrete_staircase_reference, geometric_reference, optimal_r
+from optmech.mechanisms.laplace import discrete_laplace_reference, laplace_reference
+from optmech.mechanisms.staircase import optimal_gamma, staircase_cost, staircase_reference
+
+__all__ = ["references_for", "DOMAINS", "best_staircase_reference", "best_discrete_staircase_reference",
+           "shifted_cost", "search_shift", "Price", "at_best_shift", "reference_law", "reference_price",
+           "shift_references", "SHIFT_NODES", "SHIFT_GRID", "SHIFT_MASS"]
 
 DOMAINS = ("integer", "continuous")
 
+#: The shift search prices a law on this many quadrature nodes (all points of its support on ℤ when
+#: there are at most 8 times as many), ...
+SHIFT_NODES = 2048
+#: ... tries this many shifts per coarse grid and per zoom round, ...
+SHIFT_GRID = 33
+#: ... and drops this much of the law's mass (half in each tail) from the nodes.
+SHIFT_MASS = 1e-12
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------------------------
+# the best staircase for any cost
+
+
+def best_staircase_reference(cost, epsilon, sensitivity) -> Reference:
+    """The staircase [Geng13, (2.13)] with the best γ for ``cost``: V* (named ``staircase``,
+    :func:`~optmech.mechanisms.staircase.staircase_reference`) when the cost is proven symmetric
+    and nondecreasing, else the cheapest staircase, an ε-DP upper bound (numeric).
+
+    >>> from optmech.costs import parse_cost
+    >>> ref = best_staircase_reference(parse_cost("where(x > 0, x, 2*abs(x))"), 1, 1)
+    >>> ref.name, ref.exact, ref.note.startswith("upper bound")
+    ('staircase', False, True)
+    """
+    eps, delta = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity)
+    ref = staircase_reference(cost, eps, delta)
+    if ref is not None:
+        return ref
+    params: dict[str, Any] = {"gamma": math.nan, "gamma_heuristic": math.exp(-eps) / 2.0}
+    try:
+        g = optimal_gamma(cost, eps, delta)
+    except nx.SeriesDiverged as exc:
+        return Reference("staircase", math.inf, params, False, f"cost series diverges ({exc})")
+    params["gamma"] = g
+    return Reference("staircase", staircase_cost(cost, eps, delta, g), params, False,
+                     "upper bound: the best staircase [Geng13, (2.13)] over gamma, epsilon-DP; the cost is not proven "
+                     "symmetric and nondecreasing, so it is not known to be V*; numeric (periodised cost + adaptive "
+                     "Gauss-Legendre, gamma by grid + bounded Brent)")
+
+
+def best_discrete_staircase_reference(cost, epsilon, sensitivity) -> Reference:
+    """The discrete staircase P_r [Geng13, (2.17)] with the best r for ``cost``: V* when the cost is
+    proven symmetric and nondecreasing (:func:`~optmech.mechanisms.discrete_staircase.discrete_staircase_reference`),
+    else the cheapest P_r, an ε-DP upper bound (numeric).
+
+    >>> from optmech.costs import parse_cost
+    >>> ref = best_discrete_staircase_reference(parse_cost("where(x > 0, x, 2*abs(x))"), 1, 3)
+    >>> ref.name, ref.parameters["r"] in (1, 2, 3), ref.note.startswith("upper bound")
+    ('discrete_staircase', True, True)
+    """
+    eps, delta = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True)
+    ref = discrete_staircase_reference(cost, eps, delta)
+    if ref is not None:
+        return ref
+    try:
+        r, v = optimal_r(cost, eps, delta)
+    except ProblemTooLarge as exc:
+        return Reference("discrete_staircase", math.nan, {"r": 0}, False, f"not computed: {exc}")
+    return Reference("discrete_staircase", v, {"r": r}, False,
+                     "upper bound: min over r of the discrete staircase P_r costs [Geng13, (2.17)], each epsilon-DP; "
+                     "the cost is not proven symmetric and nondecreasing, so it is not known to be V*; numeric "
+                     "(lattice period sums)")
+
+
+# --------------------------------------------------------------------------------------------
+# shifts
+
+
+class _Shift(ast.NodeTransformer):
+    """Replaces the variable ``x`` (or ``x1``) by ``x + t``."""
+
+    def __init__(self, shift: float) -> None:
+        self.shift = shift
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id not in ("x", "x1"):
+            return node
+        t = self.shift
+        op = ast.Add() if t >= 0 else ast.Sub()
+        return ast.BinOp(ast.Name("x", ast.Load()), op, ast.Constant(abs(t)))
+
+
+def shifted_cost(cost, shift: float):
+    """The cost L_t(x) = L(x + t) as a :class:`~optmech.costs.Cost`: an expression in which ``x``
+    is replaced by ``(x + t)``, so every evaluator (float values, interval enclosures, integrals,
+    growth bounds, proofs) treats it as it treats any expression; ``shift`` 0 returns ``cost``.
+
+    Raises :class:`~optmech.errors.CostError` when the shifted text is beyond the expression
+    limits (length, depth).
+
+    >>> from optmech.costs import parse_cost
+    >>> c = shifted_cost(parse_cost("abs(x - 5)"), 5)
+    >>> c.spec, float(c(np.array([0.0]))[0]), float(c(np.array([-2.0]))[0])
+    ('abs(x + 5 - 5)', 0.0, 2.0)
+    >>> shifted_cost(parse_cost("square"), -1.5).spec
+    '(x - 1.5) ** 2'
+    """
+    from optmech.costs import as_cost, parse_cost
+
+    cost = as_cost(cost)
+    if shift == 0:
+        return cost
+    t = int(shift) if float(shift).is_integer() and abs(shift) < 2**53 else float(shift)
+    if not math.isfinite(float(t)):
+        raise SpecError(f"shift must be finite, got {shift!r}")
+    if cost.kind == "expr":
+        text = cost.spec
+    elif cost.kind == "abs":
+        text = "abs(x)"
+    elif cost.kind == "square":
+        text = "x ** 2"
+    else:
+        text = f"abs(x) ** {cost.power!r}"
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:  # the cost parsed once, so this does not happen
+        raise CostError(f"cannot shift the cost {cost.spec!r}: {exc.msg}") from None
+    return parse_cost(ast.unparse(ast.fix_missing_locations(_Shift(t).visit(tree))))
+
+
+def _nodes(law: Mechanism, integer: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes and weights (summing to 1) of ``law`` on all but SHIFT_MASS of its mass."""
+    lo, hi = (float(v) for v in law.ppf(np.array([SHIFT_MASS / 2.0, 1.0 - SHIFT_MASS / 2.0])))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError("the law's quantiles are not finite")
+    if law.symmetric:  # symmetric nodes (1 − SHIFT_MASS/2 is rounded), so that symmetric costs stay exact
+        lo, hi = min(lo, -hi), max(hi, -lo)
+    if integer:
+        lo, hi = math.floor(lo), math.ceil(hi)
+        if hi - lo + 1 <= 8 * SHIFT_NODES:
+            x = np.arange(lo, hi + 1, dtype=float)
+        else:
+            x = np.unique(np.round(np.linspace(lo, hi, SHIFT_NODES)))
+        w = np.asarray(law.pmf(x), dtype=float)
+        if x.size > 1 and x.size < hi - lo + 1:  # every node stands for the integers around it
+            w = w * np.gradient(x)
+    else:
+        if hi <= lo:
+            hi = lo + 1e-300
+        h = (hi - lo) / SHIFT_NODES
+        x = lo + (np.arange(SHIFT_NODES) + 0.5) * h
+        w = np.asarray(law.pdf(x), dtype=float) * h
+    total = float(w.sum())
+    if not (math.isfinite(total) and total > 0):
+        raise ValueError("the law's weights do not sum to a positive number")
+    return x, w / total
+
+
+def _expected(cost, x: np.ndarray, w: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """≈ E L(X + t) for each t in ``shifts`` (the quadrature of :func:`_nodes`; inf where undefined)."""
+    out = np.empty(shifts.size)
+    step = max(1, 2**20 // max(x.size, 1))
+    with np.errstate(all="ignore"):
+        for s in range(0, shifts.size, step):
+            t = shifts[s:s + step]
+            vals = np.asarray(cost(x[None, :] + t[:, None]), dtype=float)
+            e = vals @ w
+            out[s:s + step] = np.where(np.isfinite(e), e, np.inf)
+    return out
+
+
+def search_shift(cost, law: Mechanism, *, integer: bool) -> tuple[float, str]:
+    """A shift t with E L(X + t) small, for ``law`` X, found numerically; (t, where it searched).
+
+    X is replaced by a quadrature on SHIFT_NODES nodes covering all but SHIFT_MASS of its mass
+    (s = half that range); shifts are tried on a grid of SHIFT_GRID points on [−s, s] and on
+    [m − s, m + s], m the cost's smallest sampled value's place (samples out to 10^4·s), then on
+    grids zoomed around the best one (on ℤ down to consecutive integers; on ℝ three rounds and a
+    bounded Brent search), and the result is rounded to the coarsest decimal that the quadrature
+    does not find more expensive (so an exact optimum such as t = 5 for |x − 5| is found exactly).
+    0 is returned unless another shift is cheaper by the quadrature.  The search is a heuristic:
+    any t gives a valid mechanism, and the caller prices the chosen one rigorously.
+
+    >>> from optmech.costs import parse_cost
+    >>> from optmech.mechanisms import DiscreteLaplace, Staircase
+    >>> search_shift(parse_cost("abs(x - 7)"), DiscreteLaplace(epsilon=1, sensitivity=2), integer=True)[0]
+    7
+    >>> search_shift(parse_cost("abs(x - 5)"), Staircase(epsilon=1, sensitivity=1, gamma=0.3), integer=False)[0]
+    5.0
+    """
+    x, w = _nodes(law, integer)
+    s = max(float(x[-1] - x[0]) / 2.0, 1.0 if integer else 1e-300)
+    # where the cost is smallest, sampled out to 10^4·s
+    far = np.geomspace(s / 1000.0, 1e4 * s, 200)
+    probe = np.concatenate([[0.0], np.linspace(-4.0 * s, 4.0 * s, 801), far, -far])
+    if integer:
+        probe = np.round(probe)
+    with np.errstate(all="ignore"):
+        cv = np.asarray(cost(probe), dtype=float)
+    cv = np.where(np.isfinite(cv), cv, np.inf)
+    m = float(probe[int(np.argmin(cv))]) if np.isfinite(cv).any() else 0.0
+    base = np.linspace(-s, s, SHIFT_GRID)
+    where = f"[{-s:.6g}, {s:.6g}]" + (f" and [{m - s:.6g}, {m + s:.6g}]" if m != 0.0 else "")
+
+    def grid(points: np.ndarray) -> np.ndarray:
+        points = np.round(points) if integer else points
+        return np.unique(np.concatenate([points, [0.0]]))
+
+    T = grid(np.concatenate([base, m + base, [m]]))
+    E = _expected(cost, x, w, T)
+    e0 = float(E[np.searchsorted(T, 0.0)])
+    i = int(np.argmin(E))
+    t, best = float(T[i]), float(E[i])
+    for _ in range(40 if integer else 3):
+        a, b = float(T[max(i - 1, 0)]), float(T[min(i + 1, T.size - 1)])
+        if integer and b - a <= SHIFT_GRID:
+            T = grid(np.arange(a, b + 1.0))
+        elif integer or b > a:
+            T = grid(np.linspace(a, b, SHIFT_GRID))
+        else:
+            break
+        E = _expected(cost, x, w, T)
+        i = int(np.argmin(E))
+        if float(E[i]) <= best:
+            t, best = float(T[i]), float(E[i])
+        if integer and b - a <= SHIFT_GRID:
+            break
+    if not integer and math.isfinite(best):
+        from scipy import optimize  # lazy: keeps `import optmech.mechanisms` cheap
+
+        a, b = float(T[max(i - 1, 0)]), float(T[min(i + 1, T.size - 1)])
+        if b > a:
+            res = optimize.minimize_scalar(lambda u: float(_expected(cost, x, w, np.array([u]))[0]), bounds=(a, b),
+                                           method="bounded", options={"xatol": 1e-10 * max(s, abs(t))})
+            if res.success and float(res.fun) < best:
+                t, best = float(res.x), float(res.fun)
+        # the coarsest decimal rounding of t that the quadrature does not find more expensive
+        top = math.floor(math.log10(max(s, abs(t)))) + 1
+        tries = np.array([round(t, k) for k in range(-top, 14 - top)])
+        tries = tries[(np.abs(tries) <= s) | (np.abs(tries - m) <= s)]  # within the ranges searched
+        E = _expected(cost, x, w, tries)
+        ok = np.flatnonzero(E <= best + 1e-9 * abs(best))
+        if ok.size:
+            t, best = float(tries[ok[0]]), float(E[ok[0]])
+    if not (math.isfinite(best) and best < e0 - 1e-12 * abs(e0)):
+        return (0 if integer else 0.0), where
+    return (int(t) if integer else t + 0.0), where
+
+
+class Price(NamedTuple):
+    """A law's expected cost for one cost (the centred law and the shifted cost L_t).
+
+    ``value``, ``exact`` and ``note`` as in :class:`~optmech.mechanisms.base.Reference`;
+    ``parameters`` are the law's calibration for that cost (e.g. the staircase's γ), merged
+    into the reference's parameters."""
+
+    value: float
+    exact: bool
+    note: str
+    parameters: dict
+
+
+def at_best_shift(item: T, cost, law: Mechanism | None, price: Callable[[Any], Price | None], *,
+                  integer: bool, unsearched: str | None = None) -> T:
+    """``item`` (a :class:`~optmech.mechanisms.base.Reference` or an (ε, δ)
+    :class:`~optmech.mechanisms.approx_bounds.Bound` of the centred ``law``) at its best shift: the
+    one rule of every family (module docstring).
+
+    The search (:func:`search_shift`) runs unless ``unsearched`` gives a reason not to (it is
+    added to the note), the cost is proven
+    symmetric and nondecreasing in |x| on the domain, ``law`` is None or the centred value is not
+    finite; the chosen shift t ≠ 0 is priced by ``price(L_t)`` (the law's own route, same rigour as
+    the centred value) and kept only when that price is below the centred value.  The result has
+    ``parameters["shift"]`` = t (0 when none is cheaper) and a note that says how t was found.
+    """
+    params = dict(item.parameters)
+    zero = 0 if integer else 0.0
+    value = float(item.value)
+    params["shift"] = zero
+    if unsearched is not None and law is not None and math.isfinite(value):
+        return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred ({unsearched})")
+    if law is None or not math.isfinite(value) or cost.is_symmetric_nondecreasing(integer=integer):
+        return dataclasses.replace(item, parameters=params)
+    try:
+        t, where = search_shift(cost, law, integer=integer)
+    except (ArithmeticError, ValueError, TypeError, SpecError, CostError):
+        return dataclasses.replace(item, parameters=params, note=item.note + "; shift search failed, listed centred")
+    how = f"best shift found by a numeric search on {where}"
+    if t != 0:
+        try:
+            moved = price(shifted_cost(cost, t))
+        except (CostError, SpecError, ProblemTooLarge, ArithmeticError) as exc:
+            return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {t} "
+                                       f"found by a numeric search on {where} could not be priced: {exc})")
+        if moved is None:
+            return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {t} "
+                                       f"found by a numeric search on {where} could not be priced by its route)")
+        if math.isfinite(moved.value) and moved.value < value:
+            params.update(moved.parameters)
+            params["shift"] = t
+            plus = f"+ {t}" if t > 0 else f"- {-t}"
+            note = (f"shifted by {t}: E L(X {plus}), a shift of additive noise being exactly as private ({how}); "
+                    f"cost at the shift: {moved.note}; centred law: {item.note}")
+            return dataclasses.replace(item, value=moved.value, exact=bool(moved.exact), parameters=params, note=note)
+        return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: the shift {t} it "
+                                   f"found costs {moved.value:.6g} by the law's own route, not less)")
+    return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: no cheaper shift)")
+
+
+def reference_law(name: str, parameters: dict, *, epsilon: float, sensitivity, delta: float | None = None,
+                  integer: bool) -> Mechanism | None:
+    """The 1-D closed-form law of the reference ``name`` with its calibration ``parameters``
+    (centred), or None for a name without one (bounds, d-D laws).
+
+    >>> reference_law("discrete_laplace", {}, epsilon=1.0, sensitivity=2, integer=True)
+    DiscreteLaplace(epsilon=1.0, sensitivity=2)
+    """
+    from optmech.mechanisms.approx_references import TruncatedLaplace
+    from optmech.mechanisms.discrete_staircase import DiscreteStaircase
+    from optmech.mechanisms.gaussian import DiscreteGaussian, Gaussian
+    from optmech.mechanisms.laplace import DiscreteLaplace, Laplace
+    from optmech.mechanisms.staircase import Staircase
+    from optmech.mechanisms.uniform import Uniform, UniformContinuous
+
+    p = parameters
+    if int(p.get("dim", 1) or 1) != 1:
+        return None
+    try:
+        if integer:
+            if name in ("discrete_laplace", "geometric"):
+                return DiscreteLaplace(epsilon=epsilon, sensitivity=int(sensitivity))
+            if name == "discrete_staircase" and int(p.get("r", 0)) >= 1:
+                return DiscreteStaircase(epsilon=epsilon, sensitivity=int(sensitivity), r=int(p["r"]))
+            if name == "uniform" and delta is not None:
+                return Uniform(delta=delta, sensitivity=int(sensitivity))
+            if name == "discrete_gaussian" and "sigma" in p:
+                return DiscreteGaussian(sigma=float(p["sigma"]))
+            return None
+        if name == "laplace":
+            return Laplace(epsilon=epsilon, sensitivity=sensitivity)
+        if name == "staircase" and math.isfinite(float(p.get("gamma", math.nan))):
+            return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=float(p["gamma"]))
+        if name in ("gaussian", "analytic_gaussian") and "sigma" in p:
+            return Gaussian(sigma=float(p["sigma"]))
+        if name == "truncated_laplace" and delta is not None:
+            return TruncatedLaplace(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+        if name == "uniform" and delta is not None:
+            return UniformContinuous(delta=delta, sensitivity=sensitivity)
+    except (SpecError, ValueError, TypeError, OverflowError):
+        return None
+    return None
+
+
+def _of(ref: Reference | None) -> Price | None:
+    return None if ref is None else Price(float(ref.value), bool(ref.exact), ref.note, {})
+
+
+def reference_price(name: str, parameters: dict, cost, *, epsilon: float, sensitivity, delta: float | None = None,
+                    integer: bool) -> Price | None:
+    """E L(X) for the 1-D law ``name`` (calibrated by ``parameters``) and ``cost``, by the route
+    that lists that law (same functions, same rigour); None for a name without one here.
+    The staircases re-optimise their γ or r for ``cost``."""
+    if integer:
+        if name == "discrete_laplace":
+            return _of(discrete_laplace_reference(cost, epsilon, int(sensitivity)))
+        if name == "discrete_staircase":
+            ref = best_discrete_staircase_reference(cost, epsilon, int(sensitivity))
+            return Price(float(ref.value), bool(ref.exact), ref.note, {"r": ref.parameters["r"]})
+        if name == "uniform" and delta is not None:
+            from optmech.mechanisms.approx_bounds import uniform_upper_bound
+
+            b = uniform_upper_bound(cost, delta, int(sensitivity), 1)
+            return Price(float(b.value), bool(b.exact), b.note, {})
+        if name == "discrete_gaussian" and "sigma" in parameters:
+            from optmech.mechanisms.gaussian import discrete_gaussian_reference
+
+            ref = discrete_gaussian_reference(cost, float(parameters["sigma"]))
+            if not ref.parameters.get("tail_bounded", False):
+                return None  # the shifted cost has no proven growth bound: keep the centred law
+            return _of(ref)
+        return None
+    if name == "laplace":
+        return _of(laplace_reference(cost, epsilon, sensitivity))
+    if name == "staircase":
+        ref = best_staircase_reference(cost, epsilon, sensitivity)
+        return Price(float(ref.value), bool(ref.exact), ref.note, {"gamma": ref.parameters["gamma"]})
+    if name in ("gaussian", "analytic_gaussian") and "sigma" in parameters:
+        from optmech.mechanisms.gaussian import gaussian_reference
+
+        return _of(gaussian_reference(cost, float(parameters["sigma"]), 1))
+    if name == "truncated_laplace" and delta is not None:
+        from optmech.mechanisms.approx_references import truncated_laplace_reference
+
+        return _of(truncated_laplace_reference(cost, epsilon, delta, sensitivity))
+    if name == "uniform" and delta is not None:
+        half = float(sensitivity) / (2.0 * delta)
+        lo, hi = cost.integral(np.array([-half]), np.array([half]), pieces=4096)
+        exact = cost.kind != "expr"
+        return Price(nx.up_ulps(float(hi[0]) / (2.0 * half), 2), exact,
+                     "closed-form integral, outward rounded" if exact else
+                     "rigorous upper enclosure of the integral (4096 pieces)", {})
+    return None
+
+
+def shift_references(items: list, cost, *, epsilon: float, sensitivity, delta: float | None = None, integer: bool,
+                     unsearched: Callable[[Any], str | None] = lambda item: None) -> list:
+    """Every 1-D law among ``items`` (References or upper Bounds) at its best shift
+    (:func:`at_best_shift`, priced by :func:`reference_price`); lower bounds are returned
+    unchanged, invalid bounds and laws that cannot be rebuilt get ``shift`` 0, and a reason from
+    ``unsearched(item)`` lists that law centred without a search (e.g. a sum too long for the
+    time left).
+
+    >>> from optmech.costs import parse_cost
+    >>> refs = references_for(parse_cost("abs(x - 5)"), 1, 1, "continuous")
+    >>> [(r.name, r.parameters["shift"], round(r.value, 4)) for r in refs]
+    [('staircase', 5.0, 0.9595), ('laplace', 5.0, 1.0)]
+    """
+    from optmech.costs import parse_cost
+
+    cost = parse_cost(cost) if isinstance(cost, str) else cost
+    out = []
+    for item in items:
+        if getattr(item, "kind", "upper") != "upper":
+            out.append(item)
+            continue
+        kw = {"epsilon": epsilon, "sensitivity": sensitivity, "delta": delta, "integer": integer}
+        law = reference_law(item.name, item.parameters, **kw) if getattr(item, "valid", True) else None
+        if law is None:  # no law to move (an invalid bound, a series that diverges): listed centred
+            out.append(dataclasses.replace(item, parameters={**item.parameters, "shift": 0 if integer else 0.0}))
+            continue
+        out.append(at_best_shift(item, cost, law,
+                                 lambda c, item=item: reference_price(item.name, item.parameters, c, **kw),
+                                 integer=integer, unsearched=unsearched(item)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the pure references
+
 
 def references_for(cost, epsilon, sensitivity, domain: str) -> list[Reference]:
-    """Reference mechanisms and their expected costs for a 1-D pure ε-DP problem.
+    """Reference mechanisms and their expected costs for a 1-D pure ε-DP problem, each at its best
+    shift (``parameters["shift"]``, :func:`shift_references`).
 
     Parameters
     ----------
-    cost : object with ``kind``, ``power``, ``spec``, ``__call__`` and ``is_symmetric_nondecreasing``
+    cost : Cost or its text (or an object with ``kind``, ``power``, ``spec``, ``__call__`` and
+        ``is_symmetric_nondecreasing``; such a cost is listed centred, not shifted)
     epsilon : float in (0, 700]
     sensitivity : float > 0 (an integer >= 1 when ``domain == "integer"``)
     domain : {"integer", "continuous"}
@@ -46,7 +505,8 @@ def references_for(cost, epsilon, sensitivity, domain: str) -> list[Reference]:
     Returns
     -------
     list of Reference
-        Optimal mechanism(s) first (when the cost is symmetric nondecreasing), then the baseline.
+        The (discrete) staircase first (V* when the cost is symmetric nondecreasing, else the best
+        one, an upper bound), the geometric law when Δ = 1 and it is V*, then the (discrete) Laplace.
 
     Raises
     ------
@@ -59,17 +519,21 @@ def references_for(cost, epsilon, sensitivity, domain: str) -> list[Reference]:
     >>> [r.name for r in refs], math.isclose(refs[0].value, 1 / (2 * math.sinh(0.5))), refs[1].value
     (['staircase', 'laplace'], True, 1.0)
     """
+    from optmech.costs import parse_cost
+
     if domain not in DOMAINS:
         raise SpecError(f"domain must be one of {', '.join(DOMAINS)}, got {domain!r}")
+    cost = parse_cost(cost) if isinstance(cost, str) else cost
     eps = nx.check_epsilon(epsilon)
     delta = nx.check_sensitivity(sensitivity, integer=(domain == "integer"))
     refs: list[Reference | None]
     if domain == "continuous":
-        refs = [staircase_reference(cost, eps, delta), laplace_reference(cost, eps, delta)]
+        refs = [best_staircase_reference(cost, eps, delta), laplace_reference(cost, eps, delta)]
     else:
         refs = [
-            discrete_staircase_reference(cost, eps, delta),
+            best_discrete_staircase_reference(cost, eps, delta),
             geometric_reference(cost, eps, delta) if delta == 1 else None,
             discrete_laplace_reference(cost, eps, delta),
         ]
-    return [r for r in refs if r is not None]
+    return shift_references([r for r in refs if r is not None], cost, epsilon=eps, sensitivity=delta,
+                            integer=(domain == "integer"))
