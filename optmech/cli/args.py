@@ -301,21 +301,24 @@ def add_time_limit(p, *, per: str = "solve") -> None:
                    help=f"wall-clock budget per {per} in seconds (default: {DEFAULT_TIME_LIMIT:g})")
 
 
-def target_gap_defaults() -> str:
-    """Every family's default relative target gap, in words, read from :data:`optmech.spec.DEFAULT_GAPS`.
+def target_gap_defaults(*, dp_only: bool = False) -> str:
+    """Every family's default relative target gap, in words, read from :data:`optmech.spec.DEFAULT_GAPS`;
+    with ``dp_only`` only the pure and (ε,δ)-DP families' (what ``optmech table`` solves).
 
     >>> target_gap_defaults()
     '1e-9 on ℤ and 1e-4 on ℝ (pure DP in 1-D; (ε,δ) on ℤ, ℤ^d, ℝ and ℝ^d), 1e-6 for pure DP in d > 1 ...'
     """
     g = {k: f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e") for k, v in DEFAULT_GAPS.items()}
-    return (f"{g['integer']} on ℤ and {g['continuous']} on ℝ (pure DP in 1-D; (ε,δ) on ℤ, ℤ^d, ℝ and ℝ^d), "
-            f"{g['lattice_nd']} for pure DP in d > 1 (ℤ^d and ℝ^d), {g['lipschitz']} for --privacy lipschitz, "
-            f"{g['wasserstein']} for --utility wasserstein|surrogate")
+    text = (f"{g['integer']} on ℤ and {g['continuous']} on ℝ (pure DP in 1-D; (ε,δ) on ℤ, ℤ^d, ℝ and ℝ^d), "
+            f"{g['lattice_nd']} for pure DP in d > 1 (ℤ^d and ℝ^d)")
+    if dp_only:
+        return text
+    return text + f", {g['lipschitz']} for --privacy lipschitz, {g['wasserstein']} for --utility wasserstein|surrogate"
 
 
-def add_target_gap(p, *, help: str = "relative gap (upper - lower)/upper at which to stop") -> None:
+def add_target_gap(p, *, help: str = "relative gap (upper - lower)/upper at which to stop", dp_only: bool = False) -> None:
     p.add_argument("--target-gap", default=DEFAULTS["target_gap"], metavar="GAP",
-                   help=help + f" (default: the problem family's: {target_gap_defaults()})")
+                   help=help + f" (default: the problem family's: {target_gap_defaults(dp_only=dp_only)})")
 
 
 def add_workers(p, *, one: str = "1 runs in this process") -> None:

@@ -128,7 +128,7 @@ def add_parsers(sub) -> None:
     t.add_argument("--force", action="store_true", help="allow tables above the row limit (500 rows)")
     add_solver(t)
     add_time_limit(t, per="row")
-    add_target_gap(t, help="relative gap at which each row stops")
+    add_target_gap(t, help="relative gap (upper - lower)/upper at which each row stops", dp_only=True)
     t.set_defaults(handler=_cmd_table)
 
     c = add_command(
