@@ -226,7 +226,7 @@ def _build(args: argparse.Namespace):
                 raise SpecError(f"{flag} does not apply with --from (the file defines the mechanism)")
         _check_mechanism_file(args.from_file)
         try:
-            mech = load_mechanism_file(args.from_file, sampler=bool(getattr(args, "exact", False)))
+            mech = load_mechanism_file(args.from_file, sampler=True)
         except OptmechError:
             raise
         except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # a field of the wrong type or value
@@ -308,7 +308,7 @@ def describe(mech, choice) -> dict:
         ec = None
     d = mech.to_dict()
     return _jsonable({
-        "mechanism": d["name"],
+        "mechanism": d.get("name", d.get("kind")),
         "dim": mech.dim,
         "epsilon": None if mech.privacy().notion == "approx" else mech.epsilon,
         "sensitivity": mech.sensitivity,
@@ -498,8 +498,13 @@ def cmd_sample(args: argparse.Namespace) -> int:
     step, lattice_law = None, None
     if args.exact:
         from optmech.exact import bit_source
-        from optmech.mechanisms.lattice_release import LatticeRelease
+        from optmech.mechanisms.lattice_release import RELEASED, LatticeRelease, has_lattice_release
 
+        if not mech.lattice and not has_lattice_release(mech):
+            raise SpecError(f"{mech!r} is continuous and has no exact sampler: --exact draws lattice laws (a solve "
+                            "with --domain integer, discrete_laplace, geometric, discrete_staircase, lattice uniform) "
+                            f"and, with --lattice-bits K, {RELEASED}; sample it without --exact, or solve on the "
+                            "integer lattice")
         if args.lattice_bits is not None:
             if mech.lattice:
                 raise SpecError(f"--lattice-bits applies to continuous mechanisms; {mech!r} is already on the lattice")
@@ -509,8 +514,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
             lattice_law = release.lattice.to_dict()
         else:
             if not mech.lattice:
-                raise SpecError(f"{mech!r} is continuous: an exact sampler draws on a lattice; add --lattice-bits K to "
-                                "release it on the grid of step sensitivity/2^K")
+                raise SpecError(f"{mech!r} is continuous: an exact sampler draws on a lattice; add --lattice-bits K "
+                                "(0 <= K <= 20) to release it on the grid of step sensitivity/2^K")
             sampler = mech.exact_sampler()
             guarantee = sampler.privacy()
         write_samples(sampler, n, bit_source("secure" if seed is None else seed), args.out, step=step)

@@ -14,7 +14,9 @@ What this changes, and what it keeps:
   to a float is post-processing.
 * **The noise.**  Laplace → discrete Laplace with λ = e^{−ε/2^k} (its optimal lattice analogue
   [GV13]); staircase → discrete staircase with r = ⌈γ 2^k⌉ (or the optimal r for a cost); Gaussian
-  → discrete Gaussian with σ' = σ 2^k/Δ, δ recomputed for the lattice law.  As k grows the cost
+  → discrete Gaussian with σ' = σ 2^k/Δ, δ recomputed for the lattice law; a solved piecewise-constant
+  density → the law of ⌊X/h⌋ (:func:`density_on_grid`, exact masses rounded to floats, its privacy
+  re-audited exactly).  As k grows the cost
   converges to the continuous one (``expected_cost`` gives the lattice law's).
 * **The output.**  It lies on hℤ: flooring adds a deterministic bias in [0, h) per coordinate.
 
@@ -42,14 +44,97 @@ from optmech.mechanisms.gaussian import DiscreteGaussian, Gaussian
 from optmech.mechanisms.laplace import DiscreteLaplace, Laplace
 from optmech.mechanisms.multidim import DiscreteLaplaceND, LaplaceND, StaircaseND
 from optmech.mechanisms.staircase import Staircase
+from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity
+from optmech.problems.lattice import Grid1D, LatticeMechanism
 
-__all__ = ["LatticeRelease", "MAX_LATTICE_BITS"]
+__all__ = ["LatticeRelease", "MAX_LATTICE_BITS", "MAX_RELEASE_POINTS", "RELEASED", "has_lattice_release",
+           "density_on_grid"]
 
 #: Largest k (steps per sensitivity 2^k).
 MAX_LATTICE_BITS = 20
+#: Largest window (grid points) of a solved density released on the grid (:func:`density_on_grid`).
+MAX_RELEASE_POINTS = 1 << 18
+#: The continuous laws that have a lattice release, in words (for messages).
+RELEASED = ("Laplace, Staircase, Gaussian, LaplaceND, the l1 StaircaseND and a solved 1-D density "
+            "(PiecewiseConstantDensity)")
 
 
-def _lattice_law(mech: Mechanism, steps: int, cost) -> Mechanism:
+def has_lattice_release(mech) -> bool:
+    """Whether :class:`LatticeRelease` releases this continuous mechanism on a grid."""
+    if isinstance(mech, (Laplace, Staircase, Gaussian, LaplaceND, PiecewiseConstantDensity)):
+        return True
+    return isinstance(mech, StaircaseND) and mech.privacy().norm == "l1"
+
+
+def density_on_grid(mech: PiecewiseConstantDensity, bits: int) -> LatticePMF:
+    r"""The law of ⌊X/h⌋, h = Δ/2^bits, for X with this piecewise-constant density: a pmf on ℤ with
+    sensitivity 2^bits steps and periodic geometric tails (ratio β per 2^bits steps).
+
+    Each mass p(i) = ∫ f over [ih, (i+1)h) is computed in exact rational arithmetic from the
+    density as given (float edges, weights, total and β read exactly), then rounded to the nearest
+    float, which defines the lattice law (its exact sampler draws weight(i)/Σ weights exactly).
+    Privacy: for |s| <= 2^bits, the events {⌊X/h⌋ ∈ S} and {⌊X/h⌋ + s ∈ S} are events of X and of
+    X + sh, |sh| <= Δ, so the law of ⌊X/h⌋ keeps the density's (ε, δ) for the integer shifts
+    1..2^bits (post-processing); the lattice law's own exact audit (its ``exact_sampler().privacy()``)
+    states what the rounded masses have.  Beyond the density's window, f(x + Δ) = β f(x), so the
+    grid masses one period past it repeat with the factor β: they are the lattice tails.
+    """
+    law = mech.law
+    g = law.grid
+    W, S = int(g.W), 2**int(bits)
+    D = Fraction(float(g.period))
+    h = D / S
+    edges = [Fraction(float(e)) for e in g.edges]
+    total = Fraction(float(law.total))
+    beta = Fraction(float(law.beta))
+    tails = beta > 0 and bool(np.any(law.right_gen > 0) or np.any(law.left_gen > 0))
+    k_lo, k_hi = int(law.k_lo), int(law.k_hi)
+
+    def weight(k: int) -> Fraction:
+        if k_lo <= k <= k_hi:
+            return Fraction(float(law.weights[k - k_lo]))
+        if not tails:
+            return Fraction(0)
+        if k > k_hi:
+            m, r = divmod(k - (k_hi - W + 1), W)
+            return Fraction(float(law.right_gen[r])) * beta**m
+        m, r = divmod((k_lo + W - 1) - k, W)
+        return Fraction(float(law.left_gen[W - 1 - r])) * beta**m
+
+    def ends(k: int) -> tuple[Fraction, Fraction]:
+        q, r = divmod(k, W)
+        return q * D + edges[r], q * D + edges[r + 1]
+
+    left, right = ends(k_lo)[0], ends(k_hi)[1]
+    pad = S if tails else 0
+    i_lo, i_hi = math.floor(left / h) - pad, math.ceil(right / h) - 1 + pad
+    if i_hi - i_lo + 1 > MAX_RELEASE_POINTS:
+        raise SpecError(f"the density spans {i_hi - i_lo + 1} grid points at {bits} lattice bits, more than "
+                        f"{MAX_RELEASE_POINTS}; use fewer bits")
+    masses = [Fraction(0)] * (i_hi - i_lo + 1)
+    extra = 2 * W if tails else 0
+    for k in range(k_lo - extra, k_hi + extra + 1):
+        w = weight(k)
+        if w == 0:
+            continue
+        a, b = ends(k)
+        dens = w / total
+        for i in range(max(i_lo, math.floor(a / h)), min(i_hi, math.ceil(b / h) - 1) + 1):
+            overlap = min(b, (i + 1) * h) - max(a, i * h)
+            if overlap > 0:
+                masses[i - i_lo] += dens * overlap
+    weights = np.array([float(m) for m in masses])
+    gens = (np.zeros(S), np.zeros(S))
+    if tails:
+        gens = (weights[:S].copy(), weights[-S:].copy())
+    lat = LatticeMechanism(Grid1D.integer(S), i_lo, weights, float(beta) if tails else 0.0, gens[0], gens[1])
+    d = mech.to_dict()
+    return LatticePMF(lat, d.get("epsilon"), float(d.get("delta", 0.0)))
+
+
+def _lattice_law(mech: Mechanism, steps: int, cost, bits: int) -> Mechanism:
+    if isinstance(mech, PiecewiseConstantDensity):
+        return density_on_grid(mech, bits)
     eps = mech.epsilon
     if isinstance(mech, Laplace):
         return DiscreteLaplace(epsilon=eps, sensitivity=steps)
@@ -64,8 +149,8 @@ def _lattice_law(mech: Mechanism, steps: int, cost) -> Mechanism:
     if isinstance(mech, StaircaseND) and mech.privacy().norm == "l1":
         r = min(steps, max(1, math.ceil(mech.gamma * steps)))
         return DiscreteStaircaseND(epsilon=eps, sensitivity=steps, r=r, dim=mech.dim)
-    raise SpecError(f"no lattice release for {type(mech).__name__} (supported: Laplace, Staircase, Gaussian, LaplaceND, "
-                    "l1 StaircaseND; for a solved density, solve on the integer lattice with sensitivity 2^k)")
+    raise SpecError(f"no lattice release for {type(mech).__name__} (supported: {RELEASED}; for a d-dimensional "
+                    "solved density, solve on the integer lattice with sensitivity 2^k)")
 
 
 class LatticeRelease:
@@ -74,7 +159,9 @@ class LatticeRelease:
     Parameters
     ----------
     mechanism : Mechanism
-        Laplace, Staircase, Gaussian, LaplaceND or the ℓ1 StaircaseND.
+        Laplace, Staircase, Gaussian, LaplaceND, the ℓ1 StaircaseND, or a solved 1-D density
+        (:class:`~optmech.mechanisms.tabulated.PiecewiseConstantDensity`: the law of ⌊X/h⌋,
+        :func:`density_on_grid`, whatever ``cost``).
     bits : int in [0, 20]
         h = sensitivity/2^bits.
     cost : str, optional
@@ -107,7 +194,7 @@ class LatticeRelease:
         self.dim = mechanism.dim
         self.step = float(Fraction(mechanism.sensitivity) / 2**self.bits)
         steps = 2**self.bits + (self.dim - 1 if self.dim > 1 else 0)
-        self.lattice = _lattice_law(mechanism, steps, cost)
+        self.lattice = _lattice_law(mechanism, steps, cost, self.bits)
 
     def __repr__(self) -> str:
         return f"LatticeRelease({self.mechanism!r}, bits={self.bits})"

@@ -564,7 +564,15 @@ class FiniteLatticePMFND(LatticePMFND):
                             law="solver pmf on finitely many points, exact inversion")
 
     def privacy(self) -> Privacy:
-        """(ε, δ)-DP for ℓ1 sensitivity Δ as audited by the solver (ε, δ from the dict or keywords; NaN if unknown)."""
+        """(ε, δ')-DP for sensitivity Δ in ``norm``, δ' re-audited from the masses at the known ε (the
+        exact sampler's audit: hockey-stick sums of the exact masses for every integer shift of the
+        ball, outward-rounded); the recorded (ε, δ) with a note where ε is unknown."""
+        if not math.isnan(self._epsilon):
+            worst = self.exact_sampler().privacy().delta
+            return Privacy("approx", self._epsilon, worst, self.sensitivity, self.norm,
+                           f"audited: ({self._epsilon:.17g}, {worst:.6g})-DP by the hockey-stick divergence at epsilon "
+                           f"of the exact masses for every integer shift with ||s||_{self.norm[1:]} <= sensitivity, "
+                           "rounded up [GV13, (18)]")
         note = ("(epsilon, delta)-DP for l1 shifts up to the sensitivity, audited by the solver with outward rounding "
                 "(hockey-stick condition [GV13, (18)])")
         if math.isnan(self._epsilon) or math.isnan(self._delta):

@@ -33,6 +33,39 @@ from optmech.problems.lattice import (LatticeMechanism, lattice_mechanism_from_d
 __all__ = ["Tabulated", "LatticePMF", "PiecewiseConstantDensity", "SavedND", "ND_KINDS", "lattice_mechanism_to_dict",
            "lattice_mechanism_from_dict"]
 
+#: Largest number of uniform steps per period on which :meth:`Tabulated.privacy` audits a cell density.
+MAX_AUDIT_STEPS = 1 << 12
+
+
+def _uniform_cell_masses(law: LatticeMechanism) -> tuple[np.ndarray, int] | None:
+    """A finitely supported density on cells as masses on the uniform grid of step Δ/M: ``(masses, M)``,
+    M the smallest number of steps per period that puts every edge on the grid (within 1e-12·Δ,
+    M <= MAX_AUDIT_STEPS); None for a law with tails or edges off every such grid."""
+    from fractions import Fraction
+
+    if law.beta > 0 and (np.any(law.left_gen > 0) or np.any(law.right_gen > 0)):
+        return None
+    D, W = float(law.grid.period), int(law.grid.W)
+    fr = [Fraction(float(e) / D).limit_denominator(MAX_AUDIT_STEPS) for e in law.grid.edges]
+    if any(abs(float(f) - float(e) / D) > 1e-12 for f, e in zip(fr, law.grid.edges)):
+        return None
+    M = math.lcm(*(f.denominator for f in fr))
+    if M > MAX_AUDIT_STEPS:
+        return None
+    off = [int(f * M) for f in fr]  # edges in steps
+    w = np.asarray(law.weights, dtype=float)
+    k = np.arange(law.k_lo, law.k_lo + len(w))
+    q, r = np.divmod(k, W)
+    start = q * M + np.asarray(off)[r]
+    stop = q * M + np.asarray(off)[r + 1]
+    lo = int(start.min())
+    masses = np.zeros(int(stop.max()) - lo)
+    step_mass = w * (D / M) / float(law.total)
+    for a, b, m in zip((start - lo).tolist(), (stop - lo).tolist(), step_mass.tolist()):
+        masses[a:b] = m
+    return masses, M
+
+
 class Tabulated(Mechanism):
     """A solver-produced noise law with a tail rule (see the module docstring).
 
@@ -82,6 +115,7 @@ class Tabulated(Mechanism):
         self._left_mass = f * math.fsum(self._left_offsets)
         self._right_mass = f * math.fsum(self._right_offsets)
         self._W = W
+        self._privacy: Privacy | None = None
 
     @classmethod
     def from_law(cls, law: LatticeMechanism, epsilon: float | None = None, delta: float = 0.0) -> "Tabulated":
@@ -116,21 +150,51 @@ class Tabulated(Mechanism):
         return f"{type(self).__name__}(window=[{self.law.k_lo}, {self.law.k_hi}], steps_per_period={self._W}, beta={self.law.beta:.6g})"
 
     def privacy(self) -> Privacy:
-        """Pure ε-DP with the audited ε (outward-rounded), for sensitivity Δ = one period; for an
-        (ε, δ) output, (ε, δ')-DP with δ' the largest audited hockey-stick divergence over the shifts."""
-        if self._delta > 0 and self.law.beta == 0.0 and self.lattice:
-            from optmech.audit import hockey_stick_array
+        """The guarantee the law has, re-audited from its masses (computed once, then cached).
 
-            D = int(self._sensitivity)
-            shifts = np.array([[s] for s in range(-D, D + 1) if s != 0])
-            real = float(hockey_stick_array(self._mass, shifts, self._epsilon).max())
-            return Privacy("approx", self._epsilon, real, self._sensitivity, "abs",
-                           "audited: hockey-stick divergence at epsilon for every shift 0 < |s| <= sensitivity "
-                           "(outward-rounded), finite support")
+        * Pure ε-DP with the audited ε (outward-rounded), for sensitivity Δ = one period, when that
+          ε is finite (:func:`optmech.certify.audit_mechanism`: window plus two tail periods).
+        * Otherwise, with a known ε (the target it was built for) or a δ > 0: (ε, δ')-DP with δ'
+          the audited hockey-stick divergence at ε, rounded up.  On ℤ it is the exact audit of
+          :func:`optmech.audit.delta_curve` (every shift 0 < |s| <= Δ, tails in closed form); for a
+          density on cells whose edges lie on a uniform grid of step Δ/M (the (ε, δ) solver's
+          cells), the sums over the masses of that grid for the shifts 1..M, which is the audit of
+          every real shift |t| <= Δ (the divergence is linear in t between multiples of the step).
+        * Pure with ε = inf (vacuous) only when neither applies.
+        """
+        if self._privacy is None:
+            self._privacy = self._audited_privacy()
+        return self._privacy
+
+    def _audited_privacy(self) -> Privacy:
         target = self._epsilon if math.isfinite(self._epsilon) else 1.0
         a = audit_mechanism(self.law, target)
-        return Privacy("pure", a.realised_epsilon, 0.0, self._sensitivity, "abs",
+        pure = Privacy("pure", a.realised_epsilon, 0.0, self._sensitivity, "abs",
                        f"audited: log max ratio of masses/densities within the sensitivity ({a.method}, outward-rounded)")
+        if math.isfinite(a.realised_epsilon) or not math.isfinite(self._epsilon):
+            return pure
+        eps, D = self._epsilon, self._sensitivity
+        if self.lattice:
+            from optmech.audit import delta_curve
+
+            real = float(delta_curve(self.law, int(D), [eps])[0])
+            how = (f"by an exact hockey-stick audit over shifts 1..{int(D)} (both signs): delta(epsilon) = "
+                   "max_s sum_k [p(k) - e^epsilon p(k+s)]_+ over all of Z, tails in closed form, rounded up")
+        else:
+            cells = _uniform_cell_masses(self.law)
+            if cells is None:
+                return pure
+            from optmech.audit import hockey_stick_array
+
+            masses, M = cells
+            shifts = np.array([[s] for s in range(-M, M + 1) if s != 0])
+            real = float(hockey_stick_array(masses, shifts, eps).max())
+            how = (f"by a hockey-stick audit of the cell masses on the grid of step sensitivity/{M} for the shifts "
+                   f"1..{M} (both signs), rounded up: the divergence of a cell-constant density is linear in the "
+                   "shift between multiples of the step, so this covers every real shift |t| <= sensitivity")
+        return Privacy("approx", eps, real, D, "abs",
+                       f"audited: ({eps:.17g}, {real:.6g})-DP {how}"
+                       + (f"; the law was saved for delta = {self._delta:.6g}" if self._delta > 0 else ""))
 
     # -- exact sampler -------------------------------------------------------------------------
     def _exact_sampler(self):
