@@ -5,12 +5,15 @@
   closed form of ``result.references`` (shifted where a shift makes it cheaper: asymmetric costs);
   d-D results go to :func:`plot_nd`.
 * :func:`plot_nd`: d = 2 heatmaps (log colour scale) of the certified mechanism and the staircase
-  reference; d >= 3 the radial profile over ℓ1 shells.
+  reference; d >= 3 the radial profile: mass or density on each shell of the problem's norm against
+  the shell's radius (a library law: on the shells of the norm it is radial in, with the law of ‖X‖).
 * :func:`mass_region`: the drawn range of a 1-D law, from its exact tail formulas.
 
 Every function returns the :class:`matplotlib.figure.Figure` it drew on.  It draws into ``ax``
 when one is given, else into a new ``Figure`` made without pyplot (no global state, no backend
-switch: in Jupyter the returned figure displays inline); ``path`` also writes a PNG.  Values below
+switch: in Jupyter the returned figure displays inline) with constrained layout; ``path`` also
+writes a PNG.  Titles are short and wrapped to their Axes, legends sit inside their Axes
+(``loc="best"``, small type), so a panel drawn into a grid of Axes keeps to its own cell.  Values below
 :data:`FLOOR` times the largest drawn value are not drawn, so that rounding-level masses do not
 stretch the log axis.
 """
@@ -63,27 +66,56 @@ def _params_text(p: dict) -> str:
                      if isinstance(p.get(key), (int, float, np.number)) and not isinstance(p.get(key), bool))
 
 
+#: Cost names as a reader writes them (expressions are shown as typed).
+_COST_TEXT = {"abs": "|x|", "square": "x²", "l1": "‖x‖₁", "l2": "‖x‖₂", "l2sq": "‖x‖₂²", "linf": "‖x‖∞",
+              "l1sq": "‖x‖₁²", "linfsq": "‖x‖∞²"}
+_NORM_TEXT = {"l1": "ℓ1", "l2": "ℓ2", "linf": "ℓ∞"}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def cost_text(cost: Any) -> str:
+    """A cost as a reader writes it: ``abs`` → ``|x|``, ``square`` → ``x²``, ``pow:3`` → ``|x|^3``,
+    ``l2sq`` → ``‖x‖₂²``; an expression as typed.
+
+    >>> cost_text("abs"), cost_text("pow:1.5"), cost_text("l2sq"), cost_text("abs(x - 5)")
+    ('|x|', '|x|^1.5', '‖x‖₂²', 'abs(x - 5)')
+    """
+    text = str(cost).strip()
+    key = text.lower()
+    if key in _COST_TEXT:
+        return _COST_TEXT[key]
+    if key.startswith("pow:"):
+        return f"|x|^{text[4:].strip()}"
+    return text
+
+
+def _space(pr: dict) -> str:
+    """ℤ, ℝ, ℤ², ℝ³, ...: the noise's domain in the problem's dimension."""
+    dim = int(pr.get("dim", 1) or 1)
+    base = "ℤ" if pr.get("domain") == "integer" or pr.get("kind") == "wasserstein" else "ℝ"
+    return base + (str(dim).translate(_SUPERSCRIPT) if dim > 1 else "")
+
+
 def _problem_line(pr: dict) -> str:
-    """ε = 0.5, Δ = 20, cost abs, integer (the problem's parameters, readable)."""
+    """ε = 0.5, Δ = 20, cost |x| on ℤ (the problem's parameters, readable and short)."""
     parts = []
     privacy = pr.get("privacy")
     if "epsilon" in pr:
-        parts.append(f"ε = {_num(pr['epsilon'], 6)}" + (" (Lipschitz)" if privacy == "lipschitz" else ""))
+        parts.append(f"ε = {_num(pr['epsilon'], 6)}" + (" per unit distance" if privacy == "lipschitz" else ""))
     if privacy == "approx" and pr.get("delta") is not None:
         parts.append(f"δ = {_num(pr['delta'], 6)}")
     dim = int(pr.get("dim", 1) or 1)
     if pr.get("sensitivity") is not None:
-        parts.append(f"Δ = {_num(pr['sensitivity'], 6)}" + (f" ({pr.get('norm', 'l1')})" if dim > 1 else ""))
-    if dim > 1:
-        parts.append(f"d = {dim}")
+        norm = _NORM_TEXT.get(str(pr.get("norm", "l1")), str(pr.get("norm")))
+        parts.append(f"Δ = {_num(pr['sensitivity'], 6)}" + (f" ({norm})" if dim > 1 else ""))
+    where = f" on {_space(pr)}" if pr.get("domain") or pr.get("kind") == "wasserstein" else ""
     if pr.get("cost") is not None:
-        parts.append(f"cost {pr['cost']}")
+        parts.append(f"cost {cost_text(pr['cost'])}{where}")
     elif pr.get("utility") is not None:
         inp = pr.get("input")
         label = inp.get("label") if isinstance(inp, dict) else None
-        parts.append(f"{pr['utility']} utility" + (f", input {label}" if label else ""))
-    if pr.get("domain"):
-        parts.append(str(pr["domain"]))
+        parts.append(f"{'W1' if pr['utility'] == 'wasserstein' else pr['utility']} utility"
+                     + (f", input {label}" if label else "") + where)
     return ", ".join(parts)
 
 
@@ -93,17 +125,36 @@ def _value_word(pr: dict) -> str:
 
 
 def _bracket_line(result: "Result") -> str:
-    """The certified bracket with its label (``certified`` or ``UNCERTIFIED``)."""
+    """The certified bracket with its label (``certified`` or ``UNCERTIFIED``), short."""
     lo, up = result.lower_bound, result.upper_bound
     if result.certified:
-        return f"certified bracket [{lo:.10g}, {up:.10g}], relative gap {result.relative_gap:.2g}"
+        return f"certified [{lo:.7g}, {up:.7g}], gap {result.relative_gap:.2g}"
     status = getattr(result.status, "value", result.status)
-    return f"UNCERTIFIED ({status}): bracket [{lo:.10g}, {up:.10g}] must not be read as an optimum"
+    return f"UNCERTIFIED ({status}): [{lo:.7g}, {up:.7g}], not an optimum"
+
+
+#: Font sizes of titles and legends (small: a panel of a grid must hold them).
+TITLE_SIZE, LEGEND_SIZE = 9, 7
+
+
+def _chars(ax, fontsize: float, share: float = 1.0) -> int:
+    """About how many characters of ``fontsize`` fit across ``share`` of the Axes' width."""
+    inches = ax.get_position().width * ax.figure.get_figwidth() * share
+    return max(20, int(inches * 72.0 / (0.6 * fontsize)))
+
+
+def _fill(text: str, width: int) -> str:
+    """``text`` wrapped line by line at word boundaries to ``width`` characters."""
+    return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in text.split("\n"))
 
 
 def _title(result: "Result", prefix: str = "") -> str:
-    head = textwrap.fill(prefix + _problem_line(result.problem), 90)
-    return f"{head}\n{_bracket_line(result)}"
+    return f"{prefix}{_problem_line(result.problem)}\n{_bracket_line(result)}"
+
+
+def _set_title(ax, text: str) -> None:
+    """A title wrapped to the Axes' width (a panel of a grid keeps to its own column)."""
+    ax.set_title(_fill(text, _chars(ax, TITLE_SIZE)), fontsize=TITLE_SIZE)
 
 
 def _new_figure(figsize: tuple[float, float]) -> "Figure":
@@ -127,11 +178,14 @@ def _finish(fig: "Figure", path) -> "Figure":
     return fig
 
 
-def _legend_below(ax, ncol: int = 1) -> None:
-    """A legend under the axes (it never covers data); constrained layout makes room for it."""
+def _legend_inside(ax, title: str | None = None) -> None:
+    """A small legend inside the Axes (``loc="best"``), its labels (and ``title``) wrapped to fit the
+    Axes' width, so that a panel of any grid keeps its legend whatever the figure's layout."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncol=ncol, frameon=False)
+        width = _chars(ax, LEGEND_SIZE, 0.8)
+        ax.legend(handles, [_fill(t, width) for t in labels], loc="best", fontsize=LEGEND_SIZE, framealpha=0.8,
+                  title=_fill(title, width) if title else None, title_fontsize=LEGEND_SIZE)
 
 
 def _floored(y: np.ndarray, top: float) -> np.ndarray:
@@ -153,7 +207,7 @@ def _integer_ticks(*axis) -> None:
     from matplotlib.ticker import MaxNLocator
 
     for a in axis:
-        a.set_major_locator(MaxNLocator(integer=True))
+        a.set_major_locator(MaxNLocator(nbins="auto", integer=True))  # as many ticks as the axis' length holds
 
 
 # ------------------------------------------------------------------------------------------------
@@ -434,8 +488,8 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
     >>> r = optmech.solve(optmech.Problem(privacy=optmech.PureDP(1.0), cost="abs", sensitivity=3,
     ...                                   domain=optmech.IntegerLattice()))
     >>> fig = plot_result(r)
-    >>> fig.axes[0].get_xlabel(), fig.axes[0].get_yscale()
-    ('noise x', 'log')
+    >>> fig.axes[0].get_xlabel(), fig.axes[0].get_yscale(), fig.axes[0].get_title().splitlines()[0]
+    ('noise x', 'log', 'ε = 1, Δ = 3, cost |x| on ℤ')
     """
     mech = result.mechanism
     if mech is None:
@@ -459,7 +513,7 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
     span = max(abs(lo), abs(hi))
     label, ref_law, c = _best_reference(result, span, lattice, shift_reference)
     word = _value_word(result.problem)
-    mine = f"optmech: certified upper-bound mechanism, {word} {result.upper_bound:.6g}"
+    mine = f"optmech (certified upper end), {word} {result.upper_bound:.6g}"
     drawn = []
     if lattice:
         k = np.arange(int(lo), int(hi) + 1)
@@ -504,9 +558,8 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
     _log_limits(ax, *drawn)
     ax.set_xlim(lo - 0.5 if lattice else lo, hi + 0.5 if lattice else hi)
     ax.set_xlabel("noise x")
-    ax.set_title(_title(result) + f"\ndrawn: [{_num(lo, 6)}, {_num(hi, 6)}], all but {tol:g} of the mass",
-                 fontsize=9)
-    _legend_below(ax)
+    _set_title(ax, _title(result))
+    _legend_inside(ax, f"drawn: all but {tol:g} of the mass")
     return _finish(ax.figure, path)
 
 
@@ -545,13 +598,48 @@ def _staircase_nd(result: "Result"):
                                           r=int(r.parameters["r"]), dim=int(pr["dim"]))
         if r.name == "staircase" and "gamma" in r.parameters:
             return r, StaircaseND(epsilon=pr["epsilon"], sensitivity=pr["sensitivity"],
-                                  gamma=float(r.parameters["gamma"]), dim=int(pr["dim"]))
+                                  gamma=float(r.parameters["gamma"]), dim=int(pr["dim"]),
+                                  norm=str(r.parameters.get("norm", "l1")))
     return None, None
 
 
 def _ref_label(ref) -> str:
     p = ref.parameters
-    return f"{'ℓ1 lattice staircase' if 'r' in p else 'd-D staircase'}, {_params_text(p)}, cost {ref.value:.6g}"
+    what = "ℓ1 lattice staircase" if "r" in p else f"{_NORM_TEXT.get(str(p.get('norm', 'l1')), '')} staircase".strip()
+    return f"{what}, {_params_text(p)}, cost {ref.value:.6g}"
+
+
+def _norm_of(x: np.ndarray, norm: str) -> np.ndarray:
+    """‖x‖ along the last axis in ``norm`` (l1, l2, linf)."""
+    a = np.abs(np.asarray(x, dtype=float))
+    return a.max(axis=-1) if norm == "linf" else np.sqrt((a * a).sum(axis=-1)) if norm == "l2" else a.sum(axis=-1)
+
+
+def _sphere_measure(r: np.ndarray, d: int, norm: str) -> np.ndarray:
+    """The (d−1)-dimensional measure of the sphere of radius r of ``norm`` in ℝ^d, dV/dr of the ball's
+    volume: 2^d r^{d−1}/(d−1)! (ℓ1), d π^{d/2} r^{d−1}/Γ(d/2 + 1) (ℓ2), d 2^d r^{d−1} (ℓ∞)."""
+    r = np.asarray(r, dtype=float)
+    if norm == "l2":
+        c = d * math.pi ** (d / 2) / math.gamma(d / 2 + 1)
+    elif norm == "linf":
+        c = d * 2.0**d
+    else:
+        c = 2.0**d / math.factorial(d - 1)
+    return c * r ** (d - 1)
+
+
+def _law_norm(m) -> str:
+    """The norm in which a d-D library law's density is a function of the radius alone."""
+    name = type(m).__name__
+    if getattr(m, "norm", None) in ("l1", "l2", "linf"):
+        return str(m.norm)
+    return {"L2Laplace": "l2", "UniformContinuous": "linf"}.get(name, "l1")
+
+
+def _nd_title(ax, result: "Result", panel: str, own: bool) -> None:
+    """A d-D panel's title: the panel's name when the figure is plots.py's (the problem is the
+    figure's suptitle), else the problem, the bracket and the panel, wrapped to the panel."""
+    _set_title(ax, panel if own else f"{_title(result)}\n{panel}")
 
 
 def _shell_values(mech: dict, r: np.ndarray) -> np.ndarray:
@@ -588,6 +676,7 @@ def _plot_library_nd(result: "Result", path, ax, fig) -> "Figure":
     while float(f(np.eye(d)[0] * W)) > FLOOR * top and W < 1e6 * float(m.sensitivity):
         W *= 2
     name = f"optmech: {type(m).__name__} at the upper end, cost {result.upper_bound:.6g}"
+    own = ax is None
     if d == 2:
         axis = np.arange(-int(W), int(W) + 1) if lattice else np.linspace(-W, W, 301)
         pts = np.stack(np.meshgrid(axis, axis, indexing="ij"), axis=-1)
@@ -599,21 +688,45 @@ def _plot_library_nd(result: "Result", path, ax, fig) -> "Figure":
         im = _log_heatmap(a, v, (axis[0] - half, axis[-1] + half, axis[0] - half, axis[-1] + half), top, name,
                           lattice)
         a.figure.colorbar(im, ax=a, label=unit)
-        a.figure.suptitle(_title(result), fontsize=9)
+        if own:
+            a.figure.suptitle(_title(result), fontsize=TITLE_SIZE)
+        _nd_title(a, result, name, own)
         return _finish(a.figure, path)
+    # d >= 3: the radial profile in the norm the law is radial in (its density is a function of ‖x‖
+    # there, so its value at r·e1 is its value on the whole shell), and the law of the radius ‖X‖
     a = _target_axes(ax, fig, (8.5, 5.2))
+    norm = _law_norm(m)
     r = np.arange(0, int(W) + 1) if lattice else np.linspace(0, W, 400)
-    a.semilogy(r, _floored(f(r[:, None] * np.eye(d)[0]), top), label=name)
-    a.set_xlabel("x1 (other coordinates 0)")
-    a.set_ylabel(unit)
-    a.legend(fontsize=8)
-    a.set_title(_title(result), fontsize=9)
+    on_shell = np.asarray(f(r[:, None] * np.eye(d)[0]), dtype=float)
+    if lattice and norm == "l1":
+        from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
+
+        radius, what = on_shell * sphere_sizes(r, d), "P(‖X‖₁ = r), the mass of the shell"
+    else:
+        radius, what = on_shell * _sphere_measure(r, d, norm), f"density of {_norm_label(norm, 'X')} (mass per unit radius)"
+    shell_top = float(np.nanmax(radius))
+    a.semilogy(r, _floored(on_shell, top), "-", marker="o" if lattice and len(r) <= 60 else None, ms=3,
+               label=f"{type(m).__name__} at the upper end ({unit} on the shell), cost {result.upper_bound:.6g}")
+    a.semilogy(r, _floored(radius, shell_top), "--", label=what)
+    _log_limits(a, _floored(on_shell, top), _floored(radius, shell_top))
+    if lattice:
+        _integer_ticks(a.xaxis)
+    a.set_xlabel(f"shell radius r = {_norm_label(norm)}")
+    a.set_ylabel(f"{unit} / probability")
+    _set_title(a, _title(result))
+    _legend_inside(a)
     return _finish(a.figure, path)
+
+
+def _norm_label(norm: str, x: str = "x") -> str:
+    """‖x‖₁, ‖x‖₂, ‖x‖∞."""
+    return f"‖{x}‖" + {"l1": "₁", "l2": "₂", "linf": "∞"}.get(norm, norm)
 
 
 def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None) -> "Figure":
     """Draw a d-D certified mechanism: d = 2 heatmaps (log colour scale) of the mechanism and of the
-    staircase reference; d >= 3 the radial profile over ℓ1 shells beside the staircase.
+    staircase reference; d >= 3 the radial profile (min–max and mean mass or density on each shell of
+    the problem's norm, against the shell radius) beside the staircase.
 
     Lattice mechanisms are drawn as mass per point, cell mechanisms (continuous domain) as mass per
     cell, shell mechanisms as density (continuous) or mass per point (lattice).  Values below
@@ -655,6 +768,8 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         raise SpecError(f"no figure for a mechanism of kind {kind!r} (plots take 1-D laws and the d-D kinds "
                         "lattice_pmf_nd, cell_pmf_nd, l1_shell_density_nd)")
     d = int(mech["dim"])
+    # d >= 3 draws shells of the problem's norm (the ℓ1-shell mechanism: of its own ℓ1 shells)
+    norm = "l1" if kind == "l1_shell_density_nd" else str(result.problem.get("norm") or "l1")
     ref, stair = _staircase_nd(result)
     title = _title(result)
     continuous = kind == "cell_pmf_nd" or bool(mech.get("continuous"))
@@ -694,6 +809,7 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         panels = [(f"optmech: certified upper-bound mechanism, cost {result.upper_bound:.6g}", mine)]
         if stair is not None:
             panels.append((_ref_label(ref), ref_values(pts, cell_h)))
+        own = ax is None
         if ax is not None:
             axes = [ax] if not isinstance(ax, (list, tuple, np.ndarray)) else list(np.ravel(ax))
             if not 1 <= len(axes) <= 2:
@@ -706,8 +822,10 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         vmax = max(float(np.nanmax(p)) for _, p in panels)
         for a, (name, p) in zip(axes, panels):
             im = _log_heatmap(a, p, ext, vmax, name, lattice_axes)
+            _nd_title(a, result, name, own or a is not axes[0])  # handed Axes: the problem on the first one
         fig.colorbar(im, ax=axes, label=unit)
-        fig.suptitle(title, fontsize=9)
+        if own:
+            fig.suptitle(title, fontsize=TITLE_SIZE)
         return _finish(fig, path)
     if isinstance(ax, (list, tuple, np.ndarray)):
         raise SpecError(f"plot_nd in d = {d} draws one panel: pass one Axes")
@@ -721,7 +839,7 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         drawn.append(y)
         rr = np.linspace(0, rmax, 400) if continuous else np.arange(0, int(rmax) + 1)
         top = dens.max()
-    else:
+    elif norm == "l1":
         from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
 
         n1 = np.abs(reps).sum(axis=1)
@@ -743,7 +861,27 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         ax.plot(k * h, mean, "o", ms=3, label=f"optmech: shell mean, cost {result.upper_bound:.6g}")
         drawn += [lo, hi, mean]
         rr = k * h
-    if stair is not None:
+    else:  # shells of the problem's norm (ℓ2, ℓ∞): the listed points grouped by their radius
+        sym = mech["symmetry"]
+        size = orbit_sizes(reps) if sym == "signed permutations" else 2.0 ** (reps != 0).sum(axis=1) \
+            if sym == "coordinate signs" else np.ones(len(reps))
+        rad = np.round(_norm_of(reps, norm), 9)
+        shells, which = np.unique(rad[keep], return_inverse=True)
+        m_k, s_k = mass[keep], size[keep]
+        lo = np.full(len(shells), np.inf)
+        hi = np.zeros(len(shells))
+        np.minimum.at(lo, which, m_k)
+        np.maximum.at(hi, which, m_k)
+        mean = np.bincount(which, weights=s_k * m_k) / np.bincount(which, weights=s_k)
+        top = float(mass.max())
+        lo, hi, mean = _floored(lo, top), _floored(hi, top), _floored(mean, top)
+        ax.fill_between(shells * h, np.where(np.isfinite(lo), lo, hi), hi, alpha=0.3, step="mid",
+                        label=f"optmech: min–max {unit} on the shell")
+        ax.plot(shells * h, mean, "o", ms=3,
+                label=f"optmech: mean over the shell's listed points, cost {result.upper_bound:.6g}")
+        drawn += [lo, hi, mean]
+        rr = np.linspace(0.0, float(shells.max()) * h, 400) if continuous else shells
+    if stair is not None and getattr(stair, "norm", "l1") == norm:  # radial in the drawn norm: r·e1 is on the shell
         pts = np.zeros((len(rr), d))
         pts[:, 0] = rr
         cell_h = h if kind == "cell_pmf_nd" else None
@@ -751,12 +889,12 @@ def plot_nd(result: "Result", path=None, *, ax=None, fig: "Figure | None" = None
         ax.plot(rr, yr, "-", lw=1, label=_ref_label(ref))
         drawn.append(yr)
     _log_limits(ax, *drawn)
-    if lattice_axes:
+    if lattice_axes and norm != "l2":
         _integer_ticks(ax.xaxis)
-    ax.set_xlabel("‖x‖₁")
+    ax.set_xlabel(_norm_label(norm))
     ax.set_ylabel(unit)
-    ax.set_title(title, fontsize=9)
-    _legend_below(ax)
+    _set_title(ax, title)
+    _legend_inside(ax)
     return _finish(ax.figure, path)
 
 
@@ -848,7 +986,7 @@ def plot_compare(c: dict, path=None, *, ax=None, fig=None):
     a.set_title(f"ε = {_num(c['epsilon'], 6)}, cost {c['cost']}, d = {c['dim']}"
                 + (f" ({c['norm']})" if c["dim"] > 1 else "") + f", sensitivity 1{extra}\n"
                 "certified brackets [lower, upper]", fontsize=9)
-    _legend_below(a)
+    _legend_inside(a)
     if one_d and len(axes) > 1:
         from optmech.mechanisms.laplace import Laplace
         from optmech.mechanisms.staircase import Staircase
@@ -869,7 +1007,7 @@ def plot_compare(c: dict, path=None, *, ax=None, fig=None):
         a2.set_xlabel("noise x")
         a2.set_ylabel("density")
         a2.set_title("densities, drawn over all but 1e-6 of the mass", fontsize=9)
-        _legend_below(a2)
+        _legend_inside(a2)
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
