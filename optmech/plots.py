@@ -354,91 +354,33 @@ def _reference_law(ref, pr: dict):
     return None
 
 
-def _best_shift(pr: dict, law, value: float, span: float, lattice: bool) -> tuple[float, float] | None:
-    """(c, ≈ E L(X + c)) for the cheapest shift c of a closed-form law X, |c| <= span, when it is
-    cheaper than c = 0 (a shift of ε-DP noise is ε-DP noise); None when the cost is proven symmetric
-    and nondecreasing (then 0 is best), cannot be evaluated, or no shift helps.
-
-    Numeric: lattice sums (exact up to the 1e-17 truncation of X's tails) or midpoint sums on a
-    grid of Δ/64 (refined 8× at the chosen c); refused when the sum at c = 0 misses ``value`` by
-    more than 1e-6 relative."""
-    from optmech.costs import parse_cost
-
-    spec = pr.get("cost")
-    if not isinstance(spec, str) or pr.get("dim", 1) not in (1, None):
-        return None
-    try:
-        cost = parse_cost(spec)
-        if cost.is_symmetric_nondecreasing(integer=lattice):
-            return None
-        lo, hi = mass_region(law, 1e-17)
-        with np.errstate(all="ignore"):
-            if lattice:
-                K, S = int(max(-lo, hi)), int(math.ceil(span))
-                if K + S > 400_000:
-                    return None
-                p = law.pmf(np.arange(-K, K + 1))
-                L = cost(np.arange(-K - S, K + S + 1, dtype=float))
-                if not np.all(np.isfinite(L)):
-                    return None
-                E = np.correlate(L, p, mode="valid")  # E[i] = Σ_k p(k) L(k + i − S)
-                shifts = np.arange(-S, S + 1, dtype=float)
-                e0 = float(E[S])
-            else:
-                h = float(pr.get("sensitivity") or 1.0) / 64.0
-                K, S = int(math.ceil(max(-lo, hi) / h)), int(math.ceil(span / h))
-                if K + S > 400_000:
-                    return None
-                x = (np.arange(-K, K) + 0.5) * h
-                p = law.pdf(x) * h
-                L = cost((np.arange(-K - S, K + S) + 0.5) * h)
-                if not np.all(np.isfinite(L)):
-                    return None
-                E = np.correlate(L, p, mode="valid")
-                shifts = np.arange(-S, S + 1) * h
-
-                def fine(c: float) -> float:  # 8× finer midpoint sum at one shift
-                    xf = (np.arange(-8 * K, 8 * K) + 0.5) * (h / 8)
-                    return float(np.sum(law.pdf(xf) * cost(xf + c)) * (h / 8))
-
-                e0 = fine(0.0)
-        i = int(np.nanargmin(E))
-        c, ec = float(shifts[i]), float(E[i])
-        if not lattice:
-            ec = fine(c)
-    except Exception:  # an unparsable or unevaluable cost: no shift, the reference is drawn at 0
-        return None
-    if not (math.isfinite(ec) and abs(e0 - value) <= 1e-6 * max(abs(value), 1e-300)):
-        return None
-    if c == 0.0 or not ec < value * (1 - 1e-9):
-        return None
-    return c, ec
-
-
-def _best_reference(result: "Result", span: float, lattice: bool, shift: bool):
-    """(label, law, shift c) of the cheapest closed form among ``result.references``, each placed
-    at its cheapest shift when the cost is asymmetric; (None, None, 0) when none can be drawn."""
+def _best_reference(result: "Result", lattice: bool, shift: bool):
+    """(label, law, shift c) of the cheapest closed form among ``result.references``, each placed at
+    the shift it is listed with (``parameters["shift"]``, chosen by
+    :func:`optmech.mechanisms.references.shift_references`, whose value is the listed one);
+    (None, None, 0) when none can be drawn.  With ``shift`` False only laws listed centred are
+    drawn."""
     pr = result.problem
     best = None
     for ref in result.references:
         law = _reference_law(ref, pr)
         if law is None or bool(getattr(law, "lattice", False)) != lattice:
             continue
-        moved = _best_shift(pr, law, ref.value, span, lattice) if shift else None
-        value = moved[1] if moved else ref.value
-        if best is None or value < best[0]:
-            best = (value, ref, law, moved)
+        c = ref.parameters.get("shift", 0) or 0
+        c = float(c) if isinstance(c, (int, float, np.number)) and math.isfinite(float(c)) else 0.0
+        if c != 0.0 and not shift:
+            continue
+        if best is None or ref.value < best[0]:
+            best = (ref.value, ref, law, c)
     if best is None:
         return None, None, 0.0
-    value, ref, law, moved = best
+    value, ref, law, c = best
     par = _params_text(ref.parameters)
     name = _NAMES.get(ref.name, ref.name.replace("_", " "))
     head = f"{name}, {par}" if par else name
-    if moved:
-        c = moved[0]
-        return (f"{head}, shifted by {_num(c) if lattice else f'{c:+.4g}'}: cost ≈ {moved[1]:.6g} "
-                f"(centred: {ref.value:.6g})"), law, c
-    return f"{head}, {_value_word(pr)} {ref.value:.6g}", law, 0.0
+    if c != 0.0:
+        return f"{head}, shifted by {_num(c) if lattice else f'{c:+.4g}'}: {_value_word(pr)} {value:.6g}", law, c
+    return f"{head}, {_value_word(pr)} {value:.6g}", law, 0.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -458,9 +400,9 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
 
     1-D: the pmf (integer domain) or density (continuous) over the range holding all but ``tol``
     of its mass (:func:`mass_region`: the LP window, shaded, and the certified geometric tails
-    beyond it), and the cheapest closed form of ``result.references`` (for an asymmetric cost
-    shifted to where it is cheapest, labelled with its approximate shifted cost and its centred
-    one).  Values below :data:`FLOOR` × the largest are not drawn.  d-D results are drawn by
+    beyond it), and the cheapest closed form of ``result.references``, drawn at the shift it is
+    listed with (``parameters["shift"]``: its best shift for an asymmetric cost) and labelled with
+    its listed cost.  Values below :data:`FLOOR` × the largest are not drawn.  d-D results are drawn by
     :func:`plot_nd` (``ax`` and ``fig`` as documented there).
 
     Parameters
@@ -476,7 +418,7 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
     tol : float
         The mass left out of the drawn range (half on each side at most).
     shift_reference : bool
-        Place the closed form at its cheapest shift when the cost is not proven symmetric.
+        Draw the closed forms listed at a nonzero shift (False: only those listed centred).
 
     Returns
     -------
@@ -510,8 +452,7 @@ def plot_result(result: "Result", path=None, *, ax: "Axes | None" = None, fig: "
     else:
         lattice = bool(mech.lattice)
         lo, hi = mass_region(mech, tol)
-    span = max(abs(lo), abs(hi))
-    label, ref_law, c = _best_reference(result, span, lattice, shift_reference)
+    label, ref_law, c = _best_reference(result, lattice, shift_reference)
     word = _value_word(result.problem)
     mine = f"optmech (certified upper end), {word} {result.upper_bound:.6g}"
     drawn = []

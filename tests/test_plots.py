@@ -156,26 +156,35 @@ def test_continuous_density_covers_the_mass(cont1):
 # ------------------------------------------------------------------------------------------------
 def test_asymmetric_reference_is_shifted_to_its_cheapest_place(asym20):
     from optmech.costs import parse_cost
-    from optmech.mechanisms import DiscreteLaplace
+    from optmech.mechanisms import DiscreteLaplace, DiscreteStaircase
 
-    ax = plot_result(asym20).axes[0]
-    (ref,) = [ln for ln in ax.lines if ln.get_label().startswith("discrete Laplace")]
-    label = ref.get_label()
-    c = int(re.search(r"shifted by ([+-]?\d+)", label).group(1))
-    assert c != 0
-    dl = DiscreteLaplace(epsilon=0.5, sensitivity=20)
-    k = np.asarray(ref.get_xdata())
-    y = np.asarray(ref.get_ydata(), dtype=float)
-    ok = np.isfinite(y)
-    assert np.allclose(y[ok], dl.pmf(k[ok] - c), rtol=1e-12, atol=0)  # drawn where it is placed
-    # its cost there, summed independently, beats the centred value and is no better than the optimum
-    kk = np.arange(-4000, 4001)
     L = parse_cost(ASYM)
+    kk = np.arange(-4000, 4001)
+    refs = {r.name: r for r in asym20.references}
+    # the drawn closed form is the cheapest listed one, drawn at the shift it is listed with
+    drawn = min((r for r in refs.values() if r.name in ("discrete_laplace", "discrete_staircase")), key=lambda r: r.value)
+    ax = plot_result(asym20).axes[0]
+    (line,) = [ln for ln in ax.lines if ln.get_label().startswith(drawn.name.replace("_", " ").replace("laplace", "Laplace"))]
+    label = line.get_label()
+    c = int(re.search(r"shifted by ([+-]?\d+)", label).group(1))
+    assert c != 0 and c == drawn.parameters["shift"]
+    law = (DiscreteLaplace(epsilon=0.5, sensitivity=20) if drawn.name == "discrete_laplace" else
+           DiscreteStaircase(epsilon=0.5, sensitivity=20, r=drawn.parameters["r"]))
+    k = np.asarray(line.get_xdata())
+    y = np.asarray(line.get_ydata(), dtype=float)
+    ok = np.isfinite(y)
+    assert np.allclose(y[ok], law.pmf(k[ok] - c), rtol=1e-12, atol=0)  # drawn where it is placed
+    # its cost there, summed independently, is the listed value and the label's, and no better than the optimum
+    shifted = math.fsum(law.pmf(kk) * L(kk + c))
+    assert drawn.value == pytest.approx(shifted, rel=1e-9)
+    assert float(re.search(r"cost ([0-9.e+-]+)", label).group(1)) == pytest.approx(shifted, rel=1e-5)
+    assert asym20.lower_bound <= shifted
+    # the discrete Laplace is listed at the cheapest integer shift: below its centred cost, neighbours cost more
+    dl = DiscreteLaplace(epsilon=0.5, sensitivity=20)
+    c = refs["discrete_laplace"].parameters["shift"]
     shifted = math.fsum(dl.pmf(kk) * L(kk + c))
-    centred = [r.value for r in asym20.references if r.name == "discrete_laplace"][0]
-    assert asym20.lower_bound <= shifted < centred
-    assert float(re.search(r"cost ≈ ([0-9.e+-]+)", label).group(1)) == pytest.approx(shifted, rel=1e-5)
-    # and it is the cheapest integer shift (neighbours cost more)
+    assert refs["discrete_laplace"].value == pytest.approx(shifted, rel=1e-9)
+    assert shifted < math.fsum(dl.pmf(kk) * L(kk))
     for d in (-1, 1):
         assert math.fsum(dl.pmf(kk) * L(kk + c + d)) >= shifted * (1 - 1e-12)
 

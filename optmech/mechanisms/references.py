@@ -196,12 +196,18 @@ def _nodes(law: Mechanism, integer: bool) -> tuple[np.ndarray, np.ndarray]:
         w = np.asarray(law.pmf(x), dtype=float)
         if x.size > 1 and x.size < hi - lo + 1:  # every node stands for the integers around it
             w = w * np.gradient(x)
-    else:
-        if hi <= lo:
-            hi = lo + 1e-300
-        h = (hi - lo) / SHIFT_NODES
-        x = lo + (np.arange(SHIFT_NODES) + 0.5) * h
-        w = np.asarray(law.pdf(x), dtype=float) * h
+    else:  # cells cut both uniformly and at quantiles (narrow where the mass is dense), each weighted
+        # by its exact mass (cdf differences left of 0, sf differences right of it) at its midpoint
+        half = SHIFT_NODES // 2
+        q = np.linspace(SHIFT_MASS / 2.0, 1.0 - SHIFT_MASS / 2.0, half + 1)
+        edges = np.unique(np.concatenate([np.linspace(lo, hi, half + 1), np.asarray(law.ppf(q), dtype=float)]))
+        edges = edges[np.isfinite(edges)]
+        if edges.size < 2:
+            raise ValueError("the law's quantiles do not span an interval")
+        a, b = edges[:-1], edges[1:]
+        left = np.asarray(law.cdf(np.minimum(b, 0.0)), dtype=float) - np.asarray(law.cdf(np.minimum(a, 0.0)), dtype=float)
+        right = np.asarray(law.sf(np.maximum(a, 0.0)), dtype=float) - np.asarray(law.sf(np.maximum(b, 0.0)), dtype=float)
+        x, w = (a + b) / 2.0, np.maximum(left, 0.0) + np.maximum(right, 0.0)
     total = float(w.sum())
     if not (math.isfinite(total) and total > 0):
         raise ValueError("the law's weights do not sum to a positive number")
@@ -224,8 +230,9 @@ def _expected(cost, x: np.ndarray, w: np.ndarray, shifts: np.ndarray) -> np.ndar
 def search_shift(cost, law: Mechanism, *, integer: bool) -> tuple[float, str]:
     """A shift t with E L(X + t) small, for ``law`` X, found numerically; (t, where it searched).
 
-    X is replaced by a quadrature on SHIFT_NODES nodes covering all but SHIFT_MASS of its mass
-    (s = half that range); shifts are tried on a grid of SHIFT_GRID points on [−s, s] and on
+    X is replaced by a quadrature on about SHIFT_NODES nodes covering all but SHIFT_MASS of its
+    mass (s = half that range; on ℝ the cells are cut both uniformly and at quantiles, each
+    carrying its exact mass); shifts are tried on a grid of SHIFT_GRID points on [−s, s] and on
     [m − s, m + s], m the cost's smallest sampled value's place (samples out to 10^4·s), then on
     grids zoomed around the best one (on ℤ down to consecutive integers; on ℝ three rounds and a
     bounded Brent search), and the result is rounded to the coarsest decimal that the quadrature
