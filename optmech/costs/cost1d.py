@@ -16,7 +16,7 @@ from optmech.costs.interval import (CAP, INF, WIDEN_EXACT, WIDEN_LIBM, WIDEN_ROU
                                     clean_interval, evaluate_tree, exact_int, fraction_up, mig_mag, round_down,
                                     round_up, tight_enclosure, tree_enclosure)
 from optmech.costs.proofs import EVEN, parity, proves_symmetric_nondecreasing
-from optmech.costs.rewrite import canonical_name, recognise_power
+from optmech.costs.rewrite import canonical_name, canonical_text, recognise
 from optmech.errors import CostError
 
 
@@ -79,6 +79,7 @@ class Cost:
     power: float | None = None
     _tree: tuple | None = field(default=None, repr=False, compare=False)
     _monomial: tuple[Fraction, float] | None = field(default=None, repr=False, compare=False)
+    _rewritten: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in ("abs", "square", "pow", "expr"):
@@ -284,7 +285,7 @@ class Cost:
             return canonical_name(Fraction(float(self.power))) or self.spec
         if self._monomial is not None:
             return f"{_number_text(self._monomial[0])}*{canonical_name(Fraction(self._monomial[1]))}"
-        return self.spec
+        return self._rewritten or self.spec
 
     @property
     def monomial(self) -> tuple[Fraction, float] | None:
@@ -303,6 +304,10 @@ class Cost:
                 return None
             return (f"the expression {self.spec} is {_monomial_text(Fraction(1), float(self.power))}, proven symbolically from its text (exact rewrite rules, "
                     f"no sampling): solved as {name}")
+        if self._rewritten is not None:
+            return (f"the expression {self.spec} is {self._rewritten} on ℝ, proven symbolically from its text (exact "
+                    f"rewrite rules, no sampling): evaluated and enclosed as {self._rewritten}, like every expression "
+                    "these rules prove equal to it")
         if self._monomial is None:
             return None
         c, p = self._monomial
@@ -593,14 +598,21 @@ def parse_cost(text: str) -> Cost:
         return Cost(f"pow:{int(p) if p.is_integer() else repr(p)}", "pow", p)
     tree = parse_expr(text)
     spec = " ".join(s.split())
-    found = recognise_power(s)
-    name = canonical_name(found[1]) if found is not None else None
-    if name is None:
+    m = recognise(s)
+    if m is None:
         return Cost(spec, "expr", None, tree)
-    c, p = found
-    if c == 1:
-        return Cost(spec, name.split(":")[0], float(p), tree)
-    return Cost(spec, "expr", None, tree, (c, float(p)))
+    if len(m.plus) == 1 and m.plus == m.minus and m.plus[0][1] > 0:  # c·|x|^p
+        p, c = m.plus[0]
+        name = canonical_name(p)
+        if name is not None and c == 1:
+            return Cost(spec, name.split(":")[0], float(p), tree)
+        if name is not None:
+            return Cost(spec, "expr", None, tree, (c, float(p)))
+    if all(c > 0 for _, c in m.plus + m.minus):  # sums of positive powers of |x|: no cancellation
+        canon = canonical_text(m)
+        if canon != spec:
+            return Cost(spec, "expr", None, parse_expr(canon), None, canon)
+    return Cost(spec, "expr", None, tree)
 
 
 def as_cost(obj: CostLike) -> Cost:

@@ -39,18 +39,21 @@ import operator
 from dataclasses import dataclass
 from fractions import Fraction
 
-#: A side of a monomial: None is the zero function, else (c, p) with value c·|x|^p, p > 0.
-Side = tuple[Fraction, Fraction] | None
+#: A side: the function Σ c·|x|^p over its terms (p, c), powers p > 0 increasing, coefficients c ≠ 0;
+#: () is the zero function.
+Side = tuple[tuple[Fraction, Fraction], ...]
 
 #: The largest exact integer power taken of a constant (the parser limits exponents to 64 anyway).
 MAX_INT_POWER = 64
 #: Constants beyond this many bits (numerator or denominator) end the recognition.
 MAX_BITS = 4096
+#: Sides with more terms end the recognition.
+MAX_TERMS = 16
 
 
 @dataclass(frozen=True)
 class Mono:
-    """c₊·x^p₊ on x > 0 and c₋·|x|^p₋ on x < 0 (each side possibly the zero function); 0 at x = 0."""
+    """Σ c·x^p on x > 0 (``plus``) and Σ c·|x|^p on x < 0 (``minus``), every p > 0, so 0 at x = 0."""
 
     plus: Side
     minus: Side
@@ -78,16 +81,59 @@ def recognise_power(text: str) -> tuple[Fraction, Fraction] | None:
     >>> recognise_power("x**3") is None                       # odd: -|x|^3 for x < 0
     True
     """
+    t = recognise(text)
+    if t is None or len(t.plus) != 1 or t.plus != t.minus:
+        return None
+    p, c = t.plus[0]
+    return (c, p) if c > 0 else None
+
+
+def recognise(text: str) -> Mono | None:
+    """The expression as sums of powers of |x| on each half-line (:class:`Mono`), proven by the
+    rules of the module doc, or None (anything else, or the zero function).
+
+    >>> m = recognise("where(x > 0, x*x + x, x*x - x)")
+    >>> m.plus == m.minus == ((Fraction(1), Fraction(1)), (Fraction(2), Fraction(1)))
+    True
+    >>> canonical_text(m), canonical_text(recognise("max(x, -3*x)"))
+    ('abs(x)**2 + abs(x)', 'where(x >= 0, abs(x), 3*abs(x))')
+    """
     try:
         root = ast.parse(text.strip(), mode="eval")
         t = _Walker(text.strip()).term(root.body)
     except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError, MemoryError, OverflowError,
             ZeroDivisionError):
         return None
-    if not isinstance(t, Mono) or t.plus is None or t.plus != t.minus:
+    if not isinstance(t, Mono) or not (t.plus or t.minus):
         return None
-    c, p = t.plus
-    return (c, p) if c > 0 else None
+    return t
+
+
+def _number(c: Fraction) -> str:
+    """An exact rational as expression text: ``3``, ``0.25``, ``(1/3)``."""
+    if c.denominator == 1:
+        return str(c.numerator)
+    f = repr(float(c))
+    return f if Fraction(f) == c else f"({c.numerator}/{c.denominator})"
+
+
+def _side_text(side: Side) -> str:
+    """Σ c·abs(x)**p, highest power first (``0`` for the zero function)."""
+    out = ""
+    for p, c in reversed(side):
+        base = "abs(x)" if p == 1 else f"abs(x)**{_number(p)}"
+        a = abs(c)
+        term = base if a == 1 else f"{_number(a)}*{base}"
+        out = (f"-{term}" if c < 0 else term) if not out else f"{out} {'-' if c < 0 else '+'} {term}"
+    return out or "0"
+
+
+def canonical_text(m: Mono) -> str:
+    """One expression text for every expression with the same :class:`Mono`: the sum of powers of
+    abs(x), or ``where(x >= 0, PLUS, MINUS)`` when the half-lines differ (both are 0 at x = 0)."""
+    if m.plus == m.minus:
+        return _side_text(m.plus)
+    return f"where(x >= 0, {_side_text(m.plus)}, {_side_text(m.minus)})"
 
 
 def canonical_name(p: Fraction) -> str | None:
@@ -132,43 +178,77 @@ def _const_pow(c: Fraction, k: Fraction) -> Fraction | None:
     return None if num is None or den is None else Fraction(num, den)
 
 
+def _checked(c: Fraction) -> Fraction:
+    if max(c.numerator.bit_length(), c.denominator.bit_length()) > MAX_BITS:
+        raise _Unknown("a constant too large")
+    return c
+
+
+def _side(terms: dict) -> Side:
+    """The side of {p: c}, zero coefficients dropped."""
+    out = tuple(sorted((p, _checked(c)) for p, c in terms.items() if c != 0))
+    if len(out) > MAX_TERMS:
+        raise _Unknown("too many terms")
+    return out
+
+
 def _scale(s: Side, f: Fraction) -> Side:
-    return None if s is None or f == 0 else (s[0] * f, s[1])
+    return _side({p: c * f for p, c in s})
 
 
-def _side_add(a: Side, b: Side) -> Side | bool:
-    """a + b on one side; False when the sum is no monomial (different powers)."""
-    if a is None or b is None:
-        return b if a is None else a
-    if a[1] != b[1]:
-        return False
-    c = a[0] + b[0]
-    return None if c == 0 else (c, a[1])
+def _side_add(a: Side, b: Side) -> Side:
+    terms = dict(a)
+    for p, c in b:
+        terms[p] = terms.get(p, Fraction(0)) + c
+    return _side(terms)
 
 
 def _side_mul(a: Side, b: Side) -> Side:
-    return None if a is None or b is None else (a[0] * b[0], a[1] + b[1])
+    terms: dict = {}
+    for p, c in a:
+        for q, d in b:
+            terms[p + q] = terms.get(p + q, Fraction(0)) + c * d
+    return _side(terms)
 
 
-def _side_pow(a: Side, k: Fraction) -> Side | bool:
-    """a**k for a constant k > 0; False where unproven (a negative base and a non-integer k)."""
-    if a is None:
-        return None
-    c = _const_pow(a[0], k)
-    return False if c is None else (c, a[1] * k)
-
-
-def _side_minmax(a: Side, b: Side, pick) -> Side | bool:
-    """min/max on one side, where |x|^p > 0: pick(c_a, c_b)·|x|^p (a zero side is c = 0)."""
-    if a is not None and b is not None and a[1] != b[1]:
-        return False
-    p = (a or b or (None, Fraction(1)))[1]
-    c = pick(a[0] if a else Fraction(0), b[0] if b else Fraction(0))
-    return None if c == 0 else (c, p)
+def _side_pow(a: Side, k: Fraction) -> Side:
+    """a**k for a constant k > 0: exact powers of one term (a non-integer k only with c >= 0, so the
+    base is never negative), repeated products of a sum for an integer k."""
+    if not a:
+        return a
+    if len(a) == 1:
+        (p, c), = a
+        v = _const_pow(c, k)
+        if v is None:
+            raise _Unknown("an irrational or undefined power")
+        return _side({p * k: v})
+    if k.denominator != 1:
+        raise _Unknown("a non-integer power of a sum")
+    out: Side = ((Fraction(0), Fraction(1)),)  # 1, as a term of power 0 (multiplied away below)
+    for _ in range(int(k)):
+        out = _side_mul(out, a)
+    return out
 
 
 def _sign(s: Side) -> int:
-    return 0 if s is None else (s[0] > 0) - (s[0] < 0)
+    """The sign of Σ c·|x|^p on its half-line (|x|^p > 0 there): every c of one sign, or 0 for ()."""
+    if not s:
+        return 0
+    if all(c > 0 for _, c in s):
+        return 1
+    if all(c < 0 for _, c in s):
+        return -1
+    raise _Unknown("a sum of mixed signs")
+
+
+def _side_abs(s: Side) -> Side:
+    return s if _sign(s) >= 0 else _scale(s, Fraction(-1))
+
+
+def _side_pick(a: Side, b: Side, smaller: bool) -> Side:
+    """min (``smaller``) or max of two sides, where a − b has one sign on the half-line."""
+    d = _sign(_side_add(a, _scale(b, Fraction(-1))))
+    return (a if d <= 0 else b) if smaller else (a if d >= 0 else b)
 
 
 _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -193,7 +273,7 @@ class _Walker:
             return Fraction(seg)  # the literal's exact decimal value (ValueError: not recognised)
         if isinstance(n, ast.Name):
             if n.id in ("x", "x1"):
-                return Mono((Fraction(1), Fraction(1)), (Fraction(-1), Fraction(1)))
+                return Mono(((Fraction(1), Fraction(1)),), ((Fraction(1), Fraction(-1)),))
             raise _Unknown(n.id)  # pi, e: not exact
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
             a = self.term(n.operand)
@@ -252,25 +332,19 @@ class _Walker:
             a = vals[0]
             if isinstance(a, Fraction):
                 return abs(a)
-            return Mono(*(None if s is None else (abs(s[0]), s[1]) for s in (a.plus, a.minus)))
+            return Mono(_side_abs(a.plus), _side_abs(a.minus))
         if name == "sqrt" and len(vals) == 1:
             return self.power(vals[0], Fraction(1, 2))
         if name in ("min", "max") and len(vals) == 2:
-            pick = min if name == "min" else max
             a, b = vals
             if isinstance(a, Fraction) and isinstance(b, Fraction):
-                return pick(a, b)
-            a, b = (Mono(None, None) if v == 0 else v for v in (a, b))
+                return min(a, b) if name == "min" else max(a, b)
+            a, b = (Mono((), ()) if isinstance(v, Fraction) and v == 0 else v for v in (a, b))
             if not (isinstance(a, Mono) and isinstance(b, Mono)):
                 raise _Unknown("min/max of a monomial and a nonzero constant")
-            return self.mono(_side_minmax(a.plus, b.plus, pick), _side_minmax(a.minus, b.minus, pick))
+            small = name == "min"
+            return Mono(_side_pick(a.plus, b.plus, small), _side_pick(a.minus, b.minus, small))
         raise _Unknown(name)
-
-    @staticmethod
-    def mono(plus: Side | bool, minus: Side | bool) -> Mono:
-        if plus is False or minus is False:
-            raise _Unknown("no monomial")
-        return Mono(plus, minus)
 
     def add(self, a: Term, b: Term) -> Term:
         if isinstance(a, Cond) or isinstance(b, Cond):
@@ -281,7 +355,7 @@ class _Walker:
             if (a if isinstance(a, Fraction) else b) != 0:
                 raise _Unknown("a constant added to a monomial")
             return b if isinstance(a, Fraction) else a
-        return self.mono(_side_add(a.plus, b.plus), _side_add(a.minus, b.minus))
+        return Mono(_side_add(a.plus, b.plus), _side_add(a.minus, b.minus))
 
     def mul(self, a: Term, b: Term) -> Term:
         if isinstance(a, Cond) or isinstance(b, Cond):
@@ -303,12 +377,12 @@ class _Walker:
             return v
         if k <= 0:
             raise _Unknown("a power <= 0 of a monomial (undefined at 0)")
-        return self.mono(_side_pow(a.plus, k), _side_pow(a.minus, k))
+        return Mono(_side_pow(a.plus, k), _side_pow(a.minus, k))
 
     def where(self, cond: Cond, a: Term, b: Term) -> Mono:
         """The branch taken on each side; a branch must be a monomial or exactly 0 (at x = 0 either
         branch may be taken, and both are 0 there)."""
-        a, b = (Mono(None, None) if isinstance(v, Fraction) and v == 0 else v for v in (a, b))
+        a, b = (Mono((), ()) if isinstance(v, Fraction) and v == 0 else v for v in (a, b))
         if not (isinstance(a, Mono) and isinstance(b, Mono)):
             raise _Unknown("a where() branch that is not 0 at x = 0")
         return Mono(a.plus if cond.plus else b.plus, a.minus if cond.minus else b.minus)
