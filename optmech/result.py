@@ -21,6 +21,8 @@ class Status(str, Enum):
     than the target (the message says why the loop stopped).  ``UNCERTIFIED``: a half of the
     bracket could not be certified.  ``INFIMUM_AT_INFINITY``: V* is an infimum approached by noise
     centred ever farther from 0; the bracket is [the cost's proven floor, that noise's cost].
+    ``INTERRUPTED``: a signal (Ctrl-C, SIGTERM) stopped the solve; the bracket is the best certified
+    one found before it.
 
     >>> Status("optimal") is Status.OPTIMAL, Status.OPTIMAL == "optimal", str(Status.GAP_NOT_REACHED)
     (True, True, 'gap_not_reached')
@@ -30,6 +32,7 @@ class Status(str, Enum):
     GAP_NOT_REACHED = "gap_not_reached"
     UNCERTIFIED = "uncertified"
     INFIMUM_AT_INFINITY = "infimum_at_infinity"
+    INTERRUPTED = "interrupted"
 
     def __str__(self) -> str:
         return self.value
@@ -331,6 +334,14 @@ class Result:
                 r["name"], _parse_float(r.get("value")), dict(r.get("parameters", {})), bool(r.get("inside_bracket")),
                 bool(r.get("exact", True)), r.get("note", ""), r.get("valid"), r.get("kind"), r.get("conditions")))
         mech = d.get("mechanism")
+        if isinstance(mech, dict) and mech.get("kind") in ("lattice_pmf", "piecewise_constant_density"):
+            # the ε (and δ) at which the law's privacy() re-audits it: the saved problem's, where the
+            # mechanism's own dict does not record them (files written before it did)
+            prob = d["problem"] if isinstance(d["problem"], dict) else {}
+            for key in ("epsilon", "delta"):
+                v = prob.get(key)
+                if key not in mech and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                    mech = {**mech, key: float(v)}
         return cls(
             problem=d["problem"], lower_bound=_parse_float(d["lower_bound"]), upper_bound=_parse_float(d["upper_bound"]),
             certified=bool(d["certified"]), status=status, message=d.get("message", ""),

@@ -241,3 +241,21 @@ def test_a_saved_result_without_a_mechanism_says_so(tmp_path, saved):
     p = subprocess.run(_cmd("mechanism", "--from", str(path)), capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1
     assert "holds no mechanism" in p.stderr
+
+
+def test_result_from_json_audits_a_file_whose_mechanism_omits_epsilon_and_delta(saved):
+    """Files written before the mechanism recorded ε and δ: the problem's are used for the re-audit."""
+    d = json.loads(saved["approx_int"].read_text())
+    want = Result.from_dict(d).mechanism.privacy()
+    for key in ("epsilon", "delta"):
+        d["mechanism"].pop(key, None)
+    p = Result.from_dict(d).mechanism.privacy()
+    assert (p.notion, p.epsilon, p.delta) == ("approx", 1.0, want.delta) and 0.04 < p.delta <= 0.05
+
+
+def test_a_lipschitz_law_that_misses_its_recorded_rate_says_so(saved):
+    """A tampered file: a rate target below what the knots have is not repeated; the audited slope is."""
+    d = json.loads(saved["lipschitz"].read_text())
+    d["mechanism"]["epsilon"] = 0.5
+    p = Result.from_dict(d).mechanism.privacy()
+    assert p.notion == "lipschitz" and 0.5 < p.epsilon <= 1.0

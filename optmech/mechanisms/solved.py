@@ -1572,6 +1572,9 @@ def _lipschitz_privacy(kind: str, eps: float, realised: float, norm: str) -> Pri
     if math.isnan(eps):
         return Privacy("lipschitz", realised, 0.0, None, norm,
                        f"{kind}: the law's largest log-slope (|ln f(x) - ln f(y)| <= epsilon ||x - y||) [KHP15]")
+    if realised > eps:  # the law as loaded does not meet its recorded target: state what it has
+        return Privacy("lipschitz", realised, 0.0, None, norm,
+                       f"{kind}: the law's largest log-slope, above the recorded target {eps!r} [KHP15]")
     return Privacy("lipschitz", eps, 0.0, None, norm,
                    f"{kind}: the solver's audited target (the law's largest log-slope is {realised:.17g}) [KHP15]")
 
