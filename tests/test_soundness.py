@@ -106,7 +106,10 @@ def test_far_drop_on_integers_is_solved_without_the_symmetric_reduction():
 def test_references_are_not_labelled_optimal_without_proof():
     r = _pure("where(abs(x) < 70, abs(x), 0.5 + abs(x)/10000)", 1.0, 1.0, IntegerLattice())
     names = {ref.name for ref in r.references}
-    assert "discrete_staircase" not in names and "geometric" not in names
+    assert "geometric" not in names
+    # the best discrete staircase is listed as an upper bound only (the cost is not proven monotone)
+    ds = next(ref for ref in r.references if ref.name == "discrete_staircase")
+    assert "optimum V*" not in ds.note and "not known to be V*" in ds.note
     assert r.lower_bound <= 0.50832 <= r.upper_bound + 1e-5
 
 
