@@ -9,22 +9,24 @@ subexpression as one of
 * a constant (an exact :class:`~fractions.Fraction`; decimal literals are their exact decimal
   value, as in the interval evaluator; ``pi``, ``e`` and irrational results are not exact, so
   they are not recognised),
-* a *monomial on each half-line*: c₊·x^p₊ for x > 0 and c₋·|x|^p₋ for x < 0, both p > 0, so
-  its value at x = 0 is 0 (a side may be identically 0),
+* a *sum of powers on each half-line* (:class:`Mono`): Σ c·x^p for x > 0 and Σ c·|x|^p for
+  x < 0, every p > 0, so its value at x = 0 is 0 (a side may be identically 0),
 * a condition (a comparison) whose truth value is constant on x > 0 and on x < 0.
 
-The rules are identities of real functions on x > 0 and on x < 0 separately, and every
-monomial is 0 at x = 0 (p > 0): x is (1, 1 | −1, 1); products multiply the factors and add the
-powers; a constant positive power k of a monomial is (c^k, p·k) (for non-integer k only where
-c >= 0, so the base is never negative); ``sqrt`` is the power 1/2; ``abs`` takes |c|; sums and
-``min``/``max`` of monomials with the same power on a side combine the factors (|x|^p > 0 there);
-division only by a nonzero constant; ``where(cond, a, b)`` picks a side's branch when ``cond``
+The rules are identities of real functions on x > 0 and on x < 0 separately, and every such sum
+is 0 at x = 0 (p > 0): x is x^1 on x > 0 and −|x|^1 on x < 0; sums and products combine the terms
+exactly (integer powers of a sum are repeated products); a constant positive power k of a single
+term c·|x|^p is c^k·|x|^(p·k) (for non-integer k only where c >= 0, so the base is never
+negative, and only where c^k is rational); ``sqrt`` is the power 1/2; ``abs`` keeps a side whose
+coefficients are all >= 0 and negates one whose are all <= 0; ``min``/``max`` pick the side whose
+difference with the other has one sign (|x|^p > 0 there); division only by a nonzero constant; ``where(cond, a, b)`` picks a side's branch when ``cond``
 compares two recognised terms whose difference has a known sign on that side (a branch that is
 a nonzero constant is refused: it could be taken at x = 0); an indicator product ``a*(cond)`` is
 ``where(cond, a, 0)``.  Anything else — a constant added to a monomial, x in an exponent or a
 denominator, ``exp``, ``log``, a comparison with a nonzero constant — ends the recognition with
-None (the expression is then solved as it is).  The whole expression is recognised when both sides
-carry the same exact c > 0 and p.
+None (the expression is then solved as it is).  :func:`recognise_power` accepts the result when both
+sides are the same single term c·|x|^p with c > 0; :func:`canonical_text` writes any result as one
+expression (sums of c*abs(x)**p), the same text for every expression with the same sides.
 
 >>> recognise_power("abs(x)**3"), recognise_power("2*sqrt(abs(x))")
 ((Fraction(1, 1), Fraction(3, 1)), (Fraction(2, 1), Fraction(1, 2)))
