@@ -19,8 +19,9 @@ the interval ends).  The 1-D :class:`Cost` also accepts ``x1`` as a synonym of `
 
 Modules: :mod:`~optmech.costs.expr` (the compiler), :mod:`~optmech.costs.interval` (outward-rounded
 interval arithmetic and enclosures), :mod:`~optmech.costs.proofs` (evenness and monotonicity on the
-whole domain) and :mod:`~optmech.costs.cost1d` (the :class:`Cost` class); this package re-exports
-their public names.
+whole domain), :mod:`~optmech.costs.rewrite` (expressions proven to be c·|x|^p or sums of powers of
+|x|: ``abs(x)**3`` is the named cost ``pow:3``) and :mod:`~optmech.costs.cost1d` (the :class:`Cost`
+class); this package re-exports their public names.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from optmech.costs.cost1d import Cost, CostLike, as_cost, parse_cost, tree_growt
 from optmech.costs.expr import CONSTANTS, FUNCTIONS, MAX_DEPTH, MAX_EXPONENT, MAX_LENGTH, VARIABLE_NAME, parse_expr
 from optmech.costs.interval import CAP, add_rounded, evaluate_tree, interval_square, mig_mag, tree_enclosure
 from optmech.costs.proofs import parity, proves_symmetric_nondecreasing
+from optmech.costs.rewrite import canonical_name, canonical_text, recognise, recognise_power
 
 __all__ = ["Cost", "CostLike", "as_cost", "parse_cost", "tree_growth", "CONSTANTS", "FUNCTIONS", "MAX_DEPTH",
            "MAX_EXPONENT", "MAX_LENGTH", "VARIABLE_NAME", "parse_expr", "CAP", "add_rounded", "evaluate_tree",
-           "interval_square", "mig_mag", "tree_enclosure", "parity", "proves_symmetric_nondecreasing"]
+           "interval_square", "mig_mag", "tree_enclosure", "parity", "proves_symmetric_nondecreasing",
+           "canonical_name", "canonical_text", "recognise", "recognise_power"]
