@@ -68,7 +68,7 @@ def add_parsers(sub) -> None:
                    help="built-in input distribution: poisson:RATE:LO:HI, gaussian:MU:SIGMA:LO:HI or uniform:LO:HI")
     s.add_argument("--epsilon", required=True, help="privacy parameter ε > 0 (ε >= 0 with --privacy approx); required")
     s.add_argument("--delta", default=None, help="δ in [0, 1) for --privacy approx (required there)")
-    add_dim(s, help="dimension d of the query (d > 1: costs l1|l2|l2sq|linf or an expression in x1..xd)")
+    add_dim(s, help="dimension d of the query (d > 1 takes the d-dimensional costs listed under --cost)")
     s.add_argument("--candidate", default=None, metavar="staircase|layered|laplace|FILE.json",
                    help="conjecture mode: compare this mechanism's exact cost with the certified lower bound")
     add_norm(s, help="norm of the sensitivity (Lipschitz: of the distance) in d > 1 dimensions: l1, l2 or linf for "
@@ -81,7 +81,8 @@ def add_parsers(sub) -> None:
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
     add_target_gap(s)
     add_cost(s, help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression "
-                     "in x1..xd (abs means l1 there)")
+                     "in x1..xd (abs means l1 there, square l2sq), and l1sq | linfsq for pure DP on ℝ^d with --norm "
+                     "l1 | linf")
     add_solver(s)
     add_time_limit(s)
     s.add_argument("--no-symmetry", action="store_true", help="never use a symmetry reduction (same as --symmetry off)")
