@@ -132,7 +132,11 @@ def _side_text(side: Side) -> str:
 
 def canonical_text(m: Mono) -> str:
     """One expression text for every expression with the same :class:`Mono`: the sum of powers of
-    abs(x), or ``where(x >= 0, PLUS, MINUS)`` when the half-lines differ (both are 0 at x = 0)."""
+    abs(x), or ``where(x >= 0, PLUS, MINUS)`` when the half-lines differ (both are 0 at x = 0).
+
+    >>> canonical_text(recognise("x*x + abs(x)*2")), canonical_text(recognise("max(x, 0)"))
+    ('abs(x)**2 + 2*abs(x)', 'where(x >= 0, abs(x), 0)')
+    """
     if m.plus == m.minus:
         return _side_text(m.plus)
     return f"where(x >= 0, {_side_text(m.plus)}, {_side_text(m.minus)})"
@@ -140,7 +144,11 @@ def canonical_text(m: Mono) -> str:
 
 def canonical_name(p: Fraction) -> str | None:
     """The named cost of |x|^p: ``abs``, ``square`` or ``pow:P`` (P = p written as a float), or
-    None when p is not exactly a float in (0, 64] (then no named cost is that function)."""
+    None when p is not exactly a float in (0, 64] (then no named cost is that function).
+
+    >>> canonical_name(Fraction(3)), canonical_name(Fraction(1, 2)), canonical_name(Fraction(1, 3))
+    ('pow:3', 'pow:0.5', None)
+    """
     try:
         f = float(p)
     except OverflowError:
