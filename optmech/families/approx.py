@@ -228,7 +228,7 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
             if b.name != "uniform":
                 return None
             need = 2.0 * UNIFORM_SECONDS_PER_POINT * float(b.parameters.get("width", 0))
-            if need > (ctx.remaining() - FINAL_SECONDS if ctx is not None else SHIFTED_UNIFORM_SECONDS):
+            if need > min(SHIFTED_UNIFORM_SECONDS, ctx.remaining() - FINAL_SECONDS if ctx is not None else math.inf):
                 return f"no shift searched: pricing a shift sums over its {b.parameters.get('width')} integers again, about {need:.2g} s"
             return None
 
@@ -237,8 +237,8 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     return reference_values(bounds, lo, up)
 
 
-#: Outside a solve, the uniform law on ℤ is moved to its best shift only when its second exact sum
-#: takes at most this many seconds (by ``UNIFORM_SECONDS_PER_POINT``, twice over).
+#: The uniform law on ℤ is moved to its best shift only when its second exact sum takes at most this
+#: many seconds (by ``UNIFORM_SECONDS_PER_POINT``, twice over), and within a solve fits the time left.
 SHIFTED_UNIFORM_SECONDS = 0.5
 
 
