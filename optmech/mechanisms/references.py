@@ -311,7 +311,11 @@ class Price(NamedTuple):
 
     ``value``, ``exact`` and ``note`` as in :class:`~optmech.mechanisms.base.Reference`;
     ``parameters`` are the law's calibration for that cost (e.g. the staircase's γ), merged
-    into the reference's parameters."""
+    into the reference's parameters.
+
+    >>> Price(1.0, True, "closed form", {}).value
+    1.0
+    """
 
     value: float
     exact: bool
@@ -331,6 +335,16 @@ def at_best_shift(item: T, cost, law: Mechanism | None, price: Callable[[Any], P
     finite; the chosen shift t ≠ 0 is priced by ``price(L_t)`` (the law's own route, same rigour as
     the centred value) and kept only when that price is below the centred value.  The result has
     ``parameters["shift"]`` = t (0 when none is cheaper) and a note that says how t was found.
+
+    >>> from optmech.costs import parse_cost
+    >>> from optmech.mechanisms import DiscreteLaplace
+    >>> cost = parse_cost("abs(x - 3)")
+    >>> centred = discrete_laplace_reference(cost, 1, 1)
+    >>> moved = at_best_shift(centred, cost, DiscreteLaplace(epsilon=1, sensitivity=1),
+    ...                       lambda c: _of(discrete_laplace_reference(c, 1, 1)), integer=True)
+    >>> import math                                       # E|X + 3 − 3| = E|X|, by the numeric route
+    >>> moved.parameters["shift"], math.isclose(moved.value, discrete_laplace_reference(parse_cost("abs"), 1, 1).value)
+    (3, True)
     """
     params = dict(item.parameters)
     zero = 0 if integer else 0.0
@@ -418,7 +432,12 @@ def reference_price(name: str, parameters: dict, cost, *, epsilon: float, sensit
                     integer: bool) -> Price | None:
     """E L(X) for the 1-D law ``name`` (calibrated by ``parameters``) and ``cost``, by the route
     that lists that law (same functions, same rigour); None for a name without one here.
-    The staircases re-optimise their γ or r for ``cost``."""
+    The staircases re-optimise their γ or r for ``cost``.
+
+    >>> from optmech.costs import parse_cost
+    >>> reference_price("laplace", {}, parse_cost("abs"), epsilon=1.0, sensitivity=2.0, integer=False).value
+    2.0
+    """
     if integer:
         if name == "discrete_laplace":
             return _of(discrete_laplace_reference(cost, epsilon, int(sensitivity)))
