@@ -96,8 +96,11 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
     best = r.best
     lo, up = best.lower, best.upper_value
     rep = family.report(best, r.last, r.status)
-    refs = [dataclasses.replace(ref, inside_bracket=reference_inside(ref.value, lo, up, ref.exact))
-            for ref in family.references(lo, up)]
+    interrupted = r.status == Status.INTERRUPTED.value
+    # an interrupted solve answers at once: the references (some solve LPs or sum long series) are left out
+    refs = [] if interrupted else [
+        dataclasses.replace(ref, inside_bracket=reference_inside(ref.value, lo, up, ref.exact))
+        for ref in family.references(lo, up)]
     lcert = best.lower_certificate
     audit = dict(rep.get("audit", {}))
     audit.setdefault("lower_bound_clipped_rows", lcert.clipped_rows if lcert else None)
@@ -127,7 +130,8 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
         audit=audit,
         truncation=rep.get("truncation", {}),
         history=r.history,
-        claims=[*filter(None, [getattr(problem.cost, "rewrite_note", None)]), *rep.get("claims", [])],
+        claims=[*filter(None, [getattr(problem.cost, "rewrite_note", None)]), *rep.get("claims", []),
+                *(["the closed-form references were not computed: the solve was interrupted"] if interrupted else [])],
     )
 
 

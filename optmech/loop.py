@@ -47,12 +47,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import signal
 import time
 from typing import Any
 
 from optmech.budget import DEFAULT_TIME_LIMIT, FINAL_SECONDS, Pace, TimeLimitReached, memory_budget, out_of_time
 from optmech.certify import BestBracket, relative_gap
-from optmech.errors import ProblemTooLarge, SolveFailed, SpecError
+from optmech.errors import Interrupted, ProblemTooLarge, SolveFailed, SpecError
 from optmech.families.base import Context, Step, Stop
 from optmech.result import HistoryRecord, Status
 
@@ -73,6 +74,8 @@ class Run:
     message: str
     seconds: float
     budget: dict = dataclasses.field(default_factory=dict)
+    #: the signal that interrupted the run (status ``interrupted``), else None
+    signal: int | None = None
 
 
 def _plan(family: Any, size: Any):
@@ -121,16 +124,56 @@ def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: 
     raise err
 
 
+@dataclasses.dataclass
+class _Progress:
+    """What a run has established so far, kept outside the steps so that an interrupt finds it."""
+
+    best: BestBracket
+    history: list
+    last: Step | None = None
+    record: dict = dataclasses.field(default_factory=dict)
+
+
 def run(family: Any, ctx: Context, target_gap: float) -> Run:
-    """The loop (module docstring) for one family object; :func:`solve` wraps it into a Result."""
-    best = BestBracket()
+    """The loop (module docstring) for one family object; :func:`solve` wraps it into a Result.
+
+    A KeyboardInterrupt (Ctrl-C, or an :class:`~optmech.errors.Interrupted` raised by a signal
+    handler; the solver backends pass it on within about 0.05 s, HiGHS's solve cancelled) ends the
+    run with the best certified bracket of the steps that finished, status ``interrupted``; when no
+    certified bracket exists yet it is raised again as :class:`~optmech.errors.Interrupted` saying so.
+    """
+    progress = _Progress(BestBracket(), [])
+    try:
+        return _steps(family, ctx, target_gap, progress)
+    except KeyboardInterrupt as exc:
+        return _interrupted(progress, ctx, exc)
+
+
+def _interrupted(progress: _Progress, ctx: Context, exc: KeyboardInterrupt) -> Run:
+    """The Run of an interrupted solve: its best certified bracket, or :class:`Interrupted` when it has none."""
+    signum = int(getattr(exc, "signum", signal.SIGINT))
+    name = signal.Signals(signum).name
+    best = progress.best
+    if not best.certified:
+        raise Interrupted(signum, "no certified bracket existed yet") from None
+    steps = len(progress.history)
+    message = (f"interrupted by {name} after {ctx.elapsed():.3g} s and {steps} LP{'s' if steps != 1 else ''}: the "
+               "bracket is the best certified one found before the signal"
+               + ("" if steps else " (from bounds found without an LP)"))
+    return Run(best, progress.history, progress.last, Status.INTERRUPTED.value, message, ctx.elapsed(),
+               progress.record, signal=signum)
+
+
+def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) -> Run:
+    """The body of :func:`run`."""
+    best = progress.best
     for up in family.initial_uppers():
         best.offer_upper(up)
     initial_lower = getattr(family, "initial_lower", None)  # a certified lower bound without the family's LPs
     if initial_lower is not None:
         best.lower = max(best.lower, initial_lower())
     first = family.start()
-    history: list[dict] = []
+    history: list[dict] = progress.history
     if isinstance(first, Stop):
         if first.lower is not None:
             best.lower = max(best.lower, first.lower)
@@ -142,6 +185,7 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
     # the work before it is smaller), the builder the estimate named for the last LP built
     record: dict[str, Any] = {"estimated_peak_bytes": float(need), "builder": None, "memory_limit_bytes": budget,
                               "time_limit_s": ctx.time_limit}
+    progress.record = record
     if need > budget:
         too_large = ProblemTooLarge(family.size_message(size, need, budget))
         if getattr(family, "size_is_explicit", True):
@@ -208,7 +252,7 @@ def run(family: Any, ctx: Context, target_gap: float) -> Run:
         step.gap, step.seconds = gap, time.perf_counter() - t_step
         step.diagnostics = family.diagnostics(built, raw, upper)
         pace.record(plan, t_built - t_step, time.perf_counter() - t_solved)
-        last = step
+        last = progress.last = step
         history.append(HistoryRecord(
             iteration=it, size=built.size, lp=built.lp.size(), solver_objective=raw.objective,
             lower_bound=lower.value, upper_bound=upper.value, upper_certified=bool(upper.certified),

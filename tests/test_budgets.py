@@ -149,15 +149,15 @@ def test_the_memory_check_names_the_builder_that_would_run():
 def test_enclosure_blocks_change_no_value(monkeypatch):
     """Expression enclosures are computed in blocks (bounded memory); the certificates are unchanged."""
     import optmech.problems.lattice as lattice
-    from optmech.families.pure1d import _initial_upper
+    from optmech.families.pure1d import laplace_upper
 
     for params, grid in (({"epsilon": 1, "sensitivity": 1, "cost": "where(x > 0, x, 2*abs(x))"}, lattice.Grid1D.cells(1.0, 40)),
                          ({"epsilon": 1, "sensitivity": 1, "domain": "integer", "cost": EXPR}, lattice.Grid1D.integer(200))):
         p = Problem.from_params(params)
         monkeypatch.setattr(lattice, "ENCLOSURE_CHUNK", 50)
-        a = _initial_upper(p, grid).value
+        a = laplace_upper(p, grid).value
         monkeypatch.setattr(lattice, "ENCLOSURE_CHUNK", 10**12)
-        b = _initial_upper(p, grid).value
+        b = laplace_upper(p, grid).value
         assert a == b
 
 

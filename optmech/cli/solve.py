@@ -197,12 +197,20 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             raise SpecError("--plot draws Lipschitz mechanisms in 1-D only (--dim 1)")
         if importlib.util.find_spec("matplotlib") is None:
             raise SpecError("--plot needs matplotlib (pip install matplotlib)")
-    # one call for every family; a bad --candidate fails before the solve
-    result = optmech.solve(problem, solver=args.solver, time_limit=tl, candidate=args.candidate)
+    from optmech.cli.signals import InterruptOnSignals
+
+    # one call for every family; a bad --candidate fails before the solve.  Ctrl-C, SIGTERM or SIGHUP end
+    # the solve within about a second with the best certified bracket it has (status interrupted)
+    with InterruptOnSignals() as signals:
+        result = optmech.solve(problem, solver=args.solver, time_limit=tl, candidate=args.candidate)
+    interrupted = result.status == "interrupted"
     sys.stdout.write((result.to_json() if args.json else format_result(result)) + "\n")
     if args.save:
         with open(args.save, "w", encoding="utf-8") as fh:
             json.dump(result.to_dict(include_mechanism=True), fh, indent=1)
+    if interrupted:  # what finished is printed (and saved); the plot is skipped
+        sys.stderr.write(f"optmech: interrupted: {result.message}\n")
+        return 128 + (signals.signum or 2)
     if args.plot:
         from optmech.plots import plot_result
 

@@ -150,7 +150,7 @@ def _symmetric_ok(problem: Problem) -> bool:
     return problem.cost.is_symmetric_nondecreasing(integer=isinstance(problem.domain, IntegerLattice))
 
 
-def _initial_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCertificate:
+def laplace_upper(problem: Problem, grid: Grid1D, periods: int = 0) -> UpperCertificate:
     """Certified upper bound from the (discrete) Laplace law on the grid, ∝ e^{−ε|x − c|/Δ},
     centred at c = ``periods``·Δ (a shift of ε-DP noise is ε-DP noise)."""
     W = grid.W
@@ -184,7 +184,7 @@ def _far_upper(problem: Problem, grid: Grid1D, reference: float,
             if not affordable():
                 return best
             try:
-                up = _initial_upper(problem, grid, sign * 10**j)
+                up = laplace_upper(problem, grid, sign * 10**j)
             except (ArithmeticError, ValueError, OverflowError):
                 break
             if not up.certified or up.value > 2.0 * prev:  # no better farther out on this side (a heuristic stop)
@@ -361,7 +361,7 @@ class Pure1DFamily:
         self.stuck, self.last_price, self.best_before = 0, -math.inf, -math.inf
 
     def _first_upper(self, grid: Grid1D) -> UpperCertificate:
-        """:func:`_initial_upper` on ``grid``, refused with one line when the time limit cannot hold it;
+        """:func:`laplace_upper` on ``grid``, refused with one line when the time limit cannot hold it;
         records the seconds per point, which predict the first LP's build and certification.
 
         For W >= ``CALIBRATE_FROM`` it is timed first on grids 64 and ``CALIBRATE_RATIO`` times
@@ -373,7 +373,7 @@ class Pure1DFamily:
                 small = W // ratio
                 g = Grid1D.integer(small) if grid.kind == "integer" else Grid1D.cells(problem.sensitivity, small)
                 t = now()
-                _initial_upper(problem, g)
+                laplace_upper(problem, g)
                 t = now() - t
                 for need in ((t * ratio, t * ratio**CALIBRATE_GROWTH) if ratio == CALIBRATE_RATIO else (t * ratio,)):
                     if ctx.elapsed() + need > ctx.time_limit:
@@ -381,7 +381,7 @@ class Pure1DFamily:
                                           f"{4 * W + 1} lattice points, before any LP) would need about {need:.3g} s, "
                                           f"more than the {ctx.remaining():.3g} s left")
         t = now()
-        ub0 = _initial_upper(problem, grid)
+        ub0 = laplace_upper(problem, grid)
         self.seconds_per_point = (now() - t) / (4 * W + 1)
         return ub0
 

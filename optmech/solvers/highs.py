@@ -79,6 +79,43 @@ def _set_options(highspy: Any, h: Any, options: dict[str, Any]) -> None:
             raise SpecError(f"HiGHS rejected option (name, value) = ({name!r}, {value!r})")
 
 
+#: Seconds between two looks of the waiting thread at a solve running in HiGHS's own thread.
+POLL_SECONDS = 0.05
+#: Seconds a cancelled solve is given to stop before the interrupt is passed on regardless.
+CANCEL_WAIT_SECONDS = 1.0
+
+
+def run_interruptibly(h: Any) -> None:
+    """``h.run()``, answering Ctrl-C (KeyboardInterrupt) and signals within about ``POLL_SECONDS``.
+
+    ``Highs.run`` holds the calling thread inside C++ until the solve ends, so a Python signal
+    handler would run only afterwards (a 40 s LP answered Ctrl-C after 40 s).  Where highspy has
+    ``startSolve``/``cancelSolve`` (1.8 and later), the solve runs in HiGHS's own thread with its
+    user-interrupt callbacks on, and this thread waits in short steps; a KeyboardInterrupt (or
+    :class:`~optmech.errors.Interrupted`, which derives from it) raised here by a signal handler
+    cancels the solve, waits for it to stop (milliseconds: the callbacks are checked every
+    iteration), and is raised again to the caller.  Older highspy: plain ``run()``.
+    """
+    if not (hasattr(h, "startSolve") and hasattr(h, "cancelSolve") and hasattr(h, "wait")):
+        h.run()
+        return
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    try:
+        while not h.wait(POLL_SECONDS)[0]:
+            pass
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        deadline = time.perf_counter() + CANCEL_WAIT_SECONDS
+        while time.perf_counter() < deadline:
+            try:
+                if h.wait(POLL_SECONDS)[0]:
+                    break
+            except KeyboardInterrupt:  # a second signal while the solve stops: stop waiting
+                break
+        raise
+
+
 class HighsBackend(Backend):
     """HiGHS via highspy (simplex, IPX with crossover, PDLP, ... through the ``solver`` option).
 
@@ -121,7 +158,7 @@ class HighsBackend(Backend):
         try:
             if h.passModel(_highs_lp(highspy, lp)) == highspy.HighsStatus.kError:
                 return fail(Status.ERROR, "passModel:kError", "HiGHS rejected the LP data (passModel returned kError)")
-            h.run()
+            run_interruptibly(h)
         except Exception as exc:  # noqa: BLE001 - a solver crash is reported, not raised
             return fail(Status.ERROR, type(exc).__name__, f"HiGHS raised {type(exc).__name__}: {exc}")
 
