@@ -373,7 +373,7 @@ def at_best_shift(item: T, cost, law: Mechanism | None, price: Callable[[Any], P
             params["shift"] = t
             plus = f"+ {t}" if t > 0 else f"- {-t}"
             note = (f"shifted by {t}: E L(X {plus}), a shift of additive noise being exactly as private ({how}); "
-                    f"cost at the shift: {moved.note}; centred law: {item.note}")
+                    f"cost at the shift: {moved.note}" + ("" if moved.note == item.note else f"; centred law: {item.note}"))
             return dataclasses.replace(item, value=moved.value, exact=bool(moved.exact), parameters=params, note=note)
         return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: the shift {t} it "
                                    f"found costs {moved.value:.6g} by the law's own route, not less)")
