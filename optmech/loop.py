@@ -106,10 +106,13 @@ def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: 
     fallback = getattr(family, "fallback_lower", None)
     for up in getattr(family, "fallback_uppers", lambda: [])():  # bounds a family offers only without an LP
         best.offer_upper(up)
-    if fallback is not None and best.upper is not None and best.upper.certified:
-        value, what = fallback()
-        if value is not None and math.isfinite(value):
-            best.lower = max(best.lower, float(value))
+    if best.upper is not None and best.upper.certified:
+        what = "the certified lower bound found before any LP"
+        if fallback is not None:
+            value, why = fallback()
+            if value is not None and math.isfinite(value) and value >= best.lower:
+                best.lower, what = float(value), why
+        if math.isfinite(best.lower):
             advice = "; raise --time-limit for a tighter one" if limit == "time" else ""
             status, message = best.outcome(
                 Status.GAP_NOT_REACHED.value,
@@ -157,9 +160,8 @@ def _interrupted(progress: _Progress, ctx: Context, exc: KeyboardInterrupt) -> R
     if not best.certified:
         raise Interrupted(signum, "no certified bracket existed yet") from None
     steps = len(progress.history)
-    message = (f"interrupted by {name} after {ctx.elapsed():.3g} s and {steps} LP{'s' if steps != 1 else ''}: the "
-               "bracket is the best certified one found before the signal"
-               + ("" if steps else " (from bounds found without an LP)"))
+    message = (f"interrupted by {name} after {ctx.elapsed():.3g} s and {steps} completed step{'s' if steps != 1 else ''}: "
+               "the bracket is the best certified one found before the signal")
     return Run(best, progress.history, progress.last, Status.INTERRUPTED.value, message, ctx.elapsed(),
                progress.record, signal=signum)
 
@@ -244,8 +246,9 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
             break
         finally:
             ctx.reserve = 0.0
-        best.update(lower, upper)
         step = Step(it, built, raw, lower, upper, math.nan, 0.0)
+        progress.last = step  # its bounds go into the best bracket: an interrupt from here on reports this step
+        best.update(lower, upper)
         for extra in family.extra_uppers(step):
             best.offer_upper(extra)
         gap = relative_gap(best.lower, best.upper_value)
@@ -273,8 +276,15 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
             break
         elapsed = ctx.elapsed()
         step_factor = float(getattr(family, "step_factor", STEP_FACTOR))
-        if elapsed > 0.5 * ctx.time_limit or elapsed + step_factor * step.seconds > ctx.time_limit:
-            message = "time limit reached before the target gap"
+        if elapsed > 0.5 * ctx.time_limit:
+            message = (f"time limit reached before the target gap: {elapsed:.3g} s of the {ctx.time_limit:.3g} s limit "
+                       f"are spent, and a new step starts only within the first half (the last took {step.seconds:.3g} s "
+                       f"and the next is about {step_factor:.3g} times larger)")
+            break
+        if elapsed + step_factor * step.seconds > ctx.time_limit:
+            message = (f"time limit reached before the target gap: the next step would need about "
+                       f"{step_factor * step.seconds:.3g} s ({step_factor:.3g} times the last one's {step.seconds:.3g} s), "
+                       f"more than the {ctx.remaining():.3g} s left")
             break
         nxt = family.grow(step, best)
         if isinstance(nxt, Stop):

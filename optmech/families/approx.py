@@ -198,6 +198,18 @@ def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, d
     return out
 
 
+def _closed_form_upper(bound) -> list[_Upper]:
+    """A valid, exact closed-form :class:`~optmech.mechanisms.approx_bounds.Bound` of an ε-DP lattice law as a
+    certified upper bound (its value widened by ``CLOSED_FORM_WIDENING``; no masses: ``p`` is None), or none."""
+    v = float(bound.value)
+    if not (bound.kind == "upper" and bound.valid and bound.exact and math.isfinite(v) and v > 0):
+        return []
+    up = _Upper(None, 0, float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), 0.0, np.zeros(0), True, 0.0,
+                f"closed form: {bound.name}")
+    up.reference, up.parameters = bound.name, dict(bound.parameters)
+    return [up]
+
+
 def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
     """The audited pmf on ℤ^d as JSON (``lattice_pmf_nd``, finite support: every listed point)."""
     side = 2 * up.R + 1
@@ -319,7 +331,9 @@ class ApproxFamily:
         1-D: the discrete Laplace law p(x) ∝ e^{−ε|x|/Δ} (ε-DP for integer shifts |v| <= Δ, hence
         (ε, δ)-DP), audited and priced with the rigorous lattice machinery of the pure family (cost
         enclosures on a window of ±2Δ, geometric tails bounded by the cost's proven growth):
-        :func:`optmech.families.pure1d.laplace_upper`.  d > 1: the product discrete Laplace law
+        :func:`optmech.families.pure1d.laplace_upper`; and, for a cost proven symmetric and
+        nondecreasing on ℤ, the optimal discrete staircase [Geng13, Thm 2.13] (ε-DP), its closed-form
+        cost widened by ``CLOSED_FORM_WIDENING``.  d > 1: the product discrete Laplace law
         (ε-DP for ℓ1 sensitivity Δ [GV13, (120)–(128)]), whose cost is a closed form for ``l1`` and
         ``l2sq``, widened by ``CLOSED_FORM_WIDENING``; none for other costs."""
         if self.eps <= 0:
@@ -330,17 +344,13 @@ class ApproxFamily:
 
             pure = dataclasses.replace(self.problem, privacy=PureDP(self.eps))
             up = laplace_upper(pure, Grid1D.integer(self.D))
-            return [up] if up.certified and math.isfinite(up.value) else []
+            out: list = [up] if up.certified and math.isfinite(up.value) else []
+            from optmech.mechanisms.approx_bounds import staircase_upper_bound
+
+            return out + _closed_form_upper(staircase_upper_bound(self.problem.cost, self.eps, self.D))
         from optmech.mechanisms.approx_bounds import laplace_upper_bound
 
-        b = laplace_upper_bound(self.problem.cost, self.eps, self.D, self.d)
-        v = float(b.value)
-        if not (b.valid and b.exact and math.isfinite(v) and v > 0):
-            return []
-        up = _Upper(None, 0, float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), 0.0, np.zeros(0), True, 0.0,
-                    "closed form: product discrete Laplace")
-        up.reference, up.parameters = b.name, dict(b.parameters)
-        return [up]
+        return _closed_form_upper(laplace_upper_bound(self.problem.cost, self.eps, self.D, self.d))
 
     def initial_lower(self) -> float:
         """A certified lower bound before any LP: the cost's proven floor on ℤ (0 for the named d-D
@@ -618,8 +628,13 @@ class ApproxFamily:
                 from optmech.mechanisms.multidim import DiscreteLaplaceND
 
                 mech = DiscreteLaplaceND(epsilon=eps, sensitivity=D, dim=d)
+            elif up.reference == "discrete_staircase" and d == 1:
+                from optmech.mechanisms.discrete_staircase import DiscreteStaircase
+
+                mech = DiscreteStaircase(epsilon=eps, sensitivity=D, r=int(up.parameters["r"]))
             audit = {"realised_delta": 0.0, "target_delta": delta, "epsilon": eps, "passed": True, "shifts": 0,
-                     "method": f"closed form: the {up.reference} law, epsilon-DP by its own proof [GV13, (120)-(128)]",
+                     "method": f"closed form: the {up.reference} law, epsilon-DP by its own proof "
+                               + ("[GV13, (120)-(128)]" if d > 1 else "[Geng13, Thm 2.13]"),
                      "mixed_weight": None}
             claims.append(f"upper bound: the closed-form {up.reference} law (epsilon-DP, hence (epsilon, delta)-DP), its "
                           "closed-form expected cost widened by 1e-12 relative; no LP's audited pmf was cheaper")

@@ -44,6 +44,7 @@ from optmech.problems.approx import build_approx, estimate_size
 from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
                                            cell_mean_upper, cells_law)
 from optmech.lp import LinearProgram
+from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue
 
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
@@ -54,6 +55,10 @@ SPILL_SHARE = 1e-3
 CENTRE_SHARE = 0.25
 #: A dropped shift is added when the primal's audit exceeds the LP's budget by this relative margin.
 VIOLATION = 1e-6
+
+
+#: Cells per sensitivity of the ε-DP density that is the first upper bound for a cost without an exact closed form.
+PURE_UPPER_CELLS = 16
 
 
 @dataclasses.dataclass
@@ -91,7 +96,26 @@ class ApproxRealFamily:
     def initial_uppers(self) -> list:
         """The valid closed-form references (staircase, Laplace, truncated Laplace, Gaussians, uniform) as
         certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
-        return closed_form_uppers(self.problem.cost, self.eps, self.delta, self.D)
+        out = closed_form_uppers(self.problem.cost, self.eps, self.delta, self.D)
+        if out or self.eps <= 0:
+            return out
+        # no exact closed form for this cost: the pure family's Laplace-shaped density on cells of width Δ/16,
+        # audited as ε-DP (hence (ε, δ)-DP) and priced with rigorous cost enclosures and tail bounds
+        from optmech.families.pure1d import laplace_upper
+        from optmech.spec import PureDP
+
+        up = laplace_upper(dataclasses.replace(self.problem, privacy=PureDP(self.eps)),
+                           Grid1D.cells(self.D, PURE_UPPER_CELLS))
+        return [up] if up.certified and math.isfinite(up.value) else []
+
+    def fallback_lower(self) -> tuple[float, str]:
+        """A certified lower bound without any LP (a time limit or an interrupt before the first one):
+        the cost's proven floor on ℝ (every noise costs at least inf L)."""
+        return float(self.problem.cost.domain_minimum(integer=False)), "the cost's proven floor on ℝ"
+
+    def initial_lower(self) -> float:
+        """The same bound, held from the start (so an interrupt before the first LP still has a bracket)."""
+        return self.fallback_lower()[0]
 
     def start(self) -> tuple[int, int, tuple[int, ...]]:
         res = getattr(self.problem.domain, "resolution", None)
@@ -276,12 +300,15 @@ class ApproxRealFamily:
 
         eps, delta, D = self.eps, self.delta, self.D
         best_up = best.upper
-        n, alp = last.built.model.n, last.built.model.alp
+        n, alp = (last.built.model.n, last.built.model.alp) if last is not None else (None, None)
         ref = getattr(best_up, "reference", None)
         mech = None
         aligned = bool(getattr(best_up, "aligned", False))
+        pure_upper = best_up is not None and not hasattr(best_up, "p")  # the audited ε-DP density of initial_uppers
         if ref is not None:
             mech = reference_mechanism(ref, best_up.parameters, eps, delta, D)
+        elif pure_upper:
+            mech = Tabulated.from_law(best_up.mechanism, eps, delta=delta)
         elif best_up is not None:
             if aligned:
                 law = aligned_cells_law(best_up.p, -best_up.R, D, best_up.cells)
@@ -294,6 +321,10 @@ class ApproxRealFamily:
                            "(epsilon, delta)-DP by its own proof (module optmech.mechanisms.approx_references), its "
                            "closed-form expected cost widened by 1e-12 relative; no audited cell density at the "
                            "resolutions solved was cheaper")
+        elif pure_upper:
+            upper_claim = ("upper bound: a Laplace-shaped density constant on cells of width sensitivity/"
+                           f"{PURE_UPPER_CELLS}, audited as epsilon-DP (hence (epsilon, delta)-DP) and priced with "
+                           "rigorous cost enclosures and tail bounds; no audited LP density was cheaper")
         else:
             upper_claim = (
                 f"upper bound: masses on {best_up.cells if best_up is not None else n} {cells} per sensitivity as a "
@@ -313,12 +344,18 @@ class ApproxRealFamily:
             "the hockey-stick rows of a subset of the shifts: dropping a shift's rows only relaxes) is certified "
             "through its duals, computed at a budget slightly below delta and checked against the budget delta",
         ]
-        if alp.even:
+        if alp is None:  # no LP finished (a time limit or an interrupt): the floor is the lower end
+            claims[2] = "lower bound without an LP: " + self.fallback_lower()[1]
+        elif alp.even:
             claims.append("even reduction p(x) = p(-x): the node prices were proven equal at k and -k at every node of the "
                           "box (exact comparison), which is all the relaxation uses; no monotonicity is assumed")
         if ref is not None:
             audit = {"realised_delta": None, "target_delta": delta, "epsilon": eps, "passed": True, "shifts": 0,
                      "method": f"closed form: the {ref} reference (its own privacy proof)", "mixed_weight": None}
+        elif pure_upper:
+            audit = {"realised_delta": 0.0, "target_delta": delta, "epsilon": eps, "passed": bool(best_up.certified),
+                     "shifts": PURE_UPPER_CELLS, "method": "epsilon-DP audit of a cell-constant density (ratio test over "
+                     "every real shift), outward-rounded", "mixed_weight": None}
         else:
             audit = audit_record(best_up, eps, delta,
                                  "hockey-stick sums of the cell masses for every integer shift 1..n (exact for every "
@@ -326,7 +363,7 @@ class ApproxRealFamily:
         return {
             "mechanism": mech,
             "audit": audit,
-            "truncation": {
+            "truncation": {} if alp is None else {
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
                 "shifts_kept": int(len(alp.shifts)),
                 "upper_bound_cells": f"reference:{ref}" if ref is not None else ("aligned" if aligned else "centred"),

@@ -121,6 +121,10 @@ class ApproxRealNDFamily:
         return 0.0, ("the cost's floor on R^d (proven nonnegative)" if self.expression else
                      "the cost's floor on R^d (l1, l2 and l2sq are nonnegative)")
 
+    def initial_lower(self) -> float:
+        """The same floor, held from the start: an interrupt before the first LP still has a bracket."""
+        return self.fallback_lower()[0]
+
     def start(self) -> tuple[int, int]:
         res = getattr(self.problem.domain, "resolution", None)
         n = int(res) if res else FIRST_CELLS.get(self.d, 2)
