@@ -75,7 +75,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
      "--delta 0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1,0.11,0.12,0.13,0.14,0.15,0.16,0.17,0.18,0.19,0.2,"
      "0.21,0.22,0.23,0.24,0.25,0.26", 2, "--force"),
     ("compare --epsilon 1 --cost abs --norm linf", 2, "norm"),
-    ("compare --epsilon 1 --cost abs --plot out.pdf", 2, ".png"),
+    ("compare --epsilon 1 --cost abs --plot out.jpg", 2, ".png"),
     # sweeps, stores, reproduce
     ("run {tmp}/missing.toml", 2, "no such spec file"),
     ("run {tmp}/bad.toml", 2, "unknown key"),
@@ -109,6 +109,22 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("audit {tmp}/latin1.csv --epsilon 1 --sensitivity 1", 2, "UTF-8"),
     # (epsilon, delta) tables on the real line
     ("table --privacy approx --domain continuous --epsilon 1 --delta 0.1 --dim 2 --cost abs", 2, "1-D"),
+    ("table --privacy lipschitz --epsilon 1", 2, "invalid choice: 'lipschitz'"),
+    # every file a command writes is checked before any work (issue 36)
+    ("solve --epsilon 1 --save {tmp}/nodir/x.json", 2, "does not exist"),
+    ("solve --epsilon 1 --plot {tmp}/out.jpg", 2, ".png, .pdf or .svg"),
+    ("solve --epsilon 1 --save {tmp}", 2, "is a folder"),
+    ("table --epsilon 1 --out {tmp}/nodir/t.csv", 2, "does not exist"),
+    ("sample --mechanism laplace --epsilon 1 -n 5 --out {tmp}/nodir/s.npy", 2, "does not exist"),
+    ("reproduce --quick --out {tmp}/file/sub", 2, "is a file, not a folder"),
+    ("reproduce --quick", 2, "--out"),
+    # misspelt options and cost messages that lead somewhere (issue 36)
+    ("solve --epsilom 1", 2, "did you mean --epsilon?"),
+    ("solve --epsilon 1 --cots abs", 2, "did you mean --cost?"),
+    ("solve --epsilon 1 --cost x^2", 2, "'^' is not a power here; write x**2"),
+    ("solve --epsilon 1 --cost 'x**2 - 1'", 2, "its minimum near 0 is about -1 at x = 0"),
+    ("solve --epsilon 1 --domain integer --cost 'x**2 - 1'", 2, "its infimum over ℤ is proven in [-1, -1]"),
+    ("solve --epsilon 1 --cost 'x - 1'", 2, "not proven bounded below"),
 ]
 
 

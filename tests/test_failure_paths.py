@@ -28,10 +28,17 @@ def _one_line_failure(code: int, out: str, err: str, exit_code: int, *fragments:
         assert f in err, (f, err)
 
 
-def test_time_limit_before_any_optimal_lp_fails_cleanly(capsys):
+def test_time_limit_before_any_lp_answers_with_the_bracket_found_without_one(capsys):
+    """A time limit always yields a certified bracket where the family has bounds without an LP (issue 36):
+    here the floor 0 and the best l1 lattice staircase."""
     code, out, err = _run(capsys, ["solve", "--epsilon", "1", "--dim", "3", "--cost", "l1", "--domain", "integer",
-                                   "--sensitivity", "3", "--time-limit", "0.3"])
-    _one_line_failure(code, out, err, 4, "solver failed", "time_limit")
+                                   "--sensitivity", "3", "--time-limit", "0.3", "--json"])
+    import json
+
+    assert code == 0 and err == ""
+    res = json.loads(out)
+    assert res["certified"] and res["status"] == "gap_not_reached" and "time limit" in res["message"]
+    assert 0.0 <= res["lower_bound"] <= res["upper_bound"] < float("inf")
 
 
 def test_iteration_limit_fails_cleanly(capsys, tmp_path):
@@ -82,6 +89,7 @@ def test_highs_error_is_reported_not_raised(monkeypatch, capsys, tmp_path):
         raise RuntimeError("simulated HiGHS crash")
 
     monkeypatch.setattr(highspy.Highs, "run", boom)
+    monkeypatch.setattr(highspy.Highs, "startSolve", boom)  # the interruptible path (highspy >= 1.8)
     prof = tmp_path / "highs_only.toml"
     prof.write_text(HIGHS_ONLY)
     code, out, err = _run(capsys, ["solve", "--epsilon", "1", "--dim", "2", "--cost", "l1", "--domain", "integer",
@@ -93,6 +101,7 @@ def test_the_default_profile_falls_back_when_highspy_fails(monkeypatch, capsys):
     import highspy
 
     monkeypatch.setattr(highspy.Highs, "run", lambda self: (_ for _ in ()).throw(RuntimeError("crash")))
+    monkeypatch.setattr(highspy.Highs, "startSolve", lambda self: (_ for _ in ()).throw(RuntimeError("crash")))
     code, out, err = _run(capsys, ["solve", "--epsilon", "1", "--dim", "2", "--cost", "l1", "--domain", "integer",
                                    "--sensitivity", "2", "--json"])
     assert code == 0 and err == ""     # scipy's HiGHS binding took over; the result is certified as usual

@@ -296,6 +296,6 @@ def test_findings_are_computed_per_panel(tmp_path, solved2d):
     assert "no cell of this panel has a positive certified lower bound, so no ratio here has an upper end" in sq2
     assert "2 have lower bound 0" in sq2
     # the d = 2 upper bounds are the closed-form references' costs: said, not passed off as an optimum
-    assert "In 2 of 2 cells the certified upper bound is no better than the best closed-form reference" in sq2
+    assert "In 2 of 2 cells the certified upper bound is no better than the best closed-form reference" in sq2, sq2
     assert "certified upper bound is no better" not in one
     assert "All panels: 4 of 8 brackets reached the solver's target gap" in "\n".join(sec.body)

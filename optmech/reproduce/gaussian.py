@@ -239,7 +239,8 @@ def gap_rows(ctx: Context) -> list[GapRow]:
         norm, cost, D = str(p.get("norm", "l1")), str(p.get("cost", "abs")), float(p.get("sensitivity", 1.0))
         values, valid = {}, {}
         for name in (AG, CG, TL, *PURE):
-            x = ref(r, name)
+            # the Laplace column is the ℓ2-Laplace in d > 1 (named l2_laplace in every family)
+            x = ref(r, name) or (ref(r, "l2_laplace") if name == "laplace" else None)
             values[name] = None if x is None or x.get("value") is None else float(x["value"])
             valid[name] = bool(x is not None and x.get("valid", True) and values[name] is not None
                                and math.isfinite(values[name]))
