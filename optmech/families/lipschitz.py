@@ -24,6 +24,19 @@ What is certified, and how:
   bound), and the product of d copies of the 1-D mechanism is ℓ1-Lipschitz (upper bound).
 * **ℓ2 on ℝ^d** (radial reduction, §8): rotation averaging makes a radial density WLOG; the radial
   profile is ε-Lipschitz in r.  Costs l2 (r) and l2sq (r²).
+* **Before any LP** (:meth:`LipschitzFamily.initial_uppers`, :meth:`LipschitzFamily.initial_lower`), so
+  that a time limit or an interrupt before the first LP still answers with a certified bracket: below,
+  the cost's proven floor (0 for the named costs); above, a Laplace law at the rate a = ε(1 − ~1e-11)
+  (:func:`laplace_rate`, strictly inside the privacy constraint like the LPs' repaired laws).  On ℤ
+  (and per coordinate of the ℓ1 product on ℤ^d) it is the two-sided geometric law b^{|k|}, b = e^{−a}:
+  on ℤ, ε-Lipschitz privacy is exactly ε-DP with Δ = 1 (the adjacent ratio rows chain to every pair,
+  [KHP15] Prop 3 and reference/lipschitz.md §6), and it is priced by :func:`upper_points` on the LP's
+  window.  On ℝ, ℝ^d (ℓ1) and ℝ^d (ℓ2) it is the density ∝ e^{−a‖x‖} in the family's norm, ε-Lipschitz by
+  [KHP15] Prop 4 (and ε-ℓ2-Lipschitz laws are ε-ℓ1-Lipschitz); its expected cost is a closed form
+  (:func:`laplace_closed_form`), widened by ``CLOSED_FORM_WIDENING``; an expression cost on ℝ is priced
+  by :func:`upper_cells` with the Laplace knots (the log-linear interpolant of e^{−a|x|} is e^{−a|x|}).
+  The piecewise-constant cell densities of the pure family are not Lipschitz-private, so its DP
+  bounds on ℝ are not used here.
 """
 
 from __future__ import annotations
@@ -35,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from optmech.budget import BASELINE_BYTES, LPPlan, gib
-from optmech.certify import PRIVACY_MARGIN, LowerCertificate, dual_lower_bound, reference_inside
+from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN, LowerCertificate, dual_lower_bound, reference_inside
 from optmech.errors import SpecError
 from optmech.families.base import Built, Step, Stop
 from optmech.spec import Continuous
@@ -57,10 +70,24 @@ class _Upper:
     value: float
     certified: bool
     realised_rate: float
-    tail_mass: float
+    tail_mass: float | None
     note: str
     knots: np.ndarray
     values: np.ndarray
+    #: the exponential tails' rate when it is not the chain's −ln β / h (the closed-form Laplace laws)
+    tail_rate: float | None = None
+
+
+@dataclass
+class KnotGrid:
+    """Knots of a law built without an LP: what :func:`upper_points`, :func:`upper_cells` and the report
+    read of a :class:`~optmech.problems.lipschitz.ChainLP` (positions ``x``, spacing ``h``, ``kind``
+    "points", "cells" or "shells", ``dim``)."""
+
+    x: np.ndarray
+    h: float
+    kind: str
+    dim: int = 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -163,8 +190,9 @@ def _beta(eps: float, h: float) -> float:
     return math.exp(-eps * h + min(PRIVACY_MARGIN, 1e-3 * eps * h))
 
 
-def upper_points(cl: ChainLP, masses: np.ndarray, cost, eps: float) -> _Upper:
-    """ℤ (or hℤ): majorant-repaired pmf with geometric tails (module doc)."""
+def upper_points(cl: ChainLP | KnotGrid, masses: np.ndarray, cost, eps: float) -> _Upper:
+    """ℤ (or hℤ): majorant-repaired pmf with geometric tails (module doc); ``cl`` gives the points ``x``
+    and their spacing ``h``."""
     h = cl.h
     w = masses.copy()
     if not np.any(w > 0):
@@ -201,7 +229,7 @@ def _subpieces(knots: np.ndarray, vals: np.ndarray, m: int):
     return u[:, :-1].ravel(), u[:, 1:].ravel(), mass.ravel()
 
 
-def upper_cells(cl: ChainLP, masses: np.ndarray, cost, eps: float, m: int = SUBPIECES) -> _Upper:
+def upper_cells(cl: ChainLP | KnotGrid, masses: np.ndarray, cost, eps: float, m: int = SUBPIECES) -> _Upper:
     """ℝ: log-linear density through the repaired knot values at the cell centres, exponential
     tails of rate ε' = −ln β / h beyond ±Kh."""
     h = cl.h
@@ -257,6 +285,63 @@ def upper_radial(cl: ChainLP, masses: np.ndarray, power: float, eps: float, m: i
     S0 = tail_series(beta, R, h, (1.0, 0.0, d - 1, 0.0)) / beta
     tmass = phi[-1] * (-math.expm1(math.log(beta))) / eps_t * S0 / den
     return _Upper(value, ok, aud.realised_rate, tmass, "" if ok else "audit failed", knots, phi)
+
+
+# ------------------------------------------------------------------------------------------------
+# Laplace laws before any LP
+# ------------------------------------------------------------------------------------------------
+def laplace_rate(epsilon: float) -> float:
+    """The rate a of the initial Laplace laws: ε less the chains' margin min(1e-11, 1e-3 ε) (:func:`_beta`
+    at h = 1), and at least 1e-13 relative below ε, so that the law's audited rate (rounded outward)
+    stays <= ε."""
+    return min(epsilon - min(PRIVACY_MARGIN, 1e-3 * epsilon), epsilon * (1.0 - 1e-13))
+
+
+def laplace_closed_form(kind: str, a: float, dim: int = 1, power: float | None = None) -> float | None:
+    """E L(X) for the Laplace-type density ∝ e^{−a‖x‖} (rate a), exactly (before rounding), or None.
+
+    ``kind``: ``abs`` (1-D: 1/a), ``square`` (1-D: 2/a²), ``pow`` (1-D |x|^P: Γ(P + 1)/a^P), for the ℓ1
+    norm on ℝ^d (i.i.d. coordinates, d × the 1-D value) ``l1`` (d/a) and ``l2sq`` (2d/a²); for the ℓ2
+    norm on ℝ^d (‖X‖₂ ~ Gamma(d, 1/a), [KHP15] Thm 8) ``radial-l2`` (d/a), ``radial-l2sq`` (d(d + 1)/a²)
+    and ``radial-l1`` (E‖X‖₂ · E‖Θ‖₁ = (d/a) · dΓ(d/2)/(√π Γ((d + 1)/2)), Θ uniform on the sphere).
+
+    >>> laplace_closed_form("abs", 2.0), laplace_closed_form("square", 2.0), laplace_closed_form("pow", 1.0, power=3)
+    (0.5, 0.5, 6.0)
+    >>> laplace_closed_form("radial-l2sq", 1.0, dim=2), round(laplace_closed_form("radial-l1", 1.0, dim=2), 12)
+    (6.0, 2.546479089471)
+    """
+    d = int(dim)
+    if kind in ("abs", "l1"):
+        return d / a
+    if kind in ("square", "l2sq"):
+        return 2.0 * d / (a * a)
+    if kind == "pow" and power is not None:
+        try:
+            return math.exp(math.lgamma(power + 1.0) - power * math.log(a))
+        except OverflowError:
+            return None
+    if kind == "radial-l2":
+        return d / a
+    if kind == "radial-l2sq":
+        return d * (d + 1.0) / (a * a)
+    if kind == "radial-l1":
+        return d / a * math.exp(math.log(d) + math.lgamma(d / 2.0) - 0.5 * math.log(math.pi) - math.lgamma((d + 1) / 2.0))
+    return None
+
+
+def _closed_form_upper(value: float | None, a: float, eps: float, grid: KnotGrid, factor: int = 1) -> list:
+    """The Laplace law of rate ``a`` on ``grid`` (knots −1, 0, 1, or radii 0, 1 for shells; exponential
+    tails of rate a beyond them: exactly ∝ e^{−a‖x‖}) as a certified upper bound of expected cost ``value``
+    (a closed form) widened by ``CLOSED_FORM_WIDENING``; its knots audited by :func:`audit_chain`."""
+    if value is None or not (math.isfinite(value) and value > 0):
+        return []
+    knots = grid.x
+    values = np.exp(-a * np.abs(knots))
+    aud = audit_chain(values, grid.h, eps)
+    ok = aud.passed and a <= eps
+    inner = _Upper(float(np.nextafter(value * (1 + CLOSED_FORM_WIDENING), np.inf)), ok, max(aud.realised_rate, a),
+                   None, "" if ok else "audit failed", knots, values, tail_rate=a)
+    return [LipschitzUpper(inner.value, ok, inner, grid, eps, factor, initial="closed form")]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -342,14 +427,17 @@ def _certify_upper(cl: ChainLP, masses: np.ndarray, eps: float, mode: str, cost,
 @dataclass
 class LipschitzUpper:
     """A certified upper bound: the audited chain mechanism (``inner``) of the LP ``cl`` at rate
-    ``eps``, its cost multiplied by ``factor`` (the ℓ1 product) and rounded up."""
+    ``eps``, its cost multiplied by ``factor`` (the ℓ1 product) and rounded up.  ``initial`` is empty
+    for an LP's law, else how the Laplace law found before any LP was priced ("closed form", or
+    "priced on the knots": :meth:`LipschitzFamily.initial_uppers`), and then ``cl`` is a :class:`KnotGrid`."""
 
     value: float
     certified: bool
     inner: _Upper
-    cl: ChainLP
+    cl: ChainLP | KnotGrid
     eps: float
     factor: int
+    initial: str = ""
 
 
 class LipschitzFamily:
@@ -382,7 +470,59 @@ class LipschitzFamily:
         self.prev_gap = math.inf
 
     def initial_uppers(self) -> list:
-        return []
+        """Certified upper bounds before any LP (so that a time limit or an interrupt always has a bracket):
+        the Laplace law at the rate a = :func:`laplace_rate` (ε less a margin) in the family's norm.
+
+        ℤ (and each coordinate of the ℓ1 product on ℤ^d): the two-sided geometric law e^{−ε|k|} on the LP's
+        window, repaired and priced by :func:`upper_points` like an LP's pmf (its cost enclosed on the
+        window, geometric tails bounded with the cost's proven growth); on ℤ, ε-Lipschitz privacy is
+        ε-DP with Δ = 1.  ℝ with ``abs``, ``square`` or ``pow:P``, the ℓ1 product on ℝ^d, the ℓ2 norm on
+        ℝ^d (costs l2, l2sq, and l1 with the sandwich): the density ∝ e^{−a‖x‖}, ε-Lipschitz [KHP15,
+        Prop 4], at its closed-form cost (:func:`laplace_closed_form`) widened by ``CLOSED_FORM_WIDENING``.
+        An expression cost on ℝ: the Laplace knots at the first LP's resolution, priced by
+        :func:`upper_cells` (the log-linear interpolant of e^{−a|x|} is the Laplace density itself)."""
+        eps = self.eps
+        a = laplace_rate(eps)
+        if self.mode == "radial" or self.sandwich:
+            kind = "radial-l1" if self.sandwich else ("radial-l2" if self.power == 1.0 else "radial-l2sq")
+            if self.integer:  # (the spec refuses the l2 norm on Z^d)
+                return []
+            grid = KnotGrid(np.array([0.0, 1.0]), 1.0, "shells", self.dim)
+            return _closed_form_upper(laplace_closed_form(kind, a, self.dim), a, eps, grid)
+        cost, factor = self.cost, self.factor
+        if self.integer:
+            K = _knots(eps, "line", cost, None, 1, 1.0)
+            if 2 * K + 1 > MAX_KNOTS:
+                return []
+            grid = KnotGrid(np.arange(-K, K + 1, dtype=float), 1.0, "points")
+            inner = upper_points(grid, np.exp(-eps * np.abs(grid.x)), cost, eps)
+        elif cost.kind in ("abs", "square", "pow"):
+            v = laplace_closed_form(cost.kind, a, 1, float(cost.power))
+            grid = KnotGrid(np.array([-1.0, 0.0, 1.0]), 1.0, "cells")
+            return _closed_form_upper(None if v is None else factor * v, a, eps, grid, factor)
+        else:
+            h = 1.0 / self.start()
+            K = _knots(eps, "line", cost, None, 1, h)
+            if 2 * K + 1 > MAX_KNOTS:
+                return []
+            grid = KnotGrid(np.arange(-K, K + 1) * h, h, "cells")
+            inner = upper_cells(grid, h * np.exp(-eps * np.abs(grid.x)), cost, eps)
+        value = inner.value if factor == 1 else float(np.nextafter(factor * inner.value, np.inf))
+        if not (inner.certified and math.isfinite(value)):
+            return []
+        return [LipschitzUpper(value, True, inner, grid, eps, factor, initial="priced on the knots")]
+
+    def fallback_lower(self) -> tuple[float, str]:
+        """A certified lower bound without any LP: the cost's proven floor (every noise costs at least inf L;
+        0 for the named costs of d > 1, which are norms or squared norms)."""
+        if self.dim == 1:
+            where = "Z" if self.integer else "R"
+            return float(self.cost.domain_minimum(integer=self.integer)), f"the cost's proven floor on {where}"
+        return 0.0, "the cost's floor (the named costs are nonnegative)"
+
+    def initial_lower(self) -> float:
+        """The same bound, held from the start (so an interrupt before the first LP still has a bracket)."""
+        return self.fallback_lower()[0]
 
     def start(self) -> int:
         return self.fixed if self.fixed is not None else max(4, int(math.ceil(20 * self.eps)))
@@ -450,9 +590,11 @@ class LipschitzFamily:
         n = step.built.size["resolution"]
         prev, self.prev_gap = self.prev_gap, g
         if self.sandwich:
-            why = (f"l2 norm with the non-radial cost l1: bracket between the l1-Lipschitz relaxation at epsilon and the "
-                   f"l1 product at epsilon/sqrt({self.dim}) (relative gap {g:.3g}); no exact l2 formulation is "
-                   "implemented for non-radial costs, so the remaining gap is the l1/l2 norm mismatch")
+            above = ("the l2-Laplace law (density proportional to exp(-epsilon ||x||_2), closed form)"
+                     if getattr(best.upper, "initial", "") else f"the l1 product at epsilon/sqrt({self.dim})")
+            why = (f"l2 norm with the non-radial cost l1: bracket between the l1-Lipschitz relaxation at epsilon and "
+                   f"{above} (relative gap {g:.3g}); no exact l2 formulation is implemented for non-radial costs, so "
+                   "the remaining gap is the l1/l2 norm mismatch")
             if self.integer or self.fixed is not None or g > prev - 0.5 * target:
                 return Stop(why)
         elif self.integer:
@@ -476,54 +618,112 @@ class LipschitzFamily:
         return _references(self.eps, self.mode, self.cost, self.dim, "integer" if self.integer else "continuous",
                            self.power, lower, upper)
 
+    def _initial_claim(self, up: LipschitzUpper) -> str:
+        """What the upper end found before any LP is and why it is valid (:meth:`initial_uppers`)."""
+        d, kind, a = self.dim, up.cl.kind, up.inner.tail_rate
+        widened = f"its closed-form expected cost widened by {CLOSED_FORM_WIDENING:g} relative"
+        if kind == "points":
+            law = (f"the two-sided geometric law p(k) ~ b^|k|, b = e^(-a) with a = -ln(beta) <= epsilon (the smallest "
+                   f"e^(-a)-majorant of e^(-epsilon |k|) on -{int(up.cl.x[-1])}..{int(up.cl.x[-1])}, geometric tails): "
+                   "on Z, epsilon-Lipschitz privacy is epsilon-DP with sensitivity 1 (the adjacent ratio rows chain to "
+                   "every pair, [KHP15] Prop 3); audited (adjacent log-ratios, outward-rounded) and priced with the "
+                   "cost's enclosures on the window and a tail series bounded by the cost's proven growth")
+        elif kind == "shells":
+            law = (f"the l2-Laplace density proportional to exp(-a ||x||_2) on R^{d}, a = {a!r} <= epsilon: epsilon-"
+                   "Lipschitz in l2 [KHP15, Prop 4, Thm 8]; ||X||_2 ~ Gamma(d, 1/a), so E r = d/a, E r^2 = d(d+1)/a^2"
+                   + (" and E ||X||_1 = E r * d Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2))" if self.sandwich else "")
+                   + f"; {widened}")
+        elif up.initial == "closed form":
+            law = (f"the Laplace density (a/2) exp(-a |x|){' in each coordinate' if up.factor > 1 else ''}, "
+                   f"a = {a!r} <= epsilon: epsilon-Lipschitz [KHP15, Prop 4]; E|X| = 1/a, E X^2 = 2/a^2, "
+                   f"E|X|^P = Gamma(P+1)/a^P; {widened}")
+        else:
+            law = (f"the Laplace density proportional to exp(-a |x|), a = -ln(beta)/h <= epsilon: the log-linear "
+                   f"interpolation of its knot values at spacing {up.cl.h:g} (exactly that density) with exponential "
+                   "tails of rate a, epsilon-Lipschitz [KHP15, Prop 4]; audited (adjacent log-ratios, outward-rounded) "
+                   f"and its cost bounded piecewise with outward rounding ({SUBPIECES} parts per knot interval, each at "
+                   "the cost's maximum there) plus tail series")
+        if up.factor > 1:
+            law += (f"; d = {d} i.i.d. copies make an l1-Lipschitz law (the product of 1-D laws), its cost {d} x the "
+                    "1-D cost")
+        return f"upper bound found before any LP: {law}"
+
     def report(self, best, last: Step | None, status: str) -> dict:
+        """The family's part of the Result; ``last`` is None when no LP finished (a time limit or an interrupt
+        before the first one), and the upper end may be a law of :meth:`initial_uppers`."""
         from optmech.mechanisms.solved import mechanism_from_solver_dict
 
         up: LipschitzUpper | None = best.upper
-        cl = last.built.model
+        cl = last.built.model if last is not None else None
         dim, eps = self.dim, self.eps
+        initial = up is not None and bool(up.initial)
         mech = None
         if up is not None:
             ucl = up.cl
+            rate = up.inner.tail_rate if up.inner.tail_rate is not None else -math.log(_beta(up.eps, ucl.h)) / ucl.h
             mech = mechanism_from_solver_dict({
                 "kind": f"lipschitz_{ucl.kind}", "per_coordinate": up.factor > 1, "knots": up.inner.knots.tolist(),
                 "values": up.inner.values.tolist(), "interpolation": "pmf" if ucl.kind == "points" else "log-linear",
-                "tail_rate": -math.log(_beta(up.eps, ucl.h)) / ucl.h, "dim": dim, "epsilon": up.eps})
-        if self.mode == "radial":
-            claims = [f"l2-Lipschitz noise on R^{dim}: radial WLOG (rotation averaging); lower bound: shell masses of "
-                      f"width {cl.h:g} satisfy ratio rows e^(-eps h)((k+2)/(k+1))^(d-1) <= Q_(k+1)/Q_k <= e^(eps h)"
-                      "((k+1)/k)^(d-1), each shell priced at E[r^P] under r^(d-1)e^(-eps r) (its minimum), far mass at "
-                      "its minimum (a relaxation)",
-                      "upper bound: repaired radial profile, log-linear between knots, exponential tail; audited"]
+                "tail_rate": rate, "dim": dim, "epsilon": up.eps})
+        claims: list[str] = []
+        if cl is None:
+            floor, why = self.fallback_lower()
+            claims.append(f"lower bound without an LP: {why}, {floor:.10g}: E L(X) >= inf L for every noise X (an "
+                          "expression's floor is proven by interval arithmetic); no LP finished")
+        elif self.sandwich:
+            claims += [f"l2 Lipschitz privacy, cost l1 (separable, not radial): a nearest-neighbour stencil enforces the "
+                       "l1 norm; since ||v||_2 <= ||v||_1, the l1-Lipschitz problem at epsilon is a relaxation (lower "
+                       f"bound {best.lower:.10g})"]
+        elif self.mode == "radial":
+            claims += [f"l2-Lipschitz noise on R^{dim}: radial WLOG (rotation averaging); lower bound: shell masses of "
+                       f"width {cl.h:g} satisfy ratio rows e^(-eps h)((k+2)/(k+1))^(d-1) <= Q_(k+1)/Q_k <= e^(eps h)"
+                       "((k+1)/k)^(d-1), each shell priced at E[r^P] under r^(d-1)e^(-eps r) (its minimum), far mass at "
+                       "its minimum (a relaxation)"]
         elif self.integer:
-            claims = [f"Lipschitz privacy on Z{'^' + str(dim) if dim > 1 else ''}: adjacent ratio rows e^(+-eps) are "
-                      "exact on the lattice; mass beyond the window priced at the cost's minimum there (a relaxation)",
-                      "upper bound: smallest e^(-eps)-majorant of the LP pmf with geometric tails; audited"]
+            claims += [f"Lipschitz privacy on Z{'^' + str(dim) if dim > 1 else ''}: adjacent ratio rows e^(+-eps) are "
+                       "exact on the lattice; mass beyond the window priced at the cost's minimum there (a relaxation)"]
         else:
-            claims = [f"Lipschitz privacy on R: cell masses (width {cl.h:g}) satisfy ratio rows e^(+-eps h); each cell "
-                      "priced at its minimum conditional cost; far mass at the cost's minimum outside (a relaxation)",
-                      "upper bound: log-linear interpolation of the repaired knot values with exponential tails (exactly "
-                      "Lipschitz-private); cost bounded piecewise with outward rounding"]
-        if self.factor > 1 and not self.sandwich:
+            claims += [f"Lipschitz privacy on R: cell masses (width {cl.h:g}) satisfy ratio rows e^(+-eps h); each cell "
+                       "priced at its minimum conditional cost; far mass at the cost's minimum outside (a relaxation)"]
+        if initial:
+            claims.append(self._initial_claim(up) + ("" if cl is None else "; no LP's audited law was cheaper"))
+        elif up is not None and self.sandwich:
+            claims.append(f"upper bound: the product of 1-D laws at epsilon/sqrt(d) is epsilon-Lipschitz in l2 "
+                          f"(||v||_1 <= sqrt(d) ||v||_2): {best.upper_value:.10g}")
+        elif up is not None and self.mode == "radial":
+            claims.append("upper bound: repaired radial profile, log-linear between knots, exponential tail; audited")
+        elif up is not None and self.integer:
+            claims.append("upper bound: smallest e^(-eps)-majorant of the LP pmf with geometric tails; audited")
+        elif up is not None:
+            claims.append("upper bound: log-linear interpolation of the repaired knot values with exponential tails "
+                          "(exactly Lipschitz-private); cost bounded piecewise with outward rounding")
+        if self.factor > 1 and not self.sandwich and cl is not None:
             claims.append(f"l1 norm in {dim}-D with a separable cost: optimum = {dim} x the 1-D optimum (marginals of an "
                           "l1-Lipschitz law are Lipschitz; the product of 1-D mechanisms is l1-Lipschitz)")
-        if self.sandwich:
-            claims = [f"l2 Lipschitz privacy, cost l1 (separable, not radial): a nearest-neighbour stencil enforces the "
-                      "l1 norm; since ||v||_2 <= ||v||_1, the l1-Lipschitz problem at epsilon is a relaxation (lower "
-                      f"bound {best.lower:.10g})",
-                      f"upper bound: the product of 1-D laws at epsilon/sqrt(d) is epsilon-Lipschitz in l2 (||v||_1 <= "
-                      f"sqrt(d) ||v||_2): {best.upper_value:.10g}",
-                      "the l2 optimum lies in between; the gap is the l1/l2 norm mismatch, not a solver tolerance"]
+        if self.sandwich and cl is not None:
+            claims.append("the l2 optimum lies in between; the gap is the l1/l2 norm mismatch, not a solver tolerance")
+        method = ("adjacent log-ratios of the Laplace law's knots, outward-rounded; its tails decay at the rate a "
+                  "<= epsilon" if initial and up.initial == "closed form"
+                  else "adjacent log-ratios of the repaired knots, outward-rounded")
         audit = {"realised_epsilon": up.inner.realised_rate if up else None, "target_epsilon": eps,
-                 "passed": bool(up and up.certified), "method": "adjacent log-ratios of the repaired knots, outward-rounded",
+                 "passed": bool(up and up.certified), "method": method,
                  "tail_mass_bound": up.inner.tail_mass if up else None}
-        if self.sandwich and up is not None:
+        if self.sandwich and up is not None and not initial:
             audit["note"] = (f"the upper-bound mechanism is the l1 product at epsilon {self.eps_up!r}, epsilon-Lipschitz "
                              "in l2 since ||v||_1 <= sqrt(d) ||v||_2")
+        if up is not None and up.initial == "closed form":
+            upper_trunc = "closed form (no truncation)"
+        else:
+            upper_trunc = "geometric/exponential tails bounded by series"
+        if cl is None:
+            return {"problem": {}, "mechanism": mech, "claims": claims, "audit": audit,
+                    "builder": "none (no LP finished: a time limit or an interrupt before the first)",
+                    "truncation": {"half_width": None, "lower_bound": "the cost's proven floor (no LP)",
+                                   "upper_bound": upper_trunc}}
         return {
             "problem": {"resolution": last.built.size["resolution"]} if not self.integer else {},
             "mechanism": mech, "claims": claims, "audit": audit,
             "lp": {"cell_width": cl.h, "knots": len(cl.sigma)},
             "truncation": {"half_width": float(cl.x[-1]), "lower_bound": "far lumps at the minimum cost outside, linked "
-                           "to the edge mass", "upper_bound": "geometric/exponential tails bounded by series"},
+                           "to the edge mass", "upper_bound": upper_trunc},
         }

@@ -101,7 +101,12 @@ def _finite(k_lo: int, p: np.ndarray, W: int) -> LatticeMechanism:
 # upper bound
 # ------------------------------------------------------------------------------------------------
 class UpperW1:
-    def __init__(self, value, mechanism, realised_epsilon, realised_delta, certified, note="", mixed=0.0):
+    """A certified upper bound: the audited noise law ``mechanism`` and its W1 (or E|θ|) rounded up.
+
+    ``initial`` is True for the discrete Laplace law found before any LP (:meth:`WassersteinFamily.initial_uppers`)."""
+
+    def __init__(self, value, mechanism, realised_epsilon, realised_delta, certified, note="", mixed=0.0,
+                 initial: bool = False):
         self.value = value
         self.mechanism = mechanism
         self.realised_epsilon = realised_epsilon
@@ -109,6 +114,7 @@ class UpperW1:
         self.certified = certified
         self.note = note
         self.mixed = mixed
+        self.initial = initial
 
 
 def _objective_input(inp: InputPMF, utility: str) -> InputPMF | None:
@@ -262,7 +268,26 @@ class WassersteinFamily:
         self._refs_key: tuple | None = None
 
     def initial_uppers(self) -> list:
-        return []
+        """A certified upper bound before any LP (so that a time limit or an interrupt always has a bracket):
+        the discrete Laplace law p(k) ∝ λ^{|k|}, λ = e^{−ε/m}, on the window −m..m, repaired to its
+        smallest majorant with ratio β = e^{−ε + margin} per m steps and periodic geometric tails (strictly
+        ε-DP for the shifts 1..m, hence (ε, δ)-DP), audited over all of ℤ and priced by
+        :func:`~optmech.problems.wasserstein.w1_of_mechanism` exactly like an LP's law (:func:`_upper_pure`).
+        For every input X, W1(X, X + θ) <= E|θ| (couple X with X + θ), and E|θ| = 2λ/(1 − λ²) for the
+        unrepaired law; the repair moves the value by about 1e-11 relative."""
+        m = self.m
+        k = np.arange(-m, m + 1)
+        up = _upper_pure(self.inp, self.utility, np.exp(-self.eps * np.abs(k) / m), m, self.eps, m)
+        up.initial = True
+        return [up] if up.certified and math.isfinite(up.value) else []
+
+    def initial_lower(self) -> float:
+        """A certified lower bound before any LP: 0 (W1 and E|θ| are nonnegative)."""
+        return 0.0
+
+    def fallback_lower(self) -> tuple[float, str]:
+        """The same bound and what it is, for the answer when the first LP does not fit in the time limit."""
+        return 0.0, "0 (W1 and E|theta| are nonnegative)"
 
     def start(self) -> int:
         smallest = self.inp.hi - self.inp.lo + self.m
@@ -355,30 +380,51 @@ class WassersteinFamily:
         return refs
 
     def report(self, best, last: Step | None, status: str) -> dict:
+        """The family's part of the Result; ``last`` is None when no LP finished (a time limit or an interrupt
+        before the first one), and the upper end may be the discrete Laplace law of :meth:`initial_uppers`.
+        An interrupted solve skips the staircase comparison (it evaluates m staircases)."""
         from optmech.mechanisms.tabulated import Tabulated
 
         eps, m, delta, utility = self.eps, self.m, self.delta, self.utility
-        wl = last.built.model
+        wl = last.built.model if last is not None else None
         up = best.upper
-        refs, family = self._references(best.lower, best.upper_value)
-        structure = None
-        if up is not None and delta == 0:
-            r_best = refs[0].parameters["r"]
-            st = staircase_mechanism(eps, m, r_best)
-            k = np.arange(-wl.K, wl.K + 1)
-            diff = float(np.max(np.abs(up.mechanism.mass(k) - st.mass(k))))
-            structure = {"nearest_staircase_r": r_best, "max_abs_mass_difference": diff}
-        claims = [
-            "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
-            "[derived]; [QHFL22, §IV-C] calls it non-convex",
-            "lower bound: relaxation on the window -K..K; W1 terms outside the input's support are linear in the "
-            "noise law (their sign is known) and priced exactly, absolute values only on the support; excess far "
-            "masses at their smallest cost (see optmech.problems.wasserstein)",
-        ]
-        if delta == 0:
-            claims.append("pure DP relaxation: all pairs within m by O(N) window-minimum rows (exactly the pair rows), "
-                          "and the geometric lower profile p(x + qm) >= e^(-q epsilon) p(x) beyond the window")
-        if delta == 0:
+        initial = up is not None and bool(getattr(up, "initial", False))
+        structure, family = None, None
+        if status != "interrupted":
+            refs, family = self._references(best.lower, best.upper_value)
+            if up is not None and delta == 0:
+                r_best = refs[0].parameters["r"]
+                st = staircase_mechanism(eps, m, r_best)
+                K = wl.K if wl is not None else max(m, -up.mechanism.k_lo)
+                k = np.arange(-K, K + 1)
+                diff = float(np.max(np.abs(up.mechanism.mass(k) - st.mass(k))))
+                structure = {"nearest_staircase_r": r_best, "max_abs_mass_difference": diff}
+        claims = []
+        if wl is not None:
+            claims += [
+                "W1(X, X+theta) = sum_k |F_X(k) - F_{X+theta}(k)| is convex in p_theta; exact LP with epigraph rows "
+                "[derived]; [QHFL22, §IV-C] calls it non-convex",
+                "lower bound: relaxation on the window -K..K; W1 terms outside the input's support are linear in the "
+                "noise law (their sign is known) and priced exactly, absolute values only on the support; excess far "
+                "masses at their smallest cost (see optmech.problems.wasserstein)",
+            ]
+            if delta == 0:
+                claims.append("pure DP relaxation: all pairs within m by O(N) window-minimum rows (exactly the pair rows), "
+                              "and the geometric lower profile p(x + qm) >= e^(-q epsilon) p(x) beyond the window")
+        else:
+            claims.append("lower bound without an LP: 0, since W1(X, X+theta) and E|theta| are nonnegative (no LP "
+                          "finished)")
+        if initial:
+            claims.append(
+                "upper bound found before any LP: the discrete Laplace law p(k) ~ lambda^|k|, lambda = exp(-epsilon/m), "
+                "repaired to its smallest majorant with ratio beta = exp(-epsilon + min(1e-11, epsilon/1000)) per m steps "
+                "and periodic geometric tails: strictly epsilon-DP for every shift 1..m (audited over all of Z, outward-rounded)"
+                + (", hence (epsilon, delta)-DP" if delta > 0 else "")
+                + "; its " + ("E|theta|" if utility == "surrogate" else "W1 (<= E|theta| = 2 lambda/(1 - lambda^2) for "
+                                                                          "every input, by the coupling of X with X+theta)")
+                + " summed exactly on the window and enough tail periods, the remainder bounded"
+                + ("" if wl is None else "; no LP's audited law was cheaper"))
+        elif delta == 0:
             claims.append("upper bound: majorant-repaired window with geometric tails, epsilon audited over all of Z for "
                           "every shift 1..m; W1 summed exactly on the window and enough tail periods, remainder bounded")
         else:
@@ -389,7 +435,18 @@ class WassersteinFamily:
         mech = None
         if up is not None:
             mech = Tabulated.from_law(up.mechanism, eps, delta=delta)
-        return {
+        if initial:
+            upper_trunc = "restriction: the repaired discrete Laplace law with periodic geometric tails (no truncation)"
+        elif delta == 0:
+            upper_trunc = "restriction: repaired window with periodic geometric tails"
+        else:
+            upper_trunc = "restriction: finite pmf on the window (zero outside), audited"
+        if wl is None:
+            lower_trunc = "0 (no LP)"
+        else:
+            lower_trunc = ("relaxation: window rows" + (", geometric tail profile beyond the window" if delta == 0 else "")
+                           + ", excess far masses at their smallest W1 cost")
+        out = {
             "mechanism": mech,
             "audit": {
                 "realised_epsilon": up.realised_epsilon if up else None,
@@ -400,12 +457,10 @@ class WassersteinFamily:
                 "structure": structure,
                 "staircase_family": family,
             },
-            "truncation": {
-                "half_width": wl.K,
-                "lower_bound": ("relaxation: window rows" + (", geometric tail profile beyond the window" if delta == 0
-                                                             else "") + ", excess far masses at their smallest W1 cost"),
-                "upper_bound": ("restriction: repaired window with periodic geometric tails" if delta == 0
-                                else "restriction: finite pmf on the window (zero outside), audited"),
-            },
+            "truncation": {"half_width": wl.K if wl is not None else None, "lower_bound": lower_trunc,
+                           "upper_bound": upper_trunc},
             "claims": claims,
         }
+        if wl is None:
+            out["builder"] = "none (no LP finished: a time limit or an interrupt before the first)"
+        return out
