@@ -17,9 +17,9 @@ import pytest
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; POSIX signals")
 
-#: problems of at least a second each on any machine: each sleeps DELAY seconds before its solve (the sweep's
+#: problems of at least DELAY seconds each on any machine: each sleeps DELAY seconds before its solve (the sweep's
 #: test-only hook), so one signal always finds problems in flight and others not yet started
-DELAY = 1.0
+DELAY = 0.5
 #: small solves (general cost on a lattice of Δ 150-250), each made to last DELAY seconds or more
 MEDIUM = """name = "medium"
 [problem]
