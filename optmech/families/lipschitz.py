@@ -717,7 +717,7 @@ class LipschitzFamily:
             upper_trunc = "geometric/exponential tails bounded by series"
         if cl is None:
             return {"problem": {}, "mechanism": mech, "claims": claims, "audit": audit,
-                    "builder": "none (no LP finished: a time limit or an interrupt before the first)",
+                    "builder": "none (no LP finished)",
                     "truncation": {"half_width": None, "lower_bound": "the cost's proven floor (no LP)",
                                    "upper_bound": upper_trunc}}
         return {

@@ -462,5 +462,5 @@ class WassersteinFamily:
             "claims": claims,
         }
         if wl is None:
-            out["builder"] = "none (no LP finished: a time limit or an interrupt before the first)"
+            out["builder"] = "none (no LP finished)"
         return out
