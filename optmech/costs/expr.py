@@ -97,6 +97,8 @@ class _Compiler:
                 raise self.err(f"constant exponent {b[1]:g} exceeds {MAX_EXPONENT:g} in absolute value")
             if op == "pow" and b == ("const", 2.0, 2.0, 2.0):
                 return self.fold(("sq", a)), False, xa  # a*a, exact where it is (see interval_square)
+            if op == "mul" and a == b and not ba:
+                return self.fold(("sq", a)), False, xa  # a*a of one subexpression: the same node as a**2
             if op == "mul" and ba != bb:  # an indicator product a*(cond) is where(cond, a, 0)
                 cond, val = (a, b) if ba else (b, a)
                 return self.fold(("where", cond, val, ("const", 0.0, 0.0, 0.0))), False, xa or xb

@@ -658,10 +658,17 @@ def condition_sets(c: tuple):
 @lru_cache(maxsize=512)
 def breakpoints(t: tuple) -> tuple:
     """Finite ends of the condition sets of every ``where`` and comparison in t over the 1-D
-    variable, sorted: cutting an interval there decides each such condition on the open pieces."""
+    variable, and of ``min(a, b)``/``max(a, b)`` read as the condition a <= b, sorted: cutting an
+    interval there decides each such condition (and which argument a min or max takes) on the open
+    pieces.  Any cut is sound (the enclosure of a union is the union of the pieces' enclosures);
+    these make equal costs written with min/max or with where get the same pieces."""
     out: set[float] = set()
 
     def walk(u: tuple) -> None:
+        if u[0] in ("min", "max"):  # min(a, b) and max(a, b) switch where a − b changes sign: cut there too
+            sets = condition_sets(("le", u[1], u[2]))
+            if sets is not None and sets[0] is None:
+                out.update(v for part in sets[1] + sets[2] for v in part if math.isfinite(v))
         if u[0] == "where" or u[0] in ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not"):
             sets = condition_sets(u[1] if u[0] == "where" else u)
             if sets is not None and sets[0] is None:
