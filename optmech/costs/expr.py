@@ -184,8 +184,10 @@ class _Compiler:
 def parse_expr(text: str, dim: int | None = None) -> tuple:
     """Compile an expression in x (``dim`` None: the 1-D cost) or in x1..x``dim`` into a tree.
 
-    >>> parse_expr("x*x + 1")
-    ('add', ('mul', ('x',), ('x',)), ('const', 1.0, 1.0, 1.0))
+    >>> parse_expr("x*x + 1")            # a product of one subexpression with itself is its square
+    ('add', ('sq', ('x',)), ('const', 1.0, 1.0, 1.0))
+    >>> parse_expr("x*(x + 1)")[0]
+    'mul'
     >>> parse_expr("x1 + 2*x2", dim=2)[0]
     'add'
     """
