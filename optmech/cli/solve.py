@@ -58,7 +58,11 @@ def add_parsers(sub) -> None:
                   "optmech solve --privacy approx --epsilon 0.5 --delta 0.05 --sensitivity 3 --domain integer",
                   "optmech solve --dim 2 --epsilon 1 --domain integer --cost l1 --candidate staircase",
                   "optmech solve --privacy lipschitz --epsilon 1 --cost square"],
-        exits=ALL_EXITS)
+        exits=ALL_EXITS,
+        notes="Also: 130 when interrupted by Ctrl-C (143 SIGTERM, 129 SIGHUP): the solve stops within about a second "
+              "and prints the best certified bracket it has (status interrupted), or says that none existed yet. "
+              "A --time-limit ends with the best certified bracket (status gap_not_reached) and says what the next "
+              "step would have needed.")
     add_privacy(s, help="privacy notion: pure ε-DP, approx (ε,δ)-DP, or lipschitz (ε per unit distance)")
     s.add_argument("--utility", default="cost", choices=["cost", "wasserstein", "surrogate"],
                    help="what to minimise: the expected --cost (default), the 1-Wasserstein distance between X and X + noise "
