@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optmech.budget import BASELINE_BYTES, LPPlan, gib
+from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
 from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN, LowerCertificate, dual_lower_bound, reference_inside
 from optmech.errors import SpecError
 from optmech.families.base import Built, Step, Stop
@@ -62,6 +62,8 @@ SUBPIECES = 32
 #: e-folds of the optimum's decay covered by the window (plus a few per power of the cost).
 WINDOW_EFOLDS = 32.0
 MAX_KNOTS = 2_000_000
+#: Half-width of the window on which the geometric law found before any LP is priced on ℤ (at most).
+INITIAL_POINTS_HALF_WIDTH = 50_000
 _M = 1e-12  # relative margin on sums
 
 
@@ -479,10 +481,12 @@ class LipschitzFamily:
         ε-DP with Δ = 1.  ℝ with ``abs``, ``square`` or ``pow:P``, the ℓ1 product on ℝ^d, the ℓ2 norm on
         ℝ^d (costs l2, l2sq, and l1 with the sandwich): the density ∝ e^{−a‖x‖}, ε-Lipschitz [KHP15,
         Prop 4], at its closed-form cost (:func:`laplace_closed_form`) widened by ``CLOSED_FORM_WIDENING``.
-        An expression cost on ℝ: the Laplace knots at the first LP's resolution, priced by
-        :func:`upper_cells` (the log-linear interpolant of e^{−a|x|} is the Laplace density itself)."""
+        An expression cost on ℝ: the Laplace knots every 1/(20ε), priced by :func:`upper_cells` (the
+        log-linear interpolant of e^{−a|x|} is the Laplace density itself, whatever the spacing)."""
         eps = self.eps
         a = laplace_rate(eps)
+        if self.estimate_bytes(self.start()) > memory_budget():
+            return []  # the loop refuses the first LP with one line (its size is the user's): no bound is needed
         if self.mode == "radial" or self.sandwich:
             kind = "radial-l1" if self.sandwich else ("radial-l2" if self.power == 1.0 else "radial-l2sq")
             if self.integer:  # (the spec refuses the l2 norm on Z^d)
@@ -491,9 +495,9 @@ class LipschitzFamily:
             return _closed_form_upper(laplace_closed_form(kind, a, self.dim), a, eps, grid)
         cost, factor = self.cost, self.factor
         if self.integer:
-            K = _knots(eps, "line", cost, None, 1, 1.0)
-            if 2 * K + 1 > MAX_KNOTS:
-                return []
+            # the LP's window, at most INITIAL_POINTS_HALF_WIDTH: beyond it the geometric tails are priced by
+            # the series of the cost's proven growth (looser for an expression, but cheap at tiny ε)
+            K = min(_knots(eps, "line", cost, None, 1, 1.0), INITIAL_POINTS_HALF_WIDTH)
             grid = KnotGrid(np.arange(-K, K + 1, dtype=float), 1.0, "points")
             inner = upper_points(grid, np.exp(-eps * np.abs(grid.x)), cost, eps)
         elif cost.kind in ("abs", "square", "pow"):
@@ -501,7 +505,9 @@ class LipschitzFamily:
             grid = KnotGrid(np.array([-1.0, 0.0, 1.0]), 1.0, "cells")
             return _closed_form_upper(None if v is None else factor * v, a, eps, grid, factor)
         else:
-            h = 1.0 / self.start()
+            # knots every 1/(20ε) (the first LP's spacing for ε >= 0.2, coarser below): about 700 knots on the
+            # window whatever ε, and the piecewise pricing's relative excess stays about P·εh/32 = P/640
+            h = 1.0 / (20.0 * eps)
             K = _knots(eps, "line", cost, None, 1, h)
             if 2 * K + 1 > MAX_KNOTS:
                 return []

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from optmech.audit import hockey_stick_array, realised_epsilon
-from optmech.budget import LPPlan, gib
+from optmech.budget import FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import LatticeMechanism, repaired_mechanism
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.inputs import InputPMF
@@ -232,6 +232,10 @@ def initial_half_width(inp: InputPMF, epsilon: float, m: int, target_gap: float)
     return int(max(inp.hi - inp.lo + m, math.ceil(m * L / epsilon)) + (inp.hi - inp.lo) + m)
 
 
+#: Seconds of :func:`wasserstein_references` per m² and per m·w² (w the input's width): m staircases, each
+#: priced exactly; 0.8–1.5e-6 and about 5e-9 measured (m = 300 to 3000, w = 30 to 400), with a margin.
+REFS_SECONDS_PER_M2, REFS_SECONDS_PER_MW2 = 1.5e-6, 1e-8
+
 #: (ε, δ): the first window reaches m plus this many times m(n + 1).
 APPROX_REACH = 1.25
 
@@ -266,6 +270,8 @@ class WassersteinFamily:
         self.utility = problem.objective.name
         self.eps, self.delta, self.m = problem.epsilon, problem.delta, int(problem.sensitivity)
         self._refs_key: tuple | None = None
+        #: why the references were not computed (empty when they were)
+        self.references_skipped = ""
 
     def initial_uppers(self) -> list:
         """A certified upper bound before any LP (so that a time limit or an interrupt always has a bracket):
@@ -276,6 +282,8 @@ class WassersteinFamily:
         For every input X, W1(X, X + θ) <= E|θ| (couple X with X + θ), and E|θ| = 2λ/(1 − λ²) for the
         unrepaired law; the repair moves the value by about 1e-11 relative."""
         m = self.m
+        if self.estimate_bytes(self.start()) > memory_budget():
+            return []  # the loop refuses the first LP with one line (its size is the user's): no bound is needed
         k = np.arange(-m, m + 1)
         up = _upper_pure(self.inp, self.utility, np.exp(-self.eps * np.abs(k) / m), m, self.eps, m)
         up.initial = True
@@ -367,11 +375,30 @@ class WassersteinFamily:
             return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
         return 2 * step.built.model.K
 
+    def references_seconds(self) -> float:
+        """The predicted seconds of :func:`wasserstein_references` (``REFS_SECONDS_PER_M2``, ``REFS_SECONDS_PER_MW2``)."""
+        w = self.inp.hi - self.inp.lo
+        return REFS_SECONDS_PER_M2 * self.m**2 + REFS_SECONDS_PER_MW2 * self.m * w * w
+
+    def final_seconds(self) -> float:
+        """The report's share of the time limit: :data:`~optmech.budget.FINAL_SECONDS` plus the references
+        (m staircases), computed after the last solve."""
+        return FINAL_SECONDS + self.references_seconds()
+
     def _references(self, lower: float, upper: float) -> tuple[list[ReferenceValue], dict]:
-        """:func:`wasserstein_references` for this bracket, computed once (report and references ask)."""
+        """:func:`wasserstein_references` for this bracket, computed once (report and references ask); none
+        when they would need more than the time left (or ``FINAL_SECONDS``, if more): a time limit reached
+        before the first LP, or a large m (:attr:`references_skipped` then says why)."""
         key = (lower, upper)
         if self._refs_key != key:
-            self._refs = wasserstein_references(self.inp, self.eps, self.m, self.delta, self.utility, lower, upper)
+            need = self.references_seconds()
+            if need > max(self.ctx.remaining(), FINAL_SECONDS):
+                self.references_skipped = (f"the references (the discrete staircases r = 1..{self.m} and the [QHFL22] "
+                                           f"laws, about {need:.3g} s) were not computed: less time was left")
+                self._refs = ([], {})
+            else:
+                self.references_skipped = ""
+                self._refs = wasserstein_references(self.inp, self.eps, self.m, self.delta, self.utility, lower, upper)
             self._refs_key = key
         return self._refs
 
@@ -392,7 +419,8 @@ class WassersteinFamily:
         structure, family = None, None
         if status != "interrupted":
             refs, family = self._references(best.lower, best.upper_value)
-            if up is not None and delta == 0:
+            family = family or None
+            if up is not None and delta == 0 and refs:
                 r_best = refs[0].parameters["r"]
                 st = staircase_mechanism(eps, m, r_best)
                 K = wl.K if wl is not None else max(m, -up.mechanism.k_lo)
@@ -432,6 +460,8 @@ class WassersteinFamily:
                           + (f" (mixed at weight {up.mixed:.3g} with a delta/2 law)" if up is not None and up.mixed else ""))
         if utility == "surrogate":
             claims.append("surrogate P2 of [QHFL22] equals E|theta| for every input [derived]")
+        if status != "interrupted" and self.references_skipped:
+            claims.append(self.references_skipped)
         mech = None
         if up is not None:
             mech = Tabulated.from_law(up.mechanism, eps, delta=delta)
