@@ -125,6 +125,8 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --epsilon 1 --cost 'x**2 - 1'", 2, "its minimum near 0 is about -1 at x = 0"),
     ("solve --epsilon 1 --domain integer --cost 'x**2 - 1'", 2, "its infimum over ℤ is proven in [-1, -1]"),
     ("solve --epsilon 1 --cost 'x - 1'", 2, "not proven bounded below"),
+    # Lipschitz LPs clip the cost at 0: a cost that may be negative would give a lower bound above V*
+    ("solve --privacy lipschitz --epsilon 1 --cost 'x**2 - 1'", 2, "needs a cost proven nonnegative"),
 ]
 
 

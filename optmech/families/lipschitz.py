@@ -30,7 +30,7 @@ What is certified, and how:
   (:func:`laplace_rate`, strictly inside the privacy constraint like the LPs' repaired laws).  On ℤ
   (and per coordinate of the ℓ1 product on ℤ^d) it is the two-sided geometric law b^{|k|}, b = e^{−a}:
   on ℤ, ε-Lipschitz privacy is exactly ε-DP with Δ = 1 (the adjacent ratio rows chain to every pair,
-  [KHP15] Prop 3 and reference/lipschitz.md §6), and it is priced by :func:`upper_points` on the LP's
+  [KHP15] Prop 3), and it is priced by :func:`upper_points` on the LP's
   window.  On ℝ, ℝ^d (ℓ1) and ℝ^d (ℓ2) it is the density ∝ e^{−a‖x‖} in the family's norm, ε-Lipschitz by
   [KHP15] Prop 4 (and ε-ℓ2-Lipschitz laws are ε-ℓ1-Lipschitz); its expected cost is a closed form
   (:func:`laplace_closed_form`), widened by ``CLOSED_FORM_WIDENING``; an expression cost on ℝ is priced
@@ -459,6 +459,15 @@ class LipschitzFamily:
         eps, dim = problem.epsilon, problem.dim
         self.eps, self.dim = eps, dim
         self.integer = not isinstance(problem.domain, Continuous)
+        # the Lipschitz LPs price cells and points at the cost clipped at 0: their lower bounds hold only for
+        # a cost proven nonnegative on the whole domain, so a cost that may be negative is refused here
+        floor_of = getattr(problem.cost, "domain_minimum", None)
+        if floor_of is not None:
+            floor = floor_of(integer=self.integer)
+            if not floor >= 0.0:
+                raise SpecError(f"Lipschitz privacy needs a cost proven nonnegative on {'ℤ' if self.integer else 'ℝ'}; "
+                                f"the proven floor of {getattr(problem.cost, 'spec', problem.cost)} is {floor:.6g} "
+                                "(add a constant or use max(..., 0))")
         name = str(getattr(problem.cost, "spec", problem.cost)).strip().lower()
         self.sandwich = problem.norm == "l2" and dim > 1 and name in ("l1", "abs")
         if self.sandwich:
