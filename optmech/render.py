@@ -67,20 +67,23 @@ def format_seconds(x: Any) -> str:
 
 def format_parameters(parameters: dict | None) -> str:
     """``k=v, ...`` for the scalar parameters, floats to 6 significant digits (:data:`MISSING` when there
-    are none); lists and mappings (a solve's history, say) are left to the JSON output, which says so."""
+    are none), short lists of numbers (a d-D shift) as ``k=(a, b)``; other lists and mappings (a solve's
+    history, say) are left to the JSON output, which says so."""
     if not parameters:
         return MISSING
-    out, more = [], False
+    out, left = [], []
     for k, v in parameters.items():
-        if isinstance(v, (list, tuple, dict, set)):
-            more = True
+        if isinstance(v, (list, tuple)) and 0 < len(v) <= 8 and all(
+                isinstance(u, (int, float)) and not isinstance(u, bool) for u in v):
+            out.append(f"{k}=({', '.join(format_value(u, 6) for u in v)})")
+        elif isinstance(v, (list, tuple, dict, set)):
+            left.append(k)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             out.append(f"{k}={format_value(v, 6)}")
         else:
             out.append(f"{k}={v}")
     text = ", ".join(out) if out else MISSING
-    return text + (f" ({', '.join(k for k, v in parameters.items() if isinstance(v, (list, tuple, dict, set)))}: "
-                   "in the --json output)" if more else "")
+    return text + (f" ({', '.join(left)}: in the --json output)" if left else "")
 
 
 def wrap(text: str, indent: int, width: int = NOTE_WIDTH) -> list[str]:

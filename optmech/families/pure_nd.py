@@ -743,12 +743,33 @@ def _mechanism_nd(up: _Upper, s: _Setup) -> dict:
 
 def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue]:
     """Closed forms: the ℓ1 staircase (continuous, its best γ) or lattice staircase (its best r; Δ = 1:
-    i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace."""
+    i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace; each at
+    its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.references.shift_references_nd`,
+    the rule of every family): 0 for the named costs (proven,
+    :func:`optmech.mechanisms.references.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
+    discrete Laplace is listed, priced by an exact lattice sum with a proven tail bound
+    (:func:`optmech.mechanisms.references.product_discrete_laplace_price`) at the shift vector a
+    coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
+    from optmech.mechanisms.laplace import DiscreteLaplace
     from optmech.mechanisms.multidim import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
+    from optmech.mechanisms.references import product_discrete_laplace_price, shift_references_nd
 
     out: list[ReferenceValue] = []
     if s.cost.kind == "expr":
-        return out
+        if s.cells:
+            return out
+        c, D = norm_factor(s.norm, s.d), int(s.delta)
+        lam = math.exp(-s.eps / (c * D))
+        centred = product_discrete_laplace_price(s.cost, lam)
+        if centred is None:
+            return out
+        v = float(centred.value)
+        ref = ReferenceValue("discrete_laplace", v, {"lambda": lam}, reference_inside(v, lo, up, centred.exact),
+                             centred.exact, f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {s.norm} sensitivity "
+                             f"{D}; {centred.note}", kind="upper")
+        marginal = DiscreteLaplace(epsilon=s.eps / c, sensitivity=D)
+        return shift_references_nd([ref], s.cost, dim=s.d, integer=True,
+                                   law=lambda item: (marginal, lambda cost: product_discrete_laplace_price(cost, lam)))
     eps, d, cost, norm = s.eps, s.d, s.cost.spec, s.norm
 
     def add(name, value, params, exact, note, kind="upper"):
@@ -785,7 +806,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
                 "the d-D staircase at its best gamma [GKOV15; Geng13, (3.7) for d = 2]: "
                 + ("V* for l1 cost ([GKOV15, Thm 1] for d = 2; the [GKOV15] conjecture, since proved, for every d)" if proven
                    else "an upper bound; its optimality for l2sq cost is open"), kind=None if proven else "upper")
-        return out
+        return shift_references_nd(out, s.cost, dim=d, integer=False)
     D = int(s.delta)
     add("discrete_laplace", discrete_laplace_nd_cost(cost, eps / c, D, d), {"lambda": math.exp(-eps / (c * D))}, True,
         f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {norm} sensitivity {D}")
@@ -797,5 +818,5 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
         add("discrete_staircase", vals[r - 1], {"r": r}, False,
             "the best l1 lattice staircase: an upper bound; equal to the lattice optimum in "
             "every case tested so far (d = 3..5)")
-    return out
+    return shift_references_nd(out, s.cost, dim=d, integer=True)
 
