@@ -41,8 +41,11 @@ Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS
   theorems and relaxed LPs of [GV13] are statements about noise on ℤ; optmech implements no
   closed-form lower bound for (ε, δ)-DP noise on ℝ, and the certified lower bound is ``v_star_lower``.
 * Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ (ℝ^d), taken
-  from :func:`optmech.mechanisms.approx_references.continuous_approx_references` (cost, ε, δ, Δ,
-  dim, norm): the solve's own references; null when that reference is not a valid bound (its side
+  from the solve's own references (those of
+  :func:`optmech.mechanisms.approx_references.continuous_approx_references` for cost, ε, δ, Δ, dim and
+  norm, each at its best shift by :func:`optmech.mechanisms.references.shift_references` on ℝ, 0 on
+  ℝ^d where the costs are the named ones), so a row and ``solve`` agree on every reference value;
+  null when that reference is not a valid bound (its side
   condition fails or its value is not finite), or when it has no law in that dimension:
   ``ub_uniform``: U[−Δ/(2δ), Δ/(2δ)], (0, δ)-DP;  ``ub_laplace``: Laplace(Δ/ε) (null at ε = 0);
   ``ub_staircase``: the δ = 0 optimum [Geng13, Thm 2.4] (other costs: the best staircase; null at ε = 0);
@@ -243,15 +246,15 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
 
 def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float, dim: int, solver: str,
                     time_limit: float | None, target_gap: float | None, norm: str = "l1") -> dict[str, Any]:
-    """One row of an (ε, δ) table on ℝ or ℝ^d (module docstring: no theorem columns; the references of
-    :func:`optmech.mechanisms.approx_references.continuous_approx_references` for the row's cost, dim and norm)."""
+    """One row of an (ε, δ) table on ℝ or ℝ^d (module docstring: no theorem columns; the references the
+    solve lists, those of :func:`optmech.mechanisms.approx_references.continuous_approx_references` for the
+    row's cost, dim and norm, each at its best shift as the solve lists it, so that the row and ``solve``
+    agree on every reference value)."""
     import optmech
-    from optmech.mechanisms.approx_references import continuous_approx_references
 
     problem = _problem("approx", cost, sensitivity, epsilon, delta, dim, "continuous", target_gap, norm)
     r = optmech.solve(problem, solver=solver, time_limit=time_limit)
-    refs = continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity,
-                                        dim=problem.dim, norm=problem.norm)
+    refs = r.references  # the solve's own references: the same shift rule, the same values
     ub = {name: _valid_upper(refs, name) for name in
           ("uniform", "laplace", "staircase", "gaussian", "analytic_gaussian", "truncated_laplace")}
     if problem.dim > 1 and problem.norm == "l2":  # ub_laplace: the Laplace law of the norm, the l2-Laplace

@@ -350,9 +350,21 @@ def _closed_form_upper(value: float | None, a: float, eps: float, grid: KnotGrid
 # references
 # ------------------------------------------------------------------------------------------------
 def _references(eps, mode, cost, dim, domain, power, lo, up) -> list[ReferenceValue]:
+    """The closed-form references: the ℓ2-Laplace (radial mode), i.i.d. Laplace (ℝ^d) or i.i.d. two-sided
+    geometric (ℤ^d) laws, listed for the costs |x| and x² (summed over the coordinates; ‖x‖₂ or ‖x‖₂² in
+    radial mode) only, each with ``parameters["shift"]`` = 0 (d zeros in d > 1), the rule of every family.
+
+    0 is a best shift, proven (:func:`optmech.mechanisms.references.centre_is_best_nd`): the cost c is
+    convex and even in every coordinate (|x|, x², their sums over the coordinates, ‖x‖₂ and ‖x‖₂²), and
+    the law X is symmetric under each coordinate reflection (and log-concave): a product of symmetric
+    1-D laws, or a function of ‖x‖₂.  So g(t) = E c(X + t) is convex and even in each t_i, hence
+    nondecreasing in each |t_i|, and g(t) >= g(0) for every real or integer shift t."""
     refs = []
+    zero = 0 if domain != "continuous" else 0.0
+    shift = zero if dim == 1 else [zero] * dim
 
     def add(name, value, params, note, exact=True):
+        params = {**params, "shift": shift}
         refs.append(ReferenceValue(name, float(value), params, reference_inside(value, lo, up, exact), exact, note))
 
     kind = getattr(cost, "kind", None)

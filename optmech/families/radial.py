@@ -229,7 +229,9 @@ class RadialFamily:
                     "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
             except SpecError:
                 pass
-        return out
+        from optmech.mechanisms.references import shift_references_nd  # shift 0, proven for these costs
+
+        return shift_references_nd(out, cost, dim=d, integer=False)
 
     def report(self, best, last: Step | None, status: str) -> dict:
         norm, d, m = self.norm, self.d, self.m
