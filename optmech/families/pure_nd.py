@@ -747,7 +747,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
     its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.references.shift_references_nd`,
     the rule of every family): 0 for the named costs (proven,
     :func:`optmech.mechanisms.references.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
-    discrete Laplace is listed, priced by an exact lattice sum with a proven tail bound
+    discrete Laplace is listed (when its sum fits), priced by an exact lattice sum with a proven tail bound
     (:func:`optmech.mechanisms.references.product_discrete_laplace_price`) at the shift vector a
     coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
     from optmech.mechanisms.laplace import DiscreteLaplace

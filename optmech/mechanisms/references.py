@@ -35,6 +35,14 @@ around the cost's minimiser, then zooming in; any shift gives a valid mechanism,
 need not find the true best one, and the note says so.  When the cost is proven symmetric and
 nondecreasing in |x| the search is skipped: for a law symmetric and unimodal about 0 (every law
 here) t = 0 is then optimal (Anderson's inequality; its discrete analogue on ℤ).
+
+In d dimensions (:func:`shift_references_nd`) the shift is a vector, ``parameters["shift"]`` a
+list of d numbers.  For the named costs (norms and their squares) every reference's best shift is
+0, proven (:func:`centre_is_best_nd`: a convex cost even in every coordinate, a law symmetric under
+each coordinate reflection), so nothing is searched; for a cost expression in x1..xd a law with
+i.i.d. coordinates is moved to the shift vector a coordinate-wise search finds
+(:func:`search_shift_nd`), priced by the law's own route on L(x + t) (:func:`shifted_cost_nd`; on
+ℤ^d the product discrete Laplace by :func:`product_discrete_laplace_price`).
 """
 
 from __future__ import annotations
