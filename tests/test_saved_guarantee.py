@@ -8,6 +8,13 @@ at most the problem's δ and never a vacuous ε = inf.  For the (ε, δ) laws th
 against an independent computation from the saved masses (exact rationals on ℤ; a fine Riemann sum
 of the density at real shifts on ℝ).
 
+The pure d-D laws (lattice pmf on ℤ², cell density and ℓ1-shell density on ℝ²) and the (ε, δ) cube
+density on ℝ² state the audit of their loaded masses, not the target they were solved for: the
+statement is compared with a brute-force audit in the test (every listed point or cell, every shift
+of the sensitivity ball, the β-majorant extension by its definition, on a box beyond the listed
+domain; the cube law's hockey-stick sums in exact rationals), and a file whose masses were edited
+states the larger ε or δ of the edited law (or is refused in one line where the edit leaves no law).
+
 A continuous saved law is released on the grid of step Δ/2^K by ``sample --exact --lattice-bits K``
 (the law of ⌊X/h⌋, compared here with the density's own cdf); laws without an exact sampler are
 refused up front, in one line that says what works.
@@ -15,6 +22,7 @@ refused up front, in one line that says what works.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -38,6 +46,11 @@ SOLVES = {
                       "--domain", "integer", "--cost", "l1"],
     "approx_real": ["--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--domain", "continuous", "--cost",
                     "abs", "--target-gap", "1e-2"],
+    "pure_cells_2d": ["--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+abs(x2)", "--resolution", "2",
+                      "--target-gap", "0.1"],  # an expression: no closed form competes, the cell density is the law
+    "approx_cube_2d": ["--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--dim", "2", "--norm", "l2",
+                       "--domain", "continuous", "--cost", "abs(x1)+abs(x2)", "--resolution", "2", "--target-gap",
+                       "0.9"],  # an expression: the audited cube density, not a closed form, is the law
     "approx_real_2d": ["--privacy", "approx", "--epsilon", "2", "--delta", "1e-2", "--dim", "2", "--norm", "l2",
                        "--domain", "continuous", "--cost", "l2", "--resolution", "2", "--target-gap", "0.9",
                        "--time-limit", "30"],
@@ -259,3 +272,251 @@ def test_a_lipschitz_law_that_misses_its_recorded_rate_says_so(saved):
     d["mechanism"]["epsilon"] = 0.5
     p = Result.from_dict(d).mechanism.privacy()
     assert p.notion == "lipschitz" and 0.5 < p.epsilon <= 1.0
+
+
+# -- item 9: the pure d-D laws and the (ε, δ) cube law state the audit of their loaded masses ---------
+def _orbit_points(mech: dict) -> dict[tuple, float]:
+    """Every point of every listed orbit (signed permutations, coordinate signs or none) with its mass."""
+    d, group = mech["dim"], mech["symmetry"]
+    perms = list(itertools.permutations(range(d))) if group == "signed permutations" else [tuple(range(d))]
+    signs = list(itertools.product((-1, 1), repeat=d)) if group != "none" else [(1,) * d]
+    out = {}
+    for rep, w in zip(mech["representatives"], mech["mass"]):
+        for p in perms:
+            for s in signs:
+                out[tuple(int(rep[p[i]]) * s[i] for i in range(d))] = float(w)
+    return out
+
+
+def _majorant_audit(mech: dict, moves: np.ndarray, rho) -> float:
+    """max(−ln β, the largest log P(x)/P(x + v) over the moves v and the points x, x + v of a box three
+    moves beyond the listed domain D), P = φ on D and max_{y ∈ D} φ(y) β^{ρ(x − y)} outside (the
+    extension's definition); beyond the box every pair is within 1/β (ρ is subadditive)."""
+    phi = _orbit_points(mech)
+    pts = np.array(list(phi), dtype=np.int64)
+    w = np.array(list(phi.values()))
+    r = int(np.abs(pts).max()) + 3 * int(np.abs(moves).max())
+    ax = np.arange(-r, r + 1)
+    box = np.stack(np.meshgrid(*([ax] * mech["dim"]), indexing="ij"), axis=-1).reshape(-1, mech["dim"])
+    beta = mech["beta"]
+    P = np.array([phi[tuple(x)] if tuple(x) in phi else float(np.max(w * beta ** rho(x - pts).astype(float)))
+                  for x in box.tolist()]).reshape((2 * r + 1,) * mech["dim"])
+    worst = 1.0 / beta
+    for v in moves:  # x and x + v both in the box
+        src = tuple(slice(max(0, -s), 2 * r + 1 - max(0, s)) for s in v)
+        dst = tuple(slice(max(0, s), 2 * r + 1 - max(0, -s)) for s in v)
+        worst = max(worst, float(np.max(P[src] / P[dst])))
+    return math.log(worst)
+
+
+def _lattice_l1_audit(mech: dict) -> float:
+    """The pure audit of a saved pmf on ℤ^d with ℓ1 sensitivity n: the moves are the shifts 0 < ‖v‖₁ <= n,
+    and ρ(v) = ⌈‖v‖₁/n⌉."""
+    n, d = int(mech["sensitivity"]), mech["dim"]
+    ax = np.arange(-n, n + 1)
+    v = np.stack(np.meshgrid(*([ax] * d), indexing="ij"), axis=-1).reshape(-1, d)
+    moves = v[(np.abs(v).sum(axis=1) <= n) & np.any(v != 0, axis=1)]
+    return _majorant_audit(mech, moves, lambda a: -(-np.abs(a).sum(axis=1) // n))
+
+
+def _cell_l1_audit(mech: dict) -> float:
+    """The pure audit of a saved cell density on ℝ^d, ℓ1 sensitivity Δ = n h: a real shift t with
+    ‖t‖₁ <= Δ takes a point of the cell z to the cell z + k with |k_i| − 1 < |t_i|/h, so the cell moves
+    are the k ≠ 0 with Σ (|k_i| − 1)_+ <= n − 1 (each one reached by some t); ρ(v) is the least number
+    of moves summing to v, found by breadth-first search."""
+    d, n = mech["dim"], round(mech["sensitivity"] / mech["cell_width"])
+    ax = np.arange(-n - 1, n + 2)
+    k = np.stack(np.meshgrid(*([ax] * d), indexing="ij"), axis=-1).reshape(-1, d)
+    moves = k[(np.maximum(np.abs(k) - 1, 0).sum(axis=1) <= n - 1) & np.any(k != 0, axis=1)]
+    L = 2 * (int(np.abs(np.array(mech["representatives"])).max()) + 3 * (n + 1))
+    dist = np.full((2 * L + 1,) * d, -1)
+    dist[(L,) * d] = 0
+    frontier, m = np.array([[0] * d]), 0
+    while frontier.size:
+        m += 1
+        nxt = (frontier[:, None, :] + moves[None, :, :]).reshape(-1, d)
+        nxt = np.unique(nxt[np.all(np.abs(nxt) <= L, axis=1)], axis=0)
+        nxt = nxt[dist[tuple((nxt + L).T)] < 0]
+        dist[tuple((nxt + L).T)] = m
+        frontier = nxt
+    return _majorant_audit(mech, moves, lambda a: dist[tuple((a + L).T)])
+
+
+def _statement_matches(statements: list[dict], audited: float, target: float) -> None:
+    for p in statements:
+        assert p["notion"] == "pure" and p["delta"] == 0.0, p
+        assert abs(_number(p["epsilon"]) - audited) <= 1e-12 and _number(p["epsilon"]) >= audited * (1 - 1e-14), (p, audited)
+        assert "audited" in p["note"] and "not re-audited" not in p["note"], p
+    assert audited <= target  # the solver's law meets its target (by its margin)
+
+
+def test_a_saved_pure_lattice_law_on_z2_states_the_audit_of_its_masses(saved, tmp_path):
+    m = json.loads(saved["pure_2d"].read_text())["mechanism"]
+    assert m["kind"] == "lattice_pmf_nd"
+    audited = _lattice_l1_audit(m)
+    _statement_matches(_loaded_statements(saved["pure_2d"], tmp_path, exact=True), audited, 1.0)
+    assert 1.0 - 1e-9 < audited  # tight: the target less the solver's 1e-11 margin
+
+
+def test_a_saved_pure_cell_law_on_r2_states_the_audit_of_its_masses(saved, tmp_path):
+    m = json.loads(saved["pure_cells_2d"].read_text())["mechanism"]
+    assert m["kind"] == "cell_pmf_nd"
+    audited = _cell_l1_audit(m)
+    statements = _loaded_statements(saved["pure_cells_2d"], tmp_path, exact=False)
+    _statement_matches(statements, audited, 1.0)
+    assert "every real shift" in statements[0]["note"]
+
+
+def _shell_result(saved) -> tuple[dict, Path]:
+    """The layered (ℓ1-shell) family's law on ℝ² (a plain solve hands back the staircase instead), saved in
+    the pure ℝ² result of the same privacy problem (ε = 1, ℓ1 sensitivity 1)."""
+    from optmech.families.pure_nd import PureNDFamily
+    from optmech.loop import make_context, run
+    from optmech.spec import Continuous, Problem, PureDP
+
+    problem = Problem(privacy=PureDP(1.0), cost="l1", sensitivity=1, domain=Continuous(resolution=2), dim=2)
+    ctx = make_context(None, None)
+    family = PureNDFamily(problem, ctx, layered=True)
+    law = family.report(run(family, ctx, family.s.gap).best, None, "optimal")["mechanism"].to_dict()
+    d = json.loads(saved["pure_cells_2d"].read_text())
+    d["mechanism"] = json.loads(json.dumps(law))
+    return d, saved["pure_cells_2d"].parent / "shells.json"
+
+
+def _shell_audit(mech: dict) -> float:
+    """max(−ln β, the largest |log profile(k) − log profile(j)| over |k − j| <= n, k, j <= R + 3n): a shift
+    of ℓ1 norm <= Δ = n h moves ‖x‖₁ by at most Δ, hence the shell by at most n; profile = the listed
+    densities, max_j a_j β^⌈(k − j)/n⌉ beyond them."""
+    a = np.array(mech["density"], dtype=float)
+    n, R = round(mech["sensitivity"] / mech["shell_width"]), len(a) - 1
+    beta = mech["beta"]
+    prof = np.concatenate([a, [float(np.max(a * beta ** np.ceil((k - np.arange(R + 1)) / n)))
+                               for k in range(R + 1, R + 3 * n + 1)]])
+    ratios = [np.maximum(prof[s:] / prof[:-s], prof[:-s] / prof[s:]) for s in range(1, n + 1)]
+    return math.log(max(1.0 / beta, max(float(np.max(r)) for r in ratios)))
+
+
+def test_a_saved_pure_shell_law_on_r2_states_the_audit_of_its_densities(saved, tmp_path):
+    d, path = _shell_result(saved)
+    path.write_text(json.dumps(d))
+    assert d["mechanism"]["kind"] == "l1_shell_density_nd" and d["mechanism"]["continuous"]
+    audited = _shell_audit(d["mechanism"])
+    p = subprocess.run(_cmd("mechanism", "--from", str(path), "--json"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    statements = [json.loads(p.stdout)["privacy"], Result.from_json(path.read_text()).mechanism.privacy().to_dict()]
+    _statement_matches(statements, audited, 1.0)
+    # the density itself: random points and real shifts of l1 norm 1 stay within the stated ratio
+    mech = Result.from_json(path.read_text()).mechanism
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-6, 6, (4000, 2))
+    t = rng.uniform(-1, 1, (4000, 2))
+    t /= np.maximum(np.abs(t).sum(axis=1, keepdims=True), 1.0)
+    r = np.log(mech.pdf(x)) - np.log(mech.pdf(x + t))
+    assert np.max(np.abs(r)) <= audited + 1e-12
+
+
+def _cube_delta(mech: dict, epsilon: float) -> Fraction:
+    """max over the corner shifts v of Σ_z [p(z) − e^ε p(z + v)]_+ for the cube masses p (normalised),
+    in exact rationals; e^ε rounded down two ulps, as the audit does.  The corners: a real shift t of
+    norm <= n (in cells) lies in the unit cube of corners v with |t_i − v_i| < 1, i.e. the point of
+    [v − 1, v + 1] nearest 0, (|v| − 1)_+, has norm <= n."""
+    n = round(mech["sensitivity"] / mech["cell_width"])
+    p = {z: Fraction(w) for z, w in _orbit_points(mech).items() if w > 0}
+    total = sum(p.values())
+    c = Fraction(float(np.nextafter(np.nextafter(math.exp(epsilon), 0), 0)))
+    q = 1 if mech["norm"] == "l1" else 2
+    worst = Fraction(0)
+    for v in itertools.product(range(-n - 1, n + 2), repeat=mech["dim"]):
+        if any(v) and sum(max(abs(x) - 1, 0) ** q for x in v) <= n**q:
+            div = sum((max(w - c * p.get(tuple(a + b for a, b in zip(z, v)), 0), 0) for z, w in p.items()), Fraction(0))
+            worst = max(worst, div / total)
+    return worst
+
+
+def test_a_saved_cube_law_on_r2_states_the_audited_delta(saved, tmp_path):
+    path = saved["approx_cube_2d"]
+    m = json.loads(path.read_text())["mechanism"]
+    assert m["kind"] == "cube_pmf_nd"
+    exact = float(_cube_delta(m, 1.0))
+    assert 0.04 < exact <= 0.05
+    for p in _loaded_statements(path, tmp_path, exact=False):
+        assert p["notion"] == "approx" and _number(p["epsilon"]) == 1.0, p
+        assert exact <= p["delta"] <= exact + 1e-12, (p, exact)
+        assert "audited at load" in p["note"], p
+
+
+def _write(tmp: Path, d: dict, name: str) -> Path:
+    path = tmp / name
+    path.write_text(json.dumps(d))
+    return path
+
+
+def _tight_interior_orbit(mech: dict) -> int:
+    """The index of a listed orbit x off the domain's boundary layer (every point one shift away is
+    listed) with a listed neighbour y at the extension's rate: φ(y)/φ(x) within 1e-12 of 1/β."""
+    phi = _orbit_points(mech)
+    n = int(mech["sensitivity"])
+    shifts = [v for v in itertools.product(range(-n, n + 1), repeat=mech["dim"]) if 0 < sum(map(abs, v)) <= n]
+    rate = -math.log(mech["beta"])
+    for i, rep in enumerate(mech["representatives"]):
+        nb = [tuple(a + b for a, b in zip(rep, v)) for v in shifts]
+        if all(y in phi for y in nb) and any(abs(math.log(phi[y] / phi[tuple(rep)]) - rate) < 1e-12 for y in nb):
+            if all(tuple(a + b for a, b in zip(y, v)) in phi for y in nb for v in shifts):  # neighbours inside too
+                return i
+    raise AssertionError("no tight interior orbit")
+
+
+def test_an_edited_lattice_law_states_its_larger_audited_epsilon(saved, tmp_path):
+    """One mass lowered by 5e-10 (relative): the law is no longer 1-DP (a one-move ratio is now e^(1 + 4.9e-10)),
+    though the edit hides inside the float majorant check's slack; loading states the larger audited ε."""
+    d = json.loads(saved["pure_2d"].read_text())
+    i = _tight_interior_orbit(d["mechanism"])
+    d["mechanism"]["mass"][i] *= 1 - 5e-10
+    path = _write(tmp_path, d, "edited.json")
+    audited = _lattice_l1_audit(d["mechanism"])
+    assert audited > 1.0 + 4e-10
+    statements = _loaded_statements(path, tmp_path, exact=True)
+    for p in statements:
+        assert p["notion"] == "pure" and _number(p["epsilon"]) > 1.0, p  # never the saved target
+        assert abs(_number(p["epsilon"]) - audited) <= 1e-12, (p, audited)
+    assert "above the recorded target epsilon 1.0" in statements[0]["note"]
+
+
+def test_a_lattice_law_edited_into_no_majorant_is_refused_in_one_line(saved, tmp_path):
+    d = json.loads(saved["pure_2d"].read_text())
+    d["mechanism"]["mass"][_tight_interior_orbit(d["mechanism"])] *= 3.0
+    path = _write(tmp_path, d, "broken.json")
+    p = subprocess.run(_cmd("mechanism", "--from", str(path), "--json"), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("optmech: ") and "not a beta-majorant" in p.stderr
+    from optmech.errors import SpecError
+
+    with pytest.raises(SpecError, match="not a beta-majorant"):
+        Result.from_json(path.read_text()).mechanism.privacy()
+
+
+def test_an_edited_cube_law_states_its_larger_audited_delta(saved, tmp_path):
+    d = json.loads(saved["approx_cube_2d"].read_text())
+    d["mechanism"]["mass"][0] *= 3.0  # the central cube: the law is no longer (1, 0.05)-DP
+    path = _write(tmp_path, d, "cube.json")
+    exact = float(_cube_delta(d["mechanism"], 1.0))
+    assert exact > 0.06
+    p = subprocess.run(_cmd("mechanism", "--from", str(path), "--json"), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for q in (json.loads(p.stdout)["privacy"], Result.from_json(path.read_text()).mechanism.privacy().to_dict()):
+        assert q["notion"] == "approx" and exact <= q["delta"] <= exact + 1e-12, (q, exact)
+        assert "above the recorded target delta 0.05" in q["note"]
+
+
+@pytest.mark.parametrize("name", ["pure_2d", "pure_cells_2d", "approx_cube_2d", "shells"])
+def test_a_law_above_the_load_time_audit_limit_says_it_was_not_re_audited(saved, monkeypatch, name):
+    import optmech.mechanisms.solved as solved
+
+    monkeypatch.setattr(solved, "LOAD_AUDIT_PAIRS", 10)
+    d = _shell_result(saved)[0] if name == "shells" else json.loads(saved[name].read_text())
+    p = Result.from_dict(d).mechanism.privacy()
+    assert "as recorded by the solve, not re-audited (" in p.note and "above the load-time audit limit of 10" in p.note
+    if p.notion == "pure":
+        assert p.epsilon == 1.0  # the recorded target
+    else:
+        assert (p.epsilon, p.delta) == (1.0, 0.05) and d["mechanism"]["realised_delta"] <= 0.05  # the recorded target

@@ -154,8 +154,9 @@ def test_pure_nd_output_is_a_normalised_law_inside_the_bracket(pure2):
     cost = m.expected_cost("l1")
     assert pure2.lower_bound * (1 - 1e-9) <= cost <= pure2.upper_bound * (1 + 1e-9)
     np.testing.assert_allclose(cost, math.fsum(m.pmf(pts) * np.abs(pts).sum(axis=1)), rtol=1e-9)
-    p = m.privacy()
-    assert (p.notion, p.epsilon, p.delta, p.sensitivity, p.norm) == ("pure", 1.0, 0.0, 2, "l1")
+    p = m.privacy()  # ε audited on the masses (issue 36 item 9): the target less the solver's margin, rounded up
+    assert (p.notion, p.delta, p.sensitivity, p.norm) == ("pure", 0.0, 2, "l1") and 1.0 - 1e-9 < p.epsilon <= 1.0
+    assert "audited at load" in p.note
 
 
 def test_pure_nd_output_samples(pure2):

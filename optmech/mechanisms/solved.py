@@ -84,11 +84,16 @@ Kinds and their laws
     ℓ1-Lipschitz noise in d = ``dim`` dimensions (required): d i.i.d. copies of the 1-D law above
     (§8 of [KHP15]; the Lipschitz family's ℓ1 product).
 
-Privacy: pure outputs give ``Privacy("pure", ε, 0, Δ, norm)``, the (ε, δ) output
-``Privacy("approx", ε, δ, Δ, "l1")`` (NaN where ε/δ are unknown), Lipschitz outputs
-``Privacy("lipschitz", ε, 0, None, norm)``.  ε is the dict's ``epsilon`` (or the keyword); without
-it, pure outputs report −ln β (the extension's rate; the listed masses meet it up to float
-rounding, audited on first use) and Lipschitz outputs the law's realised maximal log-slope.
+Privacy: pure outputs give ``Privacy("pure", ε, 0, Δ, norm)``, the (ε, δ) outputs
+``Privacy("approx", ε, δ, Δ, norm)`` (NaN where ε/δ are unknown), Lipschitz outputs
+``Privacy("lipschitz", ε, 0, None, norm)``.  The laws loaded from a saved dict state what an audit of
+their loaded masses proves, not the target they were solved for (the dict's ``epsilon``/``delta`` or
+the keywords): the β-majorant laws (points, cells, ℓ1 shells) ε = max(−ln β, ln of the largest exact
+ratio of the law at two points one move apart, tails included), rounded up; the finite pmf on ℤ^d
+and the cube density on ℝ^d δ(ε) by the hockey-stick sums of their masses at the recorded ε.  Laws
+whose audit is not evaluated at load (ℓ2 majorant extensions; more than :data:`LOAD_AUDIT_PAIRS`
+pairs) state the recorded audit and say that it was not re-audited.  Lipschitz outputs report the
+recorded rate or, where the knots exceed it, the law's realised maximal log-slope.
 
 The samplers are floating-point samplers (see :mod:`optmech.mechanisms.rng`): exact laws up to the
 resolution of 53-bit uniforms, not protected against floating-point attacks.
@@ -99,6 +104,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -144,6 +150,9 @@ MAJORANT_SLACK = 1e-9
 MAX_PAIRS = 10**8
 #: Pairs per vectorised block.
 BLOCK_PAIRS = 1 << 21
+#: Most point pairs (or cube × shift terms) ``privacy()`` audits when a law is loaded; a larger law
+#: states the audit recorded by its solve, saying that it was not re-audited.
+LOAD_AUDIT_PAIRS = 20_000_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -817,41 +826,27 @@ def _orbit_sizes_exact(pts: np.ndarray, group: str) -> list[int]:
     return out
 
 
-class MajorantExactLaw:
-    r"""The law of :class:`MajorantLatticePMFND` (ℓ1 or ℓ∞ sensitivity) in exact rational arithmetic,
-    and its exact sampler.
+class MajorantExactValues:
+    r"""The values of a β-majorant law (:class:`MajorantLatticePMFND`, :class:`CellPMFND`; ℓ1 or ℓ∞
+    sensitivity) in exact rational arithmetic, and its exact privacy audit (:meth:`audit`).
 
     The masses φ (floats read exactly), β (its float read exactly) and the extension
     P(x) = max_y φ(y) β^{ρ(x − y)} over the same candidates as the float pmf (the boundary layer of D,
     positive masses; x and y canonical, which attains the max over the orbits: ρ depends on |x − y|
     through an ℓ1 or ℓ∞ norm, minimised over signed permutations of y by the sorted matching) are exact
     rationals: the candidates are screened in floats, the max taken exactly among those within a
-    relative 1e-9 of the float max (float errors are ~1e-13).  Outcomes (:class:`optmech.exact.radial.HeadTail`):
-    the orbits of D (mass |orbit|·φ) and the ℓ1 shells k0 <= k < T outside D (mass Σ |orbit|·P over
-    its canonical points), by exact inversion over their integer weights; a drawn orbit gives a
-    uniform point of it (a uniform group element), a drawn shell a canonical point by exact
-    inversion over |orbit|·P, then a uniform image.  Beyond T (> every radius of D) the envelope
-    P(x) <= A q^{‖x‖₁}, q = β^{1/M} (M the largest ℓ1 length of a move, so M ρ(v) >= ‖v‖₁) and
-    A = max_y φ(y) q^{−‖y‖₁}, in rationals q_hi >= q >= q_lo, A_hi = max φ(y) q_lo^{−‖y‖₁}, and
-    N_d(k) <= N_d(T) g^{k−T} (:func:`optmech.exact.radial.l1_growth`) give the geometric proposal
-    e_k = A_hi N_d(T) q_hi^T ρ^{k−T}, ρ = q_hi g: a radius k, a uniform point x of its sphere,
-    accepted with the exact probability P(x) N_d(k)/e_k <= 1.  T is the first radius whose envelope
-    weighs <= 2^{−tail_bits} of the head, so proposals are rare.
+    relative 1e-9 of the float max (float errors are ~1e-13).  Cheap to build (no normaliser, no
+    sampling tables): the audit behind ``privacy()`` of a loaded law needs only this; the
+    sampler's :class:`MajorantExactLaw` adds the rest.
     """
 
-    def __init__(self, ext: "MajorantExtension", *, word_bits: int = 64, tail_bits: int = 30) -> None:
+    def __init__(self, ext: "MajorantExtension") -> None:
         from fractions import Fraction
 
-        from optmech.exact.inversion import Inversion, integer_weights
-        from optmech.exact.laws import l1_sphere_size
-        from optmech.exact.radial import HeadTail, TailEnvelope, l1_growth, root_bounds
-
-        ext.require_closed("the exact sampler")
-        self.ext, self.d, self.group, self.wb = ext, ext.d, ext.group, int(word_bits)
-        self._Inversion, self._integer_weights = Inversion, integer_weights
+        ext.require_closed("the exact audit")
+        self.ext, self.d, self.group = ext, ext.d, ext.group
         self.beta = Fraction(float(ext.beta))
         self.phi = [Fraction(float(m)) for m in ext.mass]
-        self.size = _orbit_sizes_exact(ext.reps, ext.group)
         cand, cm = ext._candidates()  # runs the float audit (raises where φ is no β-majorant)
         self.cand, self.cm = cand, cm
         self.cand_f = [Fraction(float(v)) for v in cm]
@@ -862,46 +857,13 @@ class MajorantExactLaw:
         self._vals: list[Fraction] = []
         self._rank: np.ndarray | None = None
         self._table = np.full((len(cand), 1), -1, dtype=np.int64)  # value id of (candidate, moves), −1 unknown
-        moves = ext.move_set()
-        self.M = max(int(ext.M), int(np.abs(moves).sum(axis=1).max()))
-        self.q_lo, self.q_hi = root_bounds(self.beta, self.M)
-        norms = np.abs(cand).sum(axis=1).tolist()
-        self.A_hi = max((f / self.q_lo ** r for f, r in zip(self.cand_f, norms)), default=Fraction(0))
-        # the domain per radius; the first radius with points outside D
-        radii = np.abs(ext.reps).sum(axis=1)
-        self.K_dom = int(radii.max())
-        inside = [0] * (self.K_dom + 1)
-        for r, s in zip(radii.tolist(), self.size):
-            inside[r] += s
-        k0 = 0
-        while k0 <= self.K_dom and l1_sphere_size(k0, self.d) == inside[k0]:
-            k0 += 1
-        self.k0 = k0
-        self._shells: dict[int, tuple] = {}
-        self._shell_inv: dict[int, object] = {}
-        self._acc: dict[tuple[int, int], Fraction] = {}
-        head = [s * f for s, f in zip(self.size, self.phi)]
-        self.n_orb = len(head)
-        mass = sum(head, Fraction(0))
-        T = max(self.K_dom + 1, self.d, 1, k0)
-        for k in range(k0, T):
-            head.append(self.shell(k)[3])
-            mass += head[-1]
-        while True:
-            rho = self.q_hi * l1_growth(T, self.d)
-            if rho < 1:
-                first = self.A_hi * l1_sphere_size(T, self.d) * self.q_hi**T
-                env = TailEnvelope(T, [first], rho, word_bits)
-                if env.total * (1 << int(tail_bits)) <= mass:
-                    break
-            head.append(self.shell(T)[3])
-            mass += head[-1]
-            T += 1
-            if T > 1 << 20:
-                raise SpecError("the exact sampler's tail envelope does not close")
-        self.T = T
-        self.head_mass = mass
-        self.law = HeadTail(head, env, word_bits)
+
+    def audit_pairs(self) -> int:
+        """The number of point pairs :meth:`audit` evaluates in floats: every listed orbit
+        representative with every move, and each neighbour outside the domain with every candidate."""
+        moves = len(self.ext.move_set()) - 1
+        _, boundary = self.ext.audit()
+        return len(self.ext.reps) * moves + int(boundary.sum()) * moves * max(len(self.cand), 1)
 
     # -- exact values -----------------------------------------------------------------------------
     def _value_id(self, c: int, m: int) -> int:
@@ -968,6 +930,130 @@ class MajorantExactLaw:
     def outside(self, pts: np.ndarray) -> list:
         """P(x) exactly (Fractions) at integer points outside D (any points of their orbits)."""
         return self.values_of(self.outside_ids(pts))
+
+    # -- the exact audit ------------------------------------------------------------------------------
+    def audit(self):
+        """The largest exact ratio P(x')/P(x) over one-move pairs (x' = x + v, v a move of the
+        sensitivity ball) with x in D, x' in D or outside, both ways (a Fraction, or math.inf where a
+        zero mass neighbours a positive one).  Pairs outside D are within 1/β by construction: ρ is
+        subadditive, so P(x) >= β P(x') for one move between them."""
+        from fractions import Fraction
+
+        ext = self.ext
+        V = ext.move_set()
+        V = V[np.any(V != 0, axis=1)]
+        reps, mass = ext.reps, ext.mass
+        rows, nbs, inside, fvals = [], [], [], []
+        step = max(1, BLOCK_PAIRS // max(len(V), 1))
+        for s in range(0, len(reps), step):
+            nb = (reps[s:s + step, None, :] + V[None, :, :]).reshape(-1, self.d)
+            j = ext.locate(nb)
+            f = np.where(j >= 0, mass[np.maximum(j, 0)], 0.0)
+            out = j < 0
+            if np.any(out):
+                f[out] = ext.outside(nb[out])
+            rows.append(np.repeat(np.arange(s, min(s + step, len(reps))), len(V)))
+            nbs.append(nb)
+            inside.append(j)
+            fvals.append(f)
+        if not rows:
+            return Fraction(1)
+        i = np.concatenate(rows)
+        nb = np.concatenate(nbs)
+        j = np.concatenate(inside)
+        f = np.concatenate(fvals)
+        h = mass[i]
+        both0 = (f == 0) & (h == 0)
+        if np.any((f == 0) != (h == 0)):
+            return math.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(both0, 0.0, np.maximum(f / h, h / f))
+        top = float(r.max()) if r.size else 0.0
+        worst = Fraction(1)
+        pick = np.flatnonzero(r >= top * (1 - 1e-9))
+        out = pick[j[pick] < 0]
+        P_out = dict(zip(out.tolist(), self.outside(nb[out]))) if out.size else {}
+        for p in pick.tolist():
+            a = self.phi[int(i[p])]
+            b = self.phi[int(j[p])] if j[p] >= 0 else P_out[p]
+            worst = max(worst, a / b, b / a)
+        return worst
+
+class MajorantExactLaw(MajorantExactValues):
+    r"""The law of :class:`MajorantLatticePMFND` (ℓ1 or ℓ∞ sensitivity) in exact rational arithmetic,
+    and its exact sampler.
+
+    The masses φ (floats read exactly), β (its float read exactly) and the extension
+    P(x) = max_y φ(y) β^{ρ(x − y)} over the same candidates as the float pmf (the boundary layer of D,
+    positive masses; x and y canonical, which attains the max over the orbits: ρ depends on |x − y|
+    through an ℓ1 or ℓ∞ norm, minimised over signed permutations of y by the sorted matching) are exact
+    rationals: the candidates are screened in floats, the max taken exactly among those within a
+    relative 1e-9 of the float max (float errors are ~1e-13).  Outcomes (:class:`optmech.exact.radial.HeadTail`):
+    the orbits of D (mass |orbit|·φ) and the ℓ1 shells k0 <= k < T outside D (mass Σ |orbit|·P over
+    its canonical points), by exact inversion over their integer weights; a drawn orbit gives a
+    uniform point of it (a uniform group element), a drawn shell a canonical point by exact
+    inversion over |orbit|·P, then a uniform image.  Beyond T (> every radius of D) the envelope
+    P(x) <= A q^{‖x‖₁}, q = β^{1/M} (M the largest ℓ1 length of a move, so M ρ(v) >= ‖v‖₁) and
+    A = max_y φ(y) q^{−‖y‖₁}, in rationals q_hi >= q >= q_lo, A_hi = max φ(y) q_lo^{−‖y‖₁}, and
+    N_d(k) <= N_d(T) g^{k−T} (:func:`optmech.exact.radial.l1_growth`) give the geometric proposal
+    e_k = A_hi N_d(T) q_hi^T ρ^{k−T}, ρ = q_hi g: a radius k, a uniform point x of its sphere,
+    accepted with the exact probability P(x) N_d(k)/e_k <= 1.  T is the first radius whose envelope
+    weighs <= 2^{−tail_bits} of the head, so proposals are rare.
+    """
+
+    def __init__(self, ext: "MajorantExtension", *, word_bits: int = 64, tail_bits: int = 30) -> None:
+        from fractions import Fraction
+
+        from optmech.exact.inversion import Inversion, integer_weights
+        from optmech.exact.laws import l1_sphere_size
+        from optmech.exact.radial import HeadTail, TailEnvelope, l1_growth, root_bounds
+
+        ext.require_closed("the exact sampler")
+        super().__init__(ext)
+        cand = self.cand
+        self.wb = int(word_bits)
+        self._Inversion, self._integer_weights = Inversion, integer_weights
+        self.size = _orbit_sizes_exact(ext.reps, ext.group)
+        moves = ext.move_set()
+        self.M = max(int(ext.M), int(np.abs(moves).sum(axis=1).max()))
+        self.q_lo, self.q_hi = root_bounds(self.beta, self.M)
+        norms = np.abs(cand).sum(axis=1).tolist()
+        self.A_hi = max((f / self.q_lo ** r for f, r in zip(self.cand_f, norms)), default=Fraction(0))
+        # the domain per radius; the first radius with points outside D
+        radii = np.abs(ext.reps).sum(axis=1)
+        self.K_dom = int(radii.max())
+        inside = [0] * (self.K_dom + 1)
+        for r, s in zip(radii.tolist(), self.size):
+            inside[r] += s
+        k0 = 0
+        while k0 <= self.K_dom and l1_sphere_size(k0, self.d) == inside[k0]:
+            k0 += 1
+        self.k0 = k0
+        self._shells: dict[int, tuple] = {}
+        self._shell_inv: dict[int, object] = {}
+        self._acc: dict[tuple[int, int], Fraction] = {}
+        head = [s * f for s, f in zip(self.size, self.phi)]
+        self.n_orb = len(head)
+        mass = sum(head, Fraction(0))
+        T = max(self.K_dom + 1, self.d, 1, k0)
+        for k in range(k0, T):
+            head.append(self.shell(k)[3])
+            mass += head[-1]
+        while True:
+            rho = self.q_hi * l1_growth(T, self.d)
+            if rho < 1:
+                first = self.A_hi * l1_sphere_size(T, self.d) * self.q_hi**T
+                env = TailEnvelope(T, [first], rho, word_bits)
+                if env.total * (1 << int(tail_bits)) <= mass:
+                    break
+            head.append(self.shell(T)[3])
+            mass += head[-1]
+            T += 1
+            if T > 1 << 20:
+                raise SpecError("the exact sampler's tail envelope does not close")
+        self.T = T
+        self.head_mass = mass
+        self.law = HeadTail(head, env, word_bits)
 
     def shell(self, k: int) -> tuple:
         """(canonical points of ‖x‖₁ = k outside D, their value ids, orbit sizes, the shell's exact mass)."""
@@ -1048,55 +1134,6 @@ class MajorantExactLaw:
             out[tl] = tail[tl]
         return out
 
-    # -- the exact audit ------------------------------------------------------------------------------
-    def audit(self):
-        """The largest exact ratio P(x')/P(x) over one-move pairs (x' = x + v, v a move of the
-        sensitivity ball) with x in D, x' in D or outside, both ways (a Fraction, or math.inf where a
-        zero mass neighbours a positive one).  Pairs outside D are within 1/β by construction: ρ is
-        subadditive, so P(x) >= β P(x') for one move between them."""
-        from fractions import Fraction
-
-        ext = self.ext
-        V = ext.move_set()
-        V = V[np.any(V != 0, axis=1)]
-        reps, mass = ext.reps, ext.mass
-        rows, nbs, inside, fvals = [], [], [], []
-        step = max(1, BLOCK_PAIRS // max(len(V), 1))
-        for s in range(0, len(reps), step):
-            nb = (reps[s:s + step, None, :] + V[None, :, :]).reshape(-1, self.d)
-            j = ext.locate(nb)
-            f = np.where(j >= 0, mass[np.maximum(j, 0)], 0.0)
-            out = j < 0
-            if np.any(out):
-                f[out] = ext.outside(nb[out])
-            rows.append(np.repeat(np.arange(s, min(s + step, len(reps))), len(V)))
-            nbs.append(nb)
-            inside.append(j)
-            fvals.append(f)
-        if not rows:
-            return Fraction(1)
-        i = np.concatenate(rows)
-        nb = np.concatenate(nbs)
-        j = np.concatenate(inside)
-        f = np.concatenate(fvals)
-        h = mass[i]
-        both0 = (f == 0) & (h == 0)
-        if np.any((f == 0) != (h == 0)):
-            return math.inf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(both0, 0.0, np.maximum(f / h, h / f))
-        top = float(r.max()) if r.size else 0.0
-        worst = Fraction(1)
-        pick = np.flatnonzero(r >= top * (1 - 1e-9))
-        out = pick[j[pick] < 0]
-        P_out = dict(zip(out.tolist(), self.outside(nb[out]))) if out.size else {}
-        for p in pick.tolist():
-            a = self.phi[int(i[p])]
-            b = self.phi[int(j[p])] if j[p] >= 0 else P_out[p]
-            worst = max(worst, a / b, b / a)
-        return worst
-
-
 class _MajorantND(SolvedMechanism, NDMechanism):
     """Shared code of the pure d-D outputs on points and cells."""
 
@@ -1140,17 +1177,56 @@ class _MajorantND(SolvedMechanism, NDMechanism):
         return self.ext.normaliser()
 
     def privacy(self) -> Privacy:
-        """Pure ε-DP for sensitivity Δ in ``norm``: the extension is a β-majorant for moves (one step of
-        each layer covers every shift of the sensitivity ball), so ε = −ln β suffices; the dict's
-        ``epsilon`` (the audited target) is reported when present."""
-        if math.isnan(self._epsilon):
-            eps = -math.log(self.beta)
-            note = ("-ln beta: the beta-majorant extension's rate (the listed masses meet it up to float rounding; "
-                    "audit on the domain: log ratio <= %.17g)" % self.ext.audit()[0])
-        else:
-            eps = self._epsilon
-            note = "the solver's audited target: beta-majorant extension with beta = e^(-epsilon + margin)"
-        return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, f"{self.kind}: {note}")
+        """Pure ε-DP for sensitivity Δ in ``norm``, audited on the loaded masses (:meth:`audited_ratio`):
+        ε = max(−ln β, ln of the largest exact ratio of the law at two points one move apart), rounded
+        up; every shift of the sensitivity ball (on cells: every real shift) is one move, and pairs
+        outside the listed domain are within 1/β by construction.  Where the audit does not run (ℓ2
+        sensitivity: the extension has no closed form; more than :data:`LOAD_AUDIT_PAIRS` pairs) the
+        solver's recorded target is stated (−ln β where none is recorded), with a note saying so.
+        Raises :class:`SpecError` where the listed masses are no β-majorant (the law is undefined)."""
+        ratio, why = self.audited_ratio()
+        target = None if math.isnan(self._epsilon) else self._epsilon
+        where = "cells" if self._cells else "points"
+        if ratio is None:
+            if target is None:
+                eps = -math.log(self.beta)
+                note = ("-ln beta: the beta-majorant extension's rate (the listed masses meet it up to float rounding; "
+                        "audit on the domain: log ratio <= %.17g); not re-audited exactly (%s)" % (self.ext.audit()[0], why))
+            else:
+                eps = target
+                note = (f"as recorded by the solve, not re-audited ({why}): the solver's audited target, beta-majorant "
+                        "extension with beta = e^(-epsilon + margin)")
+            return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, f"{self.kind}: {note}")
+        from optmech.exact.reals import log_upper
+
+        eps = math.inf if ratio == math.inf else log_upper(max(ratio, 1 / Fraction(float(self.beta))))
+        shown = "inf" if ratio == math.inf else f"{float(ratio):.17g}"
+        shift = ("every real shift of" if self._cells else "every shift of") + f" {self.norm} norm <= the sensitivity"
+        note = (f"{self.kind}: audited at load, exactly on the loaded masses (the floats read exactly): the largest ratio "
+                f"of the law at two {where} one move apart ({shift} is one move) inside the listed domain and between it "
+                f"and the beta-majorant extension, both ways, is {shown}; pairs outside the domain are within 1/beta by "
+                "construction (rho is subadditive); epsilon = max(-ln beta, ln of that ratio), rounded up")
+        if target is not None and eps > target:
+            note += f"; above the recorded target epsilon {target!r}: the masses do not meet it"
+        return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, note)
+
+    def audited_ratio(self) -> tuple[Any, str]:
+        """(the largest exact ratio P(x')/P(x) over one-move pairs touching the listed domain, "") by
+        :meth:`MajorantExactValues.audit`, computed once; (None, why) where it is not computed: ℓ2
+        sensitivity, or more pairs than :data:`LOAD_AUDIT_PAIRS`."""
+        cached = self.__dict__.get("_audited")
+        if cached is None:
+            if not self.ext.closed:
+                cached = (None, "the l2 extension beyond the listed domain has no closed form")
+            else:
+                law = self.__dict__.get("_exact_law") or MajorantExactValues(self.ext)
+                pairs = law.audit_pairs()
+                if pairs > LOAD_AUDIT_PAIRS:
+                    cached = (None, f"{pairs} point pairs above the load-time audit limit of {LOAD_AUDIT_PAIRS}")
+                else:
+                    cached = (law.audit(), "")
+            self.__dict__["_audited"] = cached
+        return cached
 
     def mean(self) -> np.ndarray:
         """0 under a symmetry group (P(x) = P(−x) coordinatewise); raises for symmetry "none"."""
@@ -1461,12 +1537,38 @@ class ShellDensityND(SolvedMechanism, NDMechanism):
         return np.full(self.dim, self.expected_cost("l2sq") / self.dim)
 
     def privacy(self) -> Privacy:
-        """Pure ε-DP for ℓ1 sensitivity Δ: a shift of ℓ1 length <= Δ moves the shell by at most n."""
-        if math.isnan(self._epsilon):
-            eps, note = -math.log(self.beta), f"-ln beta (listed shells audited: log ratio <= {self._audit():.17g})"
-        else:
-            eps, note = self._epsilon, "the solver's audited target"
-        return Privacy("pure", eps, 0.0, self.sensitivity, "l1", f"{self.kind}: beta-majorant over shells; {note}")
+        """Pure ε-DP for ℓ1 sensitivity Δ, audited on the loaded densities: a shift of ℓ1 length <= Δ moves
+        the shell by at most n, so ε = max(−ln β, ln of the largest exact ratio profile(j)/profile(k) over
+        |k − j| <= n touching the listed shells) (:meth:`exact_audit`), rounded up.  More than
+        :data:`LOAD_AUDIT_PAIRS` shell pairs: the solver's recorded target (−ln β where none is
+        recorded), with a note saying it was not re-audited.  Raises :class:`SpecError` where the
+        listed densities are no β-majorant (the law is undefined)."""
+        lw = self._audit()
+        target = None if math.isnan(self._epsilon) else self._epsilon
+        pairs = (self.R + 1) * self.n
+        head = f"{self.kind}: beta-majorant over shells; "
+        if pairs > LOAD_AUDIT_PAIRS:
+            why = f"{pairs} shell pairs above the load-time audit limit of {LOAD_AUDIT_PAIRS}"
+            if target is None:
+                eps, note = -math.log(self.beta), (f"-ln beta (listed shells audited in floats: log ratio <= {lw:.17g}); "
+                                                   f"not re-audited exactly ({why})")
+            else:
+                eps, note = target, f"the solver's audited target, as recorded by the solve, not re-audited ({why})"
+            return Privacy("pure", eps, 0.0, self.sensitivity, "l1", head + note)
+        from optmech.exact.reals import log_upper
+
+        worst = self.__dict__.get("_audited")
+        if worst is None:
+            worst = self.__dict__["_audited"] = self.exact_audit()
+        eps = math.inf if worst == math.inf else log_upper(max(worst, 1 / Fraction(float(self.beta))))
+        shown = "inf" if worst == math.inf else f"{float(worst):.17g}"
+        note = (f"audited at load, exactly on the loaded densities (the floats read exactly): a shift of l1 norm <= the "
+                f"sensitivity moves the shell by at most {self.n}, and the largest ratio profile(j)/profile(k) over "
+                f"|k - j| <= {self.n} touching the listed shells is {shown}; beyond them the extension is nonincreasing "
+                "and drops by beta per n shells; epsilon = max(-ln beta, ln of that ratio), rounded up")
+        if target is not None and eps > target:
+            note += f"; above the recorded target epsilon {target!r}: the densities do not meet it"
+        return Privacy("pure", eps, 0.0, self.sensitivity, "l1", head + note)
 
     def cdf(self, x):
         raise TypeError(f"cdf is not available for the solver mechanism {self.kind}")
@@ -1509,19 +1611,63 @@ class ShellDensityND(SolvedMechanism, NDMechanism):
     def exact_audit(self):
         """The largest exact ratio profile(j)/profile(k) over |k − j| <= n with min(j, k) <= R (a Fraction,
         or math.inf where a zero neighbours a positive value); beyond R the extension is nonincreasing and
-        drops by at most β per n shells, so those pairs are within 1/β."""
-        from fractions import Fraction
+        drops by at most β per n shells, so those pairs are within 1/β.  The pairs (and the maximising
+        j of each extension value) are screened in floats (logarithms, errors ~1e-13); the exact ratios
+        (the floats read exactly, β^m exactly) are taken among those within 1e-8 of the float maximum,
+        once per distinct pair of listed values."""
+        R, n = self.R, self.n
+        lb = math.log(self.beta)
+        with np.errstate(divide="ignore"):
+            la = np.log(self.a)
+        lbeyond = np.empty(n)
+        rows = max(1, BLOCK_PAIRS // (R + 1))
+        j = np.arange(R + 1)[None, :]
+        for s in range(0, n, rows):
+            i = np.arange(s + 1, min(s + rows, n) + 1)[:, None]
+            lbeyond[s:s + rows] = (la[None, :] + lb * -(-(R + i - j) // n)).max(axis=1)
+        lp = np.concatenate([la, lbeyond])  # log profile(0..R + n); only listed shells can be 0 (−inf)
+        zero = np.isneginf(lp)
+        diffs, pairs = [], []
+        for s in range(1, n + 1):
+            x, y = lp[:R + 1], lp[s:R + 1 + s]
+            if np.any(zero[:R + 1] != zero[s:R + 1 + s]):
+                return math.inf
+            both = zero[:R + 1] & zero[s:R + 1 + s]
+            with np.errstate(invalid="ignore"):
+                dv = np.where(both, -np.inf, np.abs(x - y))
+            diffs.append(dv)
+            pairs.append(s)
+        top = max((float(dv.max()) for dv in diffs), default=-math.inf)
+        if top == -math.inf:
+            return Fraction(1)
+        beta = Fraction(float(self.beta))
+        exact: dict[int, Fraction] = {}
 
-        _, prof = self.exact_profile()
+        def value(k: int) -> Fraction:
+            if k not in exact:
+                if k <= R:
+                    exact[k] = Fraction(float(self.a[k]))
+                else:  # max_j a_j β^⌈(k − j)/n⌉ over the j whose float value is near the max
+                    jj = np.arange(R + 1)
+                    st = -(-(k - jj) // n)
+                    lv = la + lb * st
+                    near = np.flatnonzero(lv >= lv.max() - 1e-8 * (1.0 + abs(float(lv.max()))))
+                    terms = set(zip(self.a[near].tolist(), st[near].tolist()))  # distinct (a_j, steps)
+                    exact[k] = max(Fraction(u) * beta**m for u, m in terms)
+            return exact[k]
+
         worst = Fraction(1)
-        for k in range(self.R + 1):
-            for j in range(k + 1, k + self.n + 1):
-                x, y = prof[k], prof[j]
-                if x == 0 and y == 0:
-                    continue
-                if x == 0 or y == 0:
-                    return math.inf
+        listed = set()  # pairs of listed shells: their exact ratio depends on the two floats only
+        for s, dv in zip(pairs, diffs):
+            k = np.flatnonzero(dv >= top - 1e-8)
+            inside = k + s <= R
+            listed.update(zip(self.a[k[inside]].tolist(), self.a[k[inside] + s].tolist()))
+            for q in k[~inside].tolist():
+                x, y = value(q), value(q + s)
                 worst = max(worst, x / y, y / x)
+        for u, v in listed:
+            x, y = Fraction(u), Fraction(v)
+            worst = max(worst, x / y, y / x)
         return worst
 
     def _exact_sampler(self):
@@ -2177,15 +2323,77 @@ class CubePMFND(SolvedMechanism, NDMechanism):
             means[s:s + step] = vals @ wu
         return float(math.fsum(self.weights * means) / self.Z)
 
+    def box_masses(self) -> np.ndarray:
+        """The masses of every cube z with ‖z‖∞ <= r (r the listed cubes' largest |z_i|), orbits expanded,
+        as an array of shape (2r + 1,)^d indexed by z + r (0 off the listed cubes)."""
+        import itertools
+
+        r = int(np.abs(self.reps).max()) if len(self.reps) else 0
+        box = np.zeros((2 * r + 1,) * self.dim)
+        if self.group == "none":
+            box[tuple((self.reps + r).T)] = self.mass
+            return box
+        for perm in itertools.permutations(range(self.dim)):
+            for signs in itertools.product((-1, 1), repeat=self.dim):
+                box[tuple((self.reps[:, list(perm)] * np.array(signs) + r).T)] = self.mass
+        return box
+
+    def audited_delta(self) -> tuple[float | None, str]:
+        """(δ(ε) of the loaded masses, "") by the family's audit (:func:`optmech.audit.hockey_stick_array`
+        at the corners :func:`optmech.problems.approx_cells_nd.audit_shifts`: outward-rounded, every real
+        shift of norm <= Δ), computed once; (None, why) where it is not computed (ε unknown, or more
+        cube × shift terms than :data:`LOAD_AUDIT_PAIRS`)."""
+        cached = self.__dict__.get("_audited")
+        if cached is None:
+            from optmech.audit import hockey_stick_array
+            from optmech.problems.approx_cells_nd import audit_shifts
+
+            if math.isnan(self._epsilon):
+                cached = (None, "epsilon unknown")
+            else:
+                r = int(np.abs(self.reps).max()) if len(self.reps) else 0
+                shifts = audit_shifts(self.dim, self.cells_per_sensitivity, self.norm)
+                terms = (2 * r + 1) ** self.dim * len(shifts)
+                if terms > LOAD_AUDIT_PAIRS:
+                    cached = (None, f"{terms} cube x shift terms above the load-time audit limit of {LOAD_AUDIT_PAIRS}")
+                else:
+                    box = self.box_masses()
+                    total = math.fsum(box.ravel())
+                    pad = 0.0
+                    if total > 1:  # the audit bounds the masses as given and their renormalisation to 1 when
+                        # they sum to <= 1; here the law is box/total, within a relative 2^-53 per mass of the
+                        # floats audited, and δ moves by at most (1 + e^ε) Σ|Δp| <= (1 + e^ε) 2^-53
+                        box = box / total
+                        pad = (1.0 + math.exp(self._epsilon)) * 2.0**-52
+                    worst = float(hockey_stick_array(box, shifts, self._epsilon).max())
+                    cached = (min(1.0, math.nextafter(worst + pad, math.inf)) if pad else worst, "")
+            self.__dict__["_audited"] = cached
+        return cached
+
     def privacy(self) -> Privacy:
-        """(ε, δ)-DP for shifts of norm <= Δ in ``norm``, as audited by the solver (the dict's or the
-        keywords' ε and δ; NaN where unknown)."""
-        note = (f"{self.kind}: the solver's exact hockey-stick audit of the cube masses at every lattice corner v with "
-                f"||(|v| - 1)_+||_{self.norm[1]} <= {self.cells_per_sensitivity} (outward rounding), which covers every "
-                f"real shift of {self.norm} norm <= the sensitivity for a cube-constant density (multilinear "
-                "interpolation of the corners' divergences) [GV13, (18)]")
+        """(ε, δ)-DP for shifts of norm <= Δ in ``norm``: δ(ε) audited on the loaded masses
+        (:meth:`audited_delta`, the solver's own audit: equation (1) of
+        :mod:`optmech.problems.approx_cells_nd`, the exact lattice audit at the corners
+        ‖(|v| − 1)₊‖ <= n, covers every real shift of a cube-constant density), at the dict's or the
+        keywords' ε.  Where the audit does not run the recorded δ is stated (NaN where unknown), with a
+        note saying it was not re-audited."""
+        how = (f"hockey-stick sums of the cube masses at every lattice corner v with ||(|v| - 1)_+||_{self.norm[1]} <= "
+               f"{self.cells_per_sensitivity} (outward rounding), which covers every real shift of {self.norm} norm <= "
+               "the sensitivity for a cube-constant density (multilinear interpolation of the corners' divergences) "
+               "[GV13, (18)]")
+        delta, why = self.audited_delta()
+        if delta is not None:
+            note = f"{self.kind}: audited at load on the loaded masses: {how}: delta({self._epsilon:.17g}) = {delta:.17g}"
+            if self.realised_delta is not None:
+                note += f" (the solve recorded {self.realised_delta:.17g})"
+            if not math.isnan(self._delta) and delta > self._delta:
+                note += f"; above the recorded target delta {self._delta!r}: the masses do not meet it"
+            return Privacy("approx", self._epsilon, delta, self.sensitivity, self.norm, note)
+        note = f"{self.kind}: as recorded by the solve, not re-audited ({why}): the solver's {how}"
+        recorded = self._delta
         if self.realised_delta is not None:
             note += f"; audited delta(epsilon) = {self.realised_delta:.17g}"
-        if math.isnan(self._epsilon) or math.isnan(self._delta):
+            recorded = self.realised_delta if math.isnan(recorded) else max(recorded, self.realised_delta)
+        if math.isnan(self._epsilon) or math.isnan(recorded):
             note += "; epsilon/delta unknown: not recorded in the dict (pass epsilon= and delta=)"
-        return Privacy("approx", self._epsilon, self._delta, self.sensitivity, self.norm, note)
+        return Privacy("approx", self._epsilon, recorded, self.sensitivity, self.norm, note)
