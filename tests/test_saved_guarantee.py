@@ -520,3 +520,17 @@ def test_a_law_above_the_load_time_audit_limit_says_it_was_not_re_audited(saved,
         assert p.epsilon == 1.0  # the recorded target
     else:
         assert (p.epsilon, p.delta) == (1.0, 0.05) and d["mechanism"]["realised_delta"] <= 0.05  # the recorded target
+
+
+def test_a_saved_lattice_law_as_a_candidate_is_checked_by_the_audit_of_its_masses(saved, tmp_path):
+    """`solve --candidate FILE.json` loads the saved law with the audited ε: the solver's own file is
+    feasible for its problem, the edited one (ε = 1 + 4.9e-10 by its masses) is refused in one line."""
+    d = json.loads(saved["pure_2d"].read_text())
+    d["mechanism"]["mass"][_tight_interior_orbit(d["mechanism"])] *= 1 - 5e-10
+    edited = _write(tmp_path, d, "edited.json")
+    base = ["solve", *SOLVES["pure_2d"], "--json", "--candidate"]
+    good, bad = _run_all([_cmd(*base, str(saved["pure_2d"])), _cmd(*base, str(edited))])
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["candidate"]["inside_bracket"]
+    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1, bad.stderr
+    assert bad.stderr.startswith("optmech: ") and "guarantees pure DP" in bad.stderr

@@ -14,8 +14,9 @@ def load_mechanism_file(path: str, *, sampler: bool = False):
     """A mechanism from JSON: the output of ``optmech solve --save``, of ``optmech mechanism --json``
     (its ``definition``), or a ``to_dict()``.  A saved result's law is rebuilt with the problem's ε
     and δ, at which its ``privacy()`` re-audits it (:func:`saved_result_mechanism`).  A saved pure
-    d-D solver output is a :class:`SavedND` (a conjecture-mode candidate) unless ``sampler`` is
-    set: then the solver mechanism itself (``optmech sample``/``mechanism --from`` set it)."""
+    d-D solver output is a :class:`SavedND` (a conjecture-mode candidate, stating the audit of its
+    masses) unless ``sampler`` is set: then the solver mechanism itself (``optmech sample``/``mechanism
+    --from`` set it)."""
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
@@ -47,9 +48,12 @@ def saved_result_mechanism(d: dict, path: str = "", *, sampler: bool = False):
     The law is rebuilt with the ε (and δ) of the saved problem, the parameters at which its
     ``privacy()`` re-audits it: a pmf on ℤ or a density on cells by the exact audit of its masses
     (:meth:`~optmech.mechanisms.tabulated.Tabulated.privacy`), a closed form by its own proof, a
-    d-D or Lipschitz solver law as its class states (:mod:`optmech.mechanisms.solved`).  A pure
-    d-D solver output is a :class:`SavedND` (a conjecture-mode candidate) unless ``sampler`` is
-    set.  A result saved without a mechanism is refused in one line that says why it has none.
+    d-D or Lipschitz solver law by the audit of its loaded masses as its class states
+    (:mod:`optmech.mechanisms.solved`: the pure d-D laws' exact one-move or shell audit, the (ε, δ)
+    laws' hockey-stick sums; a law above the load-time audit limit states the solve's record and
+    says so).  A pure d-D solver output is a :class:`SavedND` (a conjecture-mode candidate, stating
+    that same audit) unless ``sampler`` is set.  A result saved without a mechanism is refused in
+    one line that says why it has none.
     """
     where = f"{path}: " if path else ""
     m, problem = d.get("mechanism"), d.get("problem") or {}
@@ -69,6 +73,7 @@ def saved_result_mechanism(d: dict, path: str = "", *, sampler: bool = False):
         if eps is None:
             eps = _number(m.get("epsilon"))
         return Tabulated.from_law(law.law, eps, dlt if dlt is not None and dlt > 0 else 0.0)
-    if kind in ND_KINDS and not sampler:
-        return SavedND(d, path)
+    if kind in ND_KINDS and not sampler:  # the record, with the guarantee its masses have
+        SavedND(d, path)  # the record's own checks (one line each) before the audit
+        return SavedND(d, path, privacy=mechanism_from_solver_dict(m, epsilon=eps).privacy())
     return mechanism_from_solver_dict(m, epsilon=eps, delta=dlt if dlt is not None and dlt > 0 else None)

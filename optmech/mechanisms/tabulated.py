@@ -509,12 +509,13 @@ class SavedND:
     The file holds the mechanism (``mechanism``, one of :data:`ND_KINDS`), the problem it was
     solved for, its certified upper bound and the audit done when it was solved.  What it offers
     is exactly that record: ``privacy()`` is the saved audit's realised ε (re-checked for
-    consistency: pure DP, masses nonnegative and summing to at most 1), and ``expected_cost`` is
-    the saved certified upper bound of its cost, for the cost it was solved for only.  It has no
-    sampler; sample from a mechanism-library law instead.
+    consistency: pure DP, masses nonnegative and summing to at most 1), or ``privacy`` where given
+    (the audit of the loaded masses, :func:`optmech.mechanisms.files.saved_result_mechanism`), and
+    ``expected_cost`` is the saved certified upper bound of its cost, for the cost it was solved for
+    only.  It has no sampler; sample from a mechanism-library law instead.
     """
 
-    def __init__(self, record: dict, path: str = "") -> None:
+    def __init__(self, record: dict, path: str = "", *, privacy: Privacy | None = None) -> None:
         mech, prob, audit = record.get("mechanism"), record.get("problem") or {}, record.get("audit") or {}
         where = f" in {path}" if path else ""
         if not isinstance(mech, dict) or mech.get("kind") not in ND_KINDS:
@@ -537,8 +538,11 @@ class SavedND:
         self.lattice = self.kind == "lattice_pmf_nd" or (self.kind == "l1_shell_density_nd" and not mech.get("continuous"))
         self.name = f"saved {self.kind}"
         self.record = record
+        self._privacy = privacy
 
     def privacy(self) -> Privacy:
+        if self._privacy is not None:
+            return self._privacy
         return Privacy("pure", self.epsilon, 0.0, self.sensitivity, self.norm,
                        "the realised epsilon of the exact audit done when the mechanism was solved (saved record)")
 
