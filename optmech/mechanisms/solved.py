@@ -979,6 +979,7 @@ class MajorantExactValues:
             worst = max(worst, a / b, b / a)
         return worst
 
+
 class MajorantExactLaw(MajorantExactValues):
     r"""The law of :class:`MajorantLatticePMFND` (ℓ1 or ℓ∞ sensitivity) in exact rational arithmetic,
     and its exact sampler.
@@ -1133,6 +1134,7 @@ class MajorantExactLaw(MajorantExactValues):
         if tl.size:
             out[tl] = tail[tl]
         return out
+
 
 class _MajorantND(SolvedMechanism, NDMechanism):
     """Shared code of the pure d-D outputs on points and cells."""
@@ -2219,9 +2221,9 @@ class CubePMFND(SolvedMechanism, NDMechanism):
     Exact pdf and sampler (a cube by its mass: an orbit by its total mass, then a uniform point of
     the orbit; then a uniform point of the cube); ``expected_cost`` exact for ``l1`` and ``l2sq``
     (closed-form cube means), numeric (tensor Gauss–Legendre, :data:`CUBE_QUADRATURE_NODES` per axis)
-    for ``l2``, ``linf`` and, with symmetry "none", expressions.  ``privacy()`` reports the solver's
-    audit: (ε, δ)-DP for shifts of norm <= Δ in ``norm`` (equation (1) of
-    :mod:`optmech.problems.approx_cells_nd`: the exact lattice audit at the corners
+    for ``l2``, ``linf`` and, with symmetry "none", expressions.  ``privacy()`` repeats the solver's
+    audit on the loaded masses (:meth:`audited_delta`): (ε, δ)-DP for shifts of norm <= Δ in ``norm``
+    (equation (1) of :mod:`optmech.problems.approx_cells_nd`: the exact lattice audit at the corners
     ‖(|v| − 1)₊‖ <= n covers every real shift of a cube-constant density).
     """
 
