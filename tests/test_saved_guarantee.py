@@ -534,3 +534,21 @@ def test_a_saved_lattice_law_as_a_candidate_is_checked_by_the_audit_of_its_masse
     assert json.loads(good.stdout)["candidate"]["inside_bracket"]
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1, bad.stderr
     assert bad.stderr.startswith("optmech: ") and "guarantees pure DP" in bad.stderr
+
+
+def test_an_asymmetric_cell_law_is_described_with_its_audited_epsilon(tmp_path):
+    """A saved cell law on ℝ² symmetric under coordinate signs only (cost |x1| + 2|x2|): `mechanism --from`
+    describes it (its variance, which needs coordinate swaps, is missing: null in JSON, — in text), and the
+    top-level epsilon is the audited one, the same as in "privacy"."""
+    path = tmp_path / "cell.json"
+    p = subprocess.run(_cmd("solve", "--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+2*abs(x2)",
+                            "--domain", "continuous", "--resolution", "2", "--target-gap", "0.1", "--save", str(path)),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(path.read_text())["mechanism"]["kind"] == "cell_pmf_nd"
+    q = subprocess.run(_cmd("mechanism", "--from", str(path), "--json"), capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    d = json.loads(q.stdout)
+    assert d["variance"] is None and d["epsilon"] == d["privacy"]["epsilon"] <= 1.0
+    t = subprocess.run(_cmd("mechanism", "--from", str(path)), capture_output=True, text=True, timeout=120)
+    assert t.returncode == 0 and "variance       —" in t.stdout

@@ -307,18 +307,28 @@ def describe(mech, choice) -> dict:
             raise
         ec = None
     d = mech.to_dict()
+    privacy = mech.privacy()
+
+    def moment(f):
+        """A moment the law can compute, or None (a cell law without the symmetry its variance needs)."""
+        try:
+            return f()
+        except (SpecError, NotImplementedError):
+            return None
+
     return _jsonable({
         "mechanism": d.get("name", d.get("kind")),
         "dim": mech.dim,
-        "epsilon": None if mech.privacy().notion == "approx" else mech.epsilon,
+        # the guarantee the law has (audited on loading for saved laws), as in "privacy"
+        "epsilon": None if privacy.notion == "approx" else privacy.epsilon,
         "sensitivity": mech.sensitivity,
         "cost": choice.cost,
         "expected_cost": ec,
         "parameters": {k: v for k, v in mech.parameters.items() if k != "dim"},
         "shape_parameter": choice.shape,
-        "mean": mech.mean(),
-        "variance": mech.var(),
-        "privacy": mech.privacy().to_dict(),
+        "mean": moment(mech.mean),
+        "variance": moment(mech.var),
+        "privacy": privacy.to_dict(),
         "definition": d,
         "notes": choice.notes,
     })
@@ -342,8 +352,8 @@ def cmd_mechanism(args: argparse.Namespace) -> int:
         f"sensitivity={payload['sensitivity']} ({pv['norm']})",
         f"  parameters     {', '.join(f'{k}={v}' for k, v in payload['parameters'].items()) or '-'} ({payload['shape_parameter']})",
         f"  expected cost  {payload['expected_cost']} for cost {payload['cost']}",
-        f"  mean           {payload['mean']}",
-        f"  variance       {payload['variance']}",
+        f"  mean           {'—' if payload['mean'] is None else payload['mean']}",
+        f"  variance       {'—' if payload['variance'] is None else payload['variance']}",
     ]
     lines += [f"  note: {n}" for n in payload["notes"]]
     sys.stdout.write("\n".join(lines) + "\n")
