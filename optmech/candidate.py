@@ -80,8 +80,8 @@ def prepare_candidate(problem, spec: str):
     norm_ok = priv.norm in ("abs", problem.norm) or problem.dim == 1
     if priv.notion != "pure" or not (priv.epsilon <= problem.epsilon * (1 + 1e-12)) or not norm_ok \
             or not (float(priv.sensitivity) >= float(problem.sensitivity)):
-        raise SpecError(f"the candidate {mech.name} guarantees {priv.notion} DP with epsilon={priv.epsilon:g}, sensitivity "
-                        f"{priv.sensitivity} ({priv.norm}); the problem needs pure epsilon={problem.epsilon:g}, sensitivity "
+        raise SpecError(f"the candidate {mech.name} guarantees {priv.notion} DP with epsilon={priv.epsilon:.12g}, sensitivity "
+                        f"{priv.sensitivity} ({priv.norm}); the problem needs pure epsilon={problem.epsilon:.12g}, sensitivity "
                         f"{problem.sensitivity:g} ({problem.norm})")
     return mech
 
