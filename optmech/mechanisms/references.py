@@ -390,24 +390,35 @@ def at_best_shift(item: T, cost, law: Mechanism | None, price: Callable[[Any], P
         return dataclasses.replace(item, parameters=params, note=item.note + "; shift search failed, listed centred")
     how = f"best shift found by a numeric search on {where}"
     if t != 0:
-        try:
-            moved = price(shifted_cost(cost, t))
-        except (CostError, SpecError, ProblemTooLarge, ArithmeticError) as exc:
-            return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {t} "
-                                       f"found by a numeric search on {where} could not be priced: {exc})")
-        if moved is None:
-            return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {t} "
-                                       f"found by a numeric search on {where} could not be priced by its route)")
-        if math.isfinite(moved.value) and moved.value < value:
-            params.update(moved.parameters)
-            params["shift"] = t
-            plus = f"+ {t}" if t > 0 else f"- {-t}"
-            note = (f"shifted by {t}: E L(X {plus}), a shift of additive noise being exactly as private ({how}); "
-                    f"cost at the shift: {moved.note}" + ("" if moved.note == item.note else f"; centred law: {item.note}"))
-            return dataclasses.replace(item, value=moved.value, exact=bool(moved.exact), parameters=params, note=note)
-        return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: the shift {t} it "
-                                   f"found costs {moved.value:.6g} by the law's own route, not less)")
+        plus = f"+ {t}" if t > 0 else f"- {-t}"
+        return _priced_at_shift(item, params, value, lambda: price(shifted_cost(cost, t)), t, str(t),
+                               f"found by a numeric search on {where}",
+                               lambda moved: f"shifted by {t}: E L(X {plus}), a shift of additive noise being exactly "
+                               f"as private ({how}); cost at the shift: {moved.note}"
+                               + ("" if moved.note == item.note else f"; centred law: {item.note}"), how)
     return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: no cheaper shift)")
+
+
+def _priced_at_shift(item, params: dict, value: float, price_moved: Callable[[], "Price | None"], t, shown: str,
+                    found: str, shifted_note: Callable[["Price"], str], how: str):
+    """``item`` at the shift ``t`` when the law's own route prices it (``price_moved()``) below the centred
+    ``value``; else ``item`` centred, its note saying why (the shift could not be priced, or is not
+    cheaper).  ``params`` (the centred parameters, with ``shift`` 0) is updated with the shift's."""
+    try:
+        moved = price_moved()
+    except (CostError, SpecError, ProblemTooLarge, ArithmeticError) as exc:
+        return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {shown} "
+                                   f"{found} could not be priced: {exc})")
+    if moved is None:
+        return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {shown} "
+                                   f"{found} could not be priced by its route)")
+    if math.isfinite(moved.value) and moved.value < value:
+        params.update(moved.parameters)
+        params["shift"] = t
+        return dataclasses.replace(item, value=moved.value, exact=bool(moved.exact), parameters=params,
+                                   note=shifted_note(moved))
+    return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: the shift {shown} it "
+                               f"found costs {moved.value:.6g} by the law's own route, not less)")
 
 
 def reference_law(name: str, parameters: dict, *, epsilon: float, sensitivity, delta: float | None = None,
@@ -736,22 +747,9 @@ def at_best_shift_nd(item: T, cost, marginal: Mechanism | None, price: Callable[
     if not any(t):
         return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: no cheaper shift)")
     shown = "(" + ", ".join(f"{v:g}" for v in t) + ")"
-    try:
-        moved = price(shifted_cost_nd(cost, t))
-    except (CostError, SpecError, ProblemTooLarge, ArithmeticError) as exc:
-        return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {shown} "
-                                   f"found by {how} could not be priced: {exc})")
-    if moved is None:
-        return dataclasses.replace(item, parameters=params, note=f"{item.note}; listed centred (the shift {shown} "
-                                   f"found by {how} could not be priced by its route)")
-    if math.isfinite(moved.value) and moved.value < value:
-        params.update(moved.parameters)
-        params["shift"] = t
-        note = (f"shifted by t = {shown}: E L(X + t), a shift of additive noise being exactly as private (t found by "
-                f"{how}); cost at the shift: {moved.note}")
-        return dataclasses.replace(item, value=moved.value, exact=bool(moved.exact), parameters=params, note=note)
-    return dataclasses.replace(item, parameters=params, note=f"{item.note}; centred ({how}: the shift {shown} it "
-                               f"found costs {moved.value:.6g} by the law's own route, not less)")
+    return _priced_at_shift(item, params, value, lambda: price(shifted_cost_nd(cost, t)), t, shown, f"found by {how}",
+                           lambda moved: f"shifted by t = {shown}: E L(X + t), a shift of additive noise being exactly "
+                           f"as private (t found by {how}); cost at the shift: {moved.note}", how)
 
 
 def shift_references_nd(items: list, cost, *, dim: int, integer: bool,

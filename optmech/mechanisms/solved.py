@@ -1136,6 +1136,25 @@ class MajorantExactLaw(MajorantExactValues):
         return out
 
 
+def _audited_majorant_epsilon(ratio, beta: float, target: float | None, what: str, describe) -> tuple[float, str]:
+    """ε = max(−ln β, ln ``ratio``) rounded up (inf for an unbounded ratio) for a β-majorant law whose largest
+    exact ratio at two points one move apart is ``ratio`` (a Fraction, or inf), and the note:
+    ``describe(shown ratio)``, the rule, and whether the ``what`` (masses, densities) miss the recorded target.
+
+    >>> eps, note = _audited_majorant_epsilon(Fraction(2), 0.5, 1.0, "masses", lambda r: f"ratio {r}")
+    >>> round(eps, 12), note.startswith("ratio 2; epsilon = max(-ln beta")
+    (0.69314718056, True)
+    """
+    from optmech.exact.reals import log_upper
+
+    eps = math.inf if ratio == math.inf else log_upper(max(ratio, 1 / Fraction(float(beta))))
+    shown = "inf" if ratio == math.inf else f"{float(ratio):.17g}"
+    note = describe(shown) + "; epsilon = max(-ln beta, ln of that ratio), rounded up"
+    if target is not None and eps > target:
+        note += f"; above the recorded target epsilon {target!r}: the {what} do not meet it"
+    return eps, note
+
+
 class _MajorantND(SolvedMechanism, NDMechanism):
     """Shared code of the pure d-D outputs on points and cells."""
 
@@ -1199,17 +1218,13 @@ class _MajorantND(SolvedMechanism, NDMechanism):
                 note = (f"as recorded by the solve, not re-audited ({why}): the solver's audited target, beta-majorant "
                         "extension with beta = e^(-epsilon + margin)")
             return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, f"{self.kind}: {note}")
-        from optmech.exact.reals import log_upper
-
-        eps = math.inf if ratio == math.inf else log_upper(max(ratio, 1 / Fraction(float(self.beta))))
-        shown = "inf" if ratio == math.inf else f"{float(ratio):.17g}"
         shift = ("every real shift of" if self._cells else "every shift of") + f" {self.norm} norm <= the sensitivity"
-        note = (f"{self.kind}: audited at load, exactly on the loaded masses (the floats read exactly): the largest ratio "
-                f"of the law at two {where} one move apart ({shift} is one move) inside the listed domain and between it "
-                f"and the beta-majorant extension, both ways, is {shown}; pairs outside the domain are within 1/beta by "
-                "construction (rho is subadditive); epsilon = max(-ln beta, ln of that ratio), rounded up")
-        if target is not None and eps > target:
-            note += f"; above the recorded target epsilon {target!r}: the masses do not meet it"
+        eps, note = _audited_majorant_epsilon(
+            ratio, self.beta, target, "masses",
+            lambda shown: f"{self.kind}: audited at load, exactly on the loaded masses (the floats read exactly): the "
+                          f"largest ratio of the law at two {where} one move apart ({shift} is one move) inside the "
+                          f"listed domain and between it and the beta-majorant extension, both ways, is {shown}; pairs "
+                          "outside the domain are within 1/beta by construction (rho is subadditive)")
         return Privacy("pure", eps, 0.0, self.sensitivity, self.norm, note)
 
     def audited_ratio(self) -> tuple[Any, str]:
@@ -1557,19 +1572,15 @@ class ShellDensityND(SolvedMechanism, NDMechanism):
             else:
                 eps, note = target, f"the solver's audited target, as recorded by the solve, not re-audited ({why})"
             return Privacy("pure", eps, 0.0, self.sensitivity, "l1", head + note)
-        from optmech.exact.reals import log_upper
-
         worst = self.__dict__.get("_audited")
         if worst is None:
             worst = self.__dict__["_audited"] = self.exact_audit()
-        eps = math.inf if worst == math.inf else log_upper(max(worst, 1 / Fraction(float(self.beta))))
-        shown = "inf" if worst == math.inf else f"{float(worst):.17g}"
-        note = (f"audited at load, exactly on the loaded densities (the floats read exactly): a shift of l1 norm <= the "
-                f"sensitivity moves the shell by at most {self.n}, and the largest ratio profile(j)/profile(k) over "
-                f"|k - j| <= {self.n} touching the listed shells is {shown}; beyond them the extension is nonincreasing "
-                "and drops by beta per n shells; epsilon = max(-ln beta, ln of that ratio), rounded up")
-        if target is not None and eps > target:
-            note += f"; above the recorded target epsilon {target!r}: the densities do not meet it"
+        eps, note = _audited_majorant_epsilon(
+            worst, self.beta, target, "densities",
+            lambda shown: f"audited at load, exactly on the loaded densities (the floats read exactly): a shift of l1 "
+                          f"norm <= the sensitivity moves the shell by at most {self.n}, and the largest ratio "
+                          f"profile(j)/profile(k) over |k - j| <= {self.n} touching the listed shells is {shown}; beyond "
+                          "them the extension is nonincreasing and drops by beta per n shells")
         return Privacy("pure", eps, 0.0, self.sensitivity, "l1", head + note)
 
     def cdf(self, x):
