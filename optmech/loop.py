@@ -74,8 +74,6 @@ class Run:
     message: str
     seconds: float
     budget: dict = dataclasses.field(default_factory=dict)
-    #: the signal that interrupted the run (status ``interrupted``), else None
-    signal: int | None = None
 
 
 def _plan(family: Any, size: Any):
@@ -163,7 +161,7 @@ def _interrupted(progress: _Progress, ctx: Context, exc: KeyboardInterrupt) -> R
     message = (f"interrupted by {name} after {ctx.elapsed():.3g} s and {steps} completed step{'s' if steps != 1 else ''}: "
                "the bracket is the best certified one found before the signal")
     return Run(best, progress.history, progress.last, Status.INTERRUPTED.value, message, ctx.elapsed(),
-               progress.record, signal=signum)
+               progress.record)
 
 
 def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) -> Run:

@@ -187,26 +187,20 @@ def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, d
     """
     from optmech.mechanisms.approx_references import continuous_approx_references
 
-    out = []
-    for b in continuous_approx_references(cost, epsilon, delta, sensitivity, dim=dim, norm=norm):
-        v = float(b.value)
-        if b.kind == "upper" and b.valid and b.exact and math.isfinite(v) and v > 0:
-            up = _Upper(None, 0, float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), 0.0, np.zeros(0), True,
-                        0.0, f"closed form: {b.name}")
-            up.cells, up.reference, up.parameters = None, b.name, dict(b.parameters)
-            out.append(up)
-    return out
+    return [up for b in continuous_approx_references(cost, epsilon, delta, sensitivity, dim=dim, norm=norm)
+            for up in _closed_form_upper(b)]
 
 
 def _closed_form_upper(bound) -> list[_Upper]:
-    """A valid, exact closed-form :class:`~optmech.mechanisms.approx_bounds.Bound` of an ε-DP lattice law as a
-    certified upper bound (its value widened by ``CLOSED_FORM_WIDENING``; no masses: ``p`` is None), or none."""
+    """A valid, exact closed-form upper :class:`~optmech.mechanisms.approx_bounds.Bound` as a certified
+    upper bound (its value widened by ``CLOSED_FORM_WIDENING``; no masses or cells: ``p`` and ``cells``
+    are None, ``reference`` and ``parameters`` name the law), or none."""
     v = float(bound.value)
     if not (bound.kind == "upper" and bound.valid and bound.exact and math.isfinite(v) and v > 0):
         return []
     up = _Upper(None, 0, float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), 0.0, np.zeros(0), True, 0.0,
                 f"closed form: {bound.name}")
-    up.reference, up.parameters = bound.name, dict(bound.parameters)
+    up.cells, up.reference, up.parameters = None, bound.name, dict(bound.parameters)
     return [up]
 
 
