@@ -172,7 +172,9 @@ def integer_noise_report(ctx: Context) -> Section:
           "hockey-stick audit over the shifts 1..Δ (a subsample of shifts at the largest windows, where δ_s is "
           "proven monotone in s or covered by [AV23]'s theorem), or the closed form in interval arithmetic. The "
           "rounded Tulap is calibrated at δ' a hair below δ (it is tight, so the float audit needs a margin). "
-          "The non-negative truncated geometric X + T has E|X + T| = T.")
+          "The non-negative truncated geometric X + T has E|X + T| = T; it is compared here with the optimum over "
+          "all noise on ℤ, not with a one-sided optimum (support ⊆ ℕ is not yet a solver domain), so its ratio "
+          "measures the price of non-negativity plus suboptimality.")
     s.add(_table(rows))
     s.add(*_findings(rows))
     bad = [(r, n) for r in rows for n in r.below_lower()]
