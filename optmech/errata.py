@@ -51,6 +51,7 @@ TOPICS: tuple[str, ...] = (
     "004-mse",
     "conjecture-staircase-d3-5",
     "comparison-gaussian-gap",
+    "comparison-integer-noise",
     "comparison-staircase-norms",
 )
 

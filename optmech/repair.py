@@ -80,10 +80,13 @@ def _pad(p: np.ndarray, R_from: int, R_to: int) -> np.ndarray:
 
 
 def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
-                 shifts: np.ndarray, per: np.ndarray | None = None) -> tuple[np.ndarray, int, np.ndarray, float]:
+                 shifts: np.ndarray, per: np.ndarray | None = None,
+                 nonnegative: bool = False) -> tuple[np.ndarray, int, np.ndarray, float]:
     """Audit the normalised pmf p on [−R, R]^d for every shift; if some δ(ε) exceeds δ (solver
     tolerances), mix it with a cheap law of δ <= δ/2 (:func:`_safe_box`) at the smallest weight that
     the float audit then accepts (module docstring).  ``per``: p's audit, when the caller has it.
+    ``nonnegative`` (1-D, p supported on ℕ): the cheap law is moved right by its half-width Ru, onto
+    [0, 2Ru] (a shift of an (ε, δ_u)-DP law is (ε, δ_u)-DP), so that the mixture stays on ℕ.
     Returns (pmf, R, per-shift δ, weight)."""
     d = p.ndim
     if per is None:
@@ -91,8 +94,10 @@ def repair_delta(p: np.ndarray, R: int, epsilon: float, delta: float, D: int,
     if per.max() <= delta:
         return p, R, per, 0.0
     u, Ru, du = _safe_box(epsilon, delta, D, d)
-    Rm = max(R, Ru)
+    Rm = max(R, 2 * Ru if nonnegative else Ru)
     pu, uu = _pad(p, R, Rm), _pad(u, Ru, Rm)
+    if nonnegative:
+        uu = np.roll(uu, Ru)  # [−Ru, Ru] -> [0, 2Ru] inside [−Rm, Rm] (Rm >= 2Ru: nothing wraps)
     dp = float(per.max())
     # aim below δ by more than the audit's own rounding allowance, and widen the margin if needed
     margin = 64 * _U * (1.0 + delta)

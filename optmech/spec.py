@@ -27,12 +27,16 @@ from optmech.errors import SpecError
 if TYPE_CHECKING:  # scipy-heavy; imported where an input distribution is built
     from optmech.inputs import InputPMF
 
-__all__ = ["Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous", "ExpectedCost", "Wasserstein",
+__all__ = ["Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "NonNegativeIntegers", "Continuous", "ExpectedCost", "Wasserstein",
            "DEFAULT_GAPS", "EPSILON_RANGE", "PARAMS"]
 
 #: ε outside this range is refused: below it the window would be astronomically long, above it
 #: the ratio coefficients e^ε leave double precision's comfortable range.
 EPSILON_RANGE = (1e-6, 30.0)
+#: the smallest δ > 0 accepted for (ε, δ)-DP with ε > 0 (the optimum's support grows like Δ·ln(1/δ)/ε)
+DELTA_FLOOR = 1e-10
+#: the smallest δ > 0 accepted at ε = 0 (the (0, δ) optimum is uniform of width about Δ/δ)
+DELTA_FLOOR_EPSILON_ZERO = 1e-6
 
 
 def _finite_positive(name: str, value: object) -> float:
@@ -102,8 +106,11 @@ class ApproxDP:
             raise SpecError("epsilon = delta = 0 admits no noise distribution (perfect privacy)")
         if eps > EPSILON_RANGE[1]:
             raise SpecError(f"epsilon={eps:g} is outside the supported range [0, {EPSILON_RANGE[1]:g}]")
-        if 0 < dl < 1e-6:
-            raise SpecError(f"delta={dl:g} is below the supported 1e-6 (the support grows like 1/delta)")
+        if 0 < dl < DELTA_FLOOR:
+            raise SpecError(f"delta={dl:g} is below the supported {DELTA_FLOOR:g} (the support grows like ln(1/delta)/epsilon)")
+        if eps == 0.0 and 0 < dl < DELTA_FLOOR_EPSILON_ZERO:
+            raise SpecError(f"delta={dl:g} is below the supported {DELTA_FLOOR_EPSILON_ZERO:g} at epsilon = 0 "
+                            "(the support grows like 1/delta)")
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", dl)
 
@@ -137,6 +144,24 @@ class IntegerLattice:
     """
 
     name = "integer"
+    #: whether the noise must be supported on ℕ = {0, 1, 2, ...} (:class:`NonNegativeIntegers`)
+    nonnegative = False
+
+
+@dataclass(frozen=True)
+class NonNegativeIntegers(IntegerLattice):
+    """Noise on ℕ = {0, 1, 2, ...} (support ⊆ ℕ) for an integer-valued query with integer sensitivity Δ.
+
+    Deployed systems add non-negative truncated noise (a released count never drops below the true
+    one).  Solved for (ε, δ)-DP with δ > 0 in 1-D: pure ε-DP noise cannot live on ℕ (p(0) <= e^ε
+    p(−1) = 0 for the shift 1).  The optimum over ℕ is at least the optimum over ℤ (a restriction).
+
+    >>> Problem(privacy=ApproxDP(1, 1e-3), cost="abs", domain=NonNegativeIntegers(), sensitivity=2).domain.name
+    'nonnegative'
+    """
+
+    name = "nonnegative"
+    nonnegative = True
 
 
 @dataclass(frozen=True)
@@ -313,6 +338,11 @@ class Problem:
             if not isinstance(objective, ExpectedCost):
                 raise SpecError("give the cost or the objective, not both")
             objective = ExpectedCost(self.cost)  # dataclasses.replace(problem, cost=...) passes both
+        if getattr(self.domain, "nonnegative", False) and not (
+                isinstance(self.privacy, ApproxDP) and self.privacy.delta > 0 and self.dim == 1
+                and not isinstance(objective, Wasserstein)):
+            raise SpecError("--domain nonnegative (noise on N) is solved for (epsilon, delta)-DP with delta > 0 in 1-D "
+                            "with an expected cost (pure DP noise cannot live on N: p(0) <= e^epsilon p(-1) = 0)")
         if isinstance(objective, Wasserstein):
             self._check_wasserstein()
         elif isinstance(self.privacy, Lipschitz):
@@ -539,15 +569,15 @@ class Problem:
             raise SpecError(f"privacy must be pure, approx or lipschitz, got {privacy_name!r}")
         # the default domain: ℝ, except for the problems optmech solves on ℤ only ((ε, δ), Wasserstein)
         domain_name = str(p.get("domain", "integer" if utility != "cost" or privacy_name == "approx" else "continuous"))
-        if domain_name == "integer":
+        if domain_name in ("integer", "nonnegative"):
             if "resolution" in p:
                 raise SpecError("--resolution applies only to --domain continuous")
-            domain: Domain = IntegerLattice()
+            domain: Domain = IntegerLattice() if domain_name == "integer" else NonNegativeIntegers()
         elif domain_name == "continuous":
             res = p.get("resolution")
             domain = Continuous(_number(res, "resolution", integer=True) if res is not None else None)
         else:
-            raise SpecError(f"domain must be integer or continuous, got {domain_name!r}")
+            raise SpecError(f"domain must be integer, nonnegative or continuous, got {domain_name!r}")
         common = dict(privacy=privacy, domain=domain,
                       sensitivity=_number(p.get("sensitivity", 1.0), "sensitivity"),
                       target_gap=_number(p["target_gap"], "target_gap") if "target_gap" in p else None,

@@ -57,7 +57,7 @@ PARAMETERS: dict[str, tuple[type, ...]] = {
     "domain": (str,), "resolution": (int,), "cost": (str,), "dim": (int,), "norm": (str,),
     "target_gap": (int, float), "utility": (str,), "input": (str,), "time_limit": (int, float),
 }
-_CHOICES = {"privacy": ("pure", "approx", "lipschitz"), "domain": ("integer", "continuous"),
+_CHOICES = {"privacy": ("pure", "approx", "lipschitz"), "domain": ("integer", "nonnegative", "continuous"),
             "norm": ("l1", "l2", "linf"), "utility": ("cost", "wasserstein", "surrogate")}
 _TOP = {"name", "description", "problem", "grid", "zip", "quick", "reproduce"}
 _REPRODUCE = {"seed": str, "item": str, "report": str, "title": str}

@@ -284,7 +284,8 @@ def add_domain(p, *, help: str = "noise domain: the integer lattice or the reals
         p.add_argument("--domain", default=None, choices=["integer", "continuous"],
                        help=help + " (default: the family's own domain; integer for uniform)")
     else:
-        p.add_argument("--domain", default=DefaultValue(DEFAULTS["domain"]), choices=["integer", "continuous"], help=help)
+        p.add_argument("--domain", default=DefaultValue(DEFAULTS["domain"]), choices=["integer", "nonnegative", "continuous"],
+                       help=help)
 
 
 def add_cost(p, *, help: str = "cost of the noise: abs | square | pow:P | an expression in x") -> None:

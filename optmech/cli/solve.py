@@ -79,7 +79,8 @@ def add_parsers(sub) -> None:
                      "pure DP; l1 for (ε,δ) on ℤ^d, l1 or l2 for (ε,δ) on ℝ^d (--domain continuous); l1 or l2 for "
                      "--privacy lipschitz")
     add_sensitivity(s, help="sensitivity Δ > 0 (an integer on the integer domain)")
-    add_domain(s, help="noise domain: integer lattice or continuous reals (default: continuous; integer for --privacy "
+    add_domain(s, help="noise domain: integer lattice, nonnegative integers (support in N, for --privacy approx in "
+                       "1-D) or continuous reals (default: continuous; integer for --privacy "
                        "approx, which is also solved on ℝ and ℝ^d with --domain continuous, and for --utility "
                        "wasserstein|surrogate, which are solved on the lattice only)")
     s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")

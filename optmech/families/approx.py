@@ -84,7 +84,7 @@ ASYMMETRIC_REACH = 1.25
 COARSE_FROM = 32
 #: 1-D: the coarse lattice's sensitivity Δ/k at the first step (at least this much).
 COARSE_START = 16
-#: 1-D: the LP is solved with the budget δ − DELTA_SLACK (its duals certified against δ): room for the
+#: 1-D: the LP is solved with the budget δ − DELTA_SLACK·δ/0.01 (its duals certified against δ): room for the
 #: audit's outward rounding, so that the primal passes without the mixing repair.
 DELTA_SLACK = 1e-14
 #: 1-D: at most this many re-solves with a budget slack after a step whose primal needed the mixing repair.
@@ -150,8 +150,10 @@ class _Upper:
         self.pre_repair_delta: np.ndarray | None = None
 
 
-def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int, price=None) -> _Upper:
-    """Audit p for every shift; repair by mixing with a (0, δ/2) uniform if needed; price it
+def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int, price=None,
+                   nonnegative: bool = False) -> _Upper:
+    """Audit p for every shift; repair by mixing with a cheap law of δ <= δ/2 if needed
+    (:func:`optmech.repair.repair_delta`; moved onto ℕ when ``nonnegative``); price it
     (``price(p, R)``: an outward-rounded cost of the masses p on [−R, R]; default: the cost at the points)."""
     d = p.ndim
     shifts = shift_vectors(d, D, half=False)
@@ -163,7 +165,7 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
         s = 1.0
     p = p / s
     per0 = hockey_stick_array(p, shifts, epsilon)
-    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts, per=per0)
+    p, R, per, mixed = repair_delta(p, R, epsilon, delta, D, shifts, per=per0, nonnegative=nonnegative)
     real = float(per.max())
     certified = real <= delta
     value = _price(cost, p, R) if price is None else price(p, R)
@@ -172,6 +174,51 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     if mixed > 0:
         up.pre_repair_delta = per0
     return up
+
+
+def truncated_geometric_half_width(epsilon: float, delta: float, sensitivity: int) -> int:
+    r"""The smallest T >= Δ − 1 for which the truncated discrete Laplace law p(x) ∝ λ^{|x|} on [−T, T],
+    λ = e^{−ε/Δ}, is (ε, δ)-DP at sensitivity Δ (float arithmetic: the law is audited exactly afterwards).
+
+    [derived] For a shift 0 < v <= Δ and x, x + v both in [−T, T], p(x)/p(x + v) = λ^{|x| − |x+v|}
+    <= λ^{−v} <= e^ε, so the only positive hockey-stick terms are the v points x ∈ [T − v + 1, T]
+    whose partner leaves the support: δ(v) = Σ_{j<v} λ^{T−j}/Z, increasing in v, with
+    Z = (1 + λ − 2λ^{T+1})/(1 − λ); the shift −v gives the same by x ↦ −x.  Hence the law is
+    (ε, δ)-DP iff δ(Δ) = λ^{T−Δ+1}(1 − λ^Δ)/((1 − λ)Z) <= δ, decreasing in T.
+    """
+    lam = math.exp(-epsilon / sensitivity)
+    one_m = -math.expm1(-epsilon / sensitivity)
+
+    def delta_at(T: int) -> float:
+        z = (1 + lam - 2 * lam ** (T + 1)) / one_m
+        return lam ** (T - sensitivity + 1) * (-math.expm1(-epsilon)) / (one_m * z)
+
+    lo, hi = sensitivity - 1, sensitivity
+    while delta_at(hi) > delta:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if delta_at(mid) > delta else (lo, mid)
+    return hi
+
+
+def nonnegative_geometric_upper(cost, epsilon: float, delta: float, sensitivity: int) -> "_Upper | None":
+    """The truncated discrete Laplace law of :func:`truncated_geometric_half_width` moved onto ℕ
+    (p(x) ∝ λ^{|x − T|} on [0, 2T]; a shift of (ε, δ)-DP noise is (ε, δ)-DP), audited for every shift
+    with outward rounding and priced at the integers: a certified upper bound for noise on ℕ (T is
+    raised by one, at most three times, if the float choice of T fails the exact audit).  None when
+    no audited law passes."""
+    T = truncated_geometric_half_width(epsilon, delta, sensitivity)
+    for _ in range(4):
+        x = np.arange(2 * T + 1)
+        p = np.concatenate([np.zeros(2 * T), np.exp(-epsilon / sensitivity * np.abs(x - T))])
+        up = upper_from_pmf(cost, p, 2 * T, epsilon, delta, sensitivity, nonnegative=True)
+        if up.certified and up.mixed == 0:
+            up.reference, up.parameters = "truncated_geometric_nonnegative", {"half_width": T, "centre": T}
+            up.note = f"the truncated discrete Laplace on [0, {2 * T}] centred at {T}, audited"
+            return up
+        T += 1
+    return None
 
 
 def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, dim: int = 1,
@@ -231,6 +278,8 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
 
     D = int(problem.sensitivity)
     bounds = approx_references(problem.cost, problem.epsilon, problem.delta, D, problem.dim, ctx=ctx)
+    if getattr(problem.domain, "nonnegative", False):
+        return reference_values(nonnegative_references(bounds, problem), lo, up)
     if problem.dim == 1:
         bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, D)
 
@@ -247,6 +296,25 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     else:
         bounds = shift_references_nd(bounds, problem.cost, dim=problem.dim, integer=True)
     return reference_values(bounds, lo, up)
+
+
+def nonnegative_references(bounds: list, problem) -> list:
+    """The references of a problem on ℕ: the lower bounds on V* over ℤ (a law on ℕ is a law on ℤ, so
+    they bound the optimum on ℕ from below too), and the truncated discrete Laplace moved onto ℕ
+    (:func:`nonnegative_geometric_upper`, audited).  The two-sided laws are left out: they are not
+    supported on ℕ."""
+    from optmech.mechanisms.approx_bounds import make_bound
+
+    out = [b for b in bounds if b.kind == "lower"]
+    if problem.epsilon > 0:
+        up = nonnegative_geometric_upper(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity))
+        if up is not None:
+            out.append(make_bound("truncated_geometric_nonnegative", up.value, "upper", {"audit passed": True},
+                                  dict(up.parameters, realised_delta=up.realised_delta), True,
+                                  "the truncated discrete Laplace (double geometric) lambda = exp(-epsilon/sensitivity) on "
+                                  "[0, 2T] centred at T, T the smallest half-width with delta(epsilon) <= delta "
+                                  "(closed form, derived), audited for every shift; cost summed with outward rounding"))
+    return out
 
 
 #: The uniform law on ℤ is moved to its best shift only when its second exact sum takes at most this
@@ -314,16 +382,22 @@ class ApproxFamily:
         self.problem, self.ctx = problem, ctx
         self.eps, self.delta, self.d = problem.epsilon, problem.delta, problem.dim
         self.D = int(problem.sensitivity)
-        self.even = problem.symmetry != "off"
+        #: noise on ℕ (``--domain nonnegative``): no ±x reduction, p(x) = 0 for x < 0 in every LP and law
+        self.nonneg = bool(getattr(problem.domain, "nonnegative", False))
+        self.symmetry = "off" if self.nonneg else problem.symmetry
+        self.even = self.symmetry != "off"
         cost = problem.cost
         # a 1-D cost not proven nondecreasing in |x| may be cheapest far from 0: shifted copies are priced too
-        self.far_ok = self.d == 1 and getattr(cost, "kind", "") == "expr" and not cost.is_symmetric_nondecreasing(integer=True)
+        self.far_ok = (self.d == 1 and not self.nonneg and getattr(cost, "kind", "") == "expr"
+                       and not cost.is_symmetric_nondecreasing(integer=True))
         self.far_upper, self.shift, self.infimum = None, 0, None
         self.prev_gap = math.inf
         self._plans: dict = {}
         # 1-D: the budget slack s of the LP solved (δ − s): a primal exactly at δ fails the audit by its own
         # outward rounding (~2e-15), and the mixing repair that follows costs seconds at large Δ
-        self.slack, self.slack_tries = (DELTA_SLACK if self.d == 1 else 0.0), 0
+        # relative to δ: the certificate loses s·λ with the budget's dual λ ~ Δ/(εδ), and the audit's own rounding
+        # scales with the hockey-stick sums (about δ); 1e-14 at δ = 0.01 as measured there
+        self.slack, self.slack_tries = (DELTA_SLACK * self.delta / 0.01 if self.d == 1 else 0.0), 0
 
     def initial_uppers(self) -> list:
         """Certified upper bounds before any LP (so that a time limit or an interrupt always has a bracket).
@@ -338,6 +412,9 @@ class ApproxFamily:
         ``l2sq``, widened by ``CLOSED_FORM_WIDENING``; none for other costs."""
         if self.eps <= 0:
             return []
+        if self.nonneg:
+            up = nonnegative_geometric_upper(self.problem.cost, self.eps, self.delta, self.D)
+            return [up] if up is not None else []
         if self.d == 1:
             from optmech.families.pure1d import laplace_upper
             from optmech.spec import PureDP
@@ -391,7 +468,9 @@ class ApproxFamily:
         without the ±x reduction (the support reaches further on the cost's cheap side)."""
         n = thm8_n(self.eps, self.delta)
         N = int(math.ceil(m * (n + 1))) + m
-        if approx_mode(self.problem.cost, self.D, N * (self.D // m), symmetry=self.problem.symmetry) == "none":
+        if self.nonneg:  # the support on ℕ is about [0, 2m(n + 1)]: the box's right half must hold it
+            return int(math.ceil(2 * ASYMMETRIC_REACH * m * (n + 1))) + m
+        if approx_mode(self.problem.cost, self.D, N * (self.D // m), symmetry=self.symmetry) == "none":
             N = int(math.ceil(ASYMMETRIC_REACH * m * (n + 1))) + m
         return N
 
@@ -436,7 +515,7 @@ class ApproxFamily:
             extra = uniform_bytes(self.delta, self.D)
             shifts = (2 * self.D + 1) ** self.d
             if LPPlan(cols + shifts, cols, nnz, "", extra).peak_bytes() <= memory_budget():
-                mode = approx_mode(self.problem.cost, self.D, N, dim=self.d, symmetry=self.problem.symmetry)
+                mode = approx_mode(self.problem.cost, self.D, N, dim=self.d, symmetry=self.symmetry)
                 cols, nnz = estimate_size(self.d, self.D, N, mode != "none", orbits=mode == "orbits")
             builder = "hockey_stick_orbits" if mode == "orbits" else "hockey_stick"
             rows = cols + shifts
@@ -470,13 +549,13 @@ class ApproxFamily:
     def build(self, size) -> Built:
         if isinstance(size, int):
             alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, size, dim=self.d,
-                               symmetry=self.problem.symmetry)
+                               symmetry=self.symmetry)
             return Built(alp.lp, {"half_width": size}, alp, alp.variant)
         N, shifts, k = (*size, 1) if len(size) == 2 else size
         m = self.D // k
-        alp = build_approx(self.problem.cost, self.eps, self.delta, m, N, dim=1, symmetry=self.problem.symmetry,
+        alp = build_approx(self.problem.cost, self.eps, self.delta, m, N, dim=1, symmetry=self.symmetry,
                            keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True,
-                           nodes=self._nodes(m) if k > 1 else None)
+                           nodes=self._nodes(m) if k > 1 else None, nonnegative=self.nonneg)
         lp = alp.lp
         ru = lp.row_upper.copy()
         if self.slack > 0:  # solve with the budget δ − s; the duals are certified against alp.lp (budget δ)
@@ -504,12 +583,12 @@ class ApproxFamily:
         k = built.size.get("coarse_factor", 1)
         p, R = alp.box_masses(raw.x), alp.R
         if k > 1:  # node i's mass spread evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1
-            lo = -alp.R * k - k // 2
+            lo = -alp.R * k - (0 if self.nonneg else k // 2)  # on ℕ: ik .. ik + k − 1 (stays on ℕ)
             fine = np.repeat(p / k, k)
             R = max(-lo, lo + fine.size - 1)
             p = np.zeros(2 * R + 1)
             p[lo + R: lo + R + fine.size] = fine
-        up = upper_from_pmf(self.problem.cost, p, R, self.eps, self.delta, self.D)
+        up = upper_from_pmf(self.problem.cost, p, R, self.eps, self.delta, self.D, nonnegative=self.nonneg)
         up.coarse_factor = k
         return up
 
@@ -659,9 +738,10 @@ class ApproxFamily:
 
         eps, delta, d, D = self.eps, self.delta, self.d, self.D
         best_up = best.upper
-        if last is None or getattr(best_up, "p", 0) is None or not isinstance(best_up, _Upper):
+        has_pmf = isinstance(best_up, _Upper) and getattr(best_up, "p", None) is not None
+        if not has_pmf or (last is None and not self.nonneg):
             return self._report_closed_form(best, last)
-        alp = last.built.model
+        alp = last.built.model if last is not None else None
         mech = None
         if best_up is not None and d == 1:
             w = best_up.p.astype(float)
@@ -682,10 +762,18 @@ class ApproxFamily:
              "shift only enlarges the feasible set), one edge row per shift (the points whose partner leaves the box, "
              "with the far mass), the far mass priced at the minimum cost outside; the duals of the LP solved with the "
              "budget delta - 1e-14 are certified against delta"),
-            "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
-            + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
-               if best_up is not None and best_up.mixed > 0 else ""),
+            ("upper bound: the truncated discrete Laplace law on [0, 2T] (T = "
+             f"{best_up.parameters.get('half_width')}), audited for every shift with outward rounding; no LP's audited "
+             "pmf was cheaper" if getattr(best_up, "reference", None) == "truncated_geometric_nonnegative" else
+             "upper bound: the LP's pmf on the box, audited for every shift with outward rounding"
+             + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
+                if best_up is not None and best_up.mixed > 0 else "")),
         ]
+        if self.nonneg:
+            claims.append("noise on N: every LP fixes p(x) = 0 at x < 0 (still a relaxation of the problem on N: a law "
+                          "on N is a law on Z), and every audited law is supported on N")
+        if last is None:
+            claims[1] = f"lower bound without an LP: {getattr(self, 'initial_lower_source', 'the cost floor')}"
         k_up = getattr(best_up, "coarse_factor", 1) if best_up is not None else 1
         k_last = last.built.size.get("coarse_factor", 1) if last is not None else 1
         if k_last > 1:
@@ -701,7 +789,9 @@ class ApproxFamily:
         if status == "infimum_at_infinity":
             claims.append("lower bound: E L(X) >= inf L for every noise X, and the cost's floor on ℤ is proven by "
                           "interval arithmetic")
-        if alp.symmetry == "orbits":
+        if alp is None:
+            pass
+        elif alp.symmetry == "orbits":
             claims.append("signed-permutation orbit reduction: p constant on each orbit of the box, one shift per orbit "
                           "and one hockey-stick row per stabiliser orbit of inner points; the cost's lower enclosures were "
                           "proven equal (exact comparison at every point of the box) on each orbit, which is all the "
@@ -716,7 +806,8 @@ class ApproxFamily:
         return {
             "mechanism": mech,
             "audit": audit_record(best_up, eps, delta, "hockey-stick sums for every shift, outward-rounded"),
-            "truncation": {
+            "truncation": {"dim": d, "lower_bound": getattr(self, "initial_lower_source", "none"),
+                           "upper_bound": "the truncated discrete Laplace law on N (finite support)"} if alp is None else {
                 "half_width": alp.N * k_last, "box_half_width": alp.R * k_last, "dim": d,
                 "lower_bound": ("relaxation: hockey-stick rows on the inner box, outer layer without rows, far mass"
                                 if d > 1 else "relaxation: hockey-stick rows between box points, one edge row per shift "

@@ -277,6 +277,7 @@ def _round_up(a: np.ndarray) -> np.ndarray:
 def build_approx(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, dim: int = 1, symmetry: str = "auto",
     nodes: NodeCosts | None = None, keep_shifts=None, shift_set=None, prices=None, edge_rows: bool = False,
+    nonnegative: bool = False,
 ) -> ApproxLP:
     """The relaxation LP of module docstring on the inner box [−N, N]^d (layer Δ, far mass).
 
@@ -305,6 +306,11 @@ def build_approx(
         and one edge row per shift for the points whose partner leaves it (module docstring).
         Still a relaxation, and a much tighter one: without them the layer's mass is free of
         rows, and the relaxation uses it unless N is about twice the optimum's support.
+    nonnegative : bool
+        1-D, without the ±x reduction: noise supported on ℕ.  The masses of the box points x < 0 get the
+        column bound p(x) <= 0.  The LP stays a relaxation of the problem on ℕ: every law on ℕ is a law
+        on ℤ with p(x) = 0 for x < 0, which maps to a feasible point of the LP above (the far mass and
+        the edge rows count mass beyond the box on the right only, and at most that on the left).
     """
     d, D, N = int(dim), int(sensitivity), int(N)
     R = N + D
@@ -462,6 +468,10 @@ def build_approx(
     A, rl, ru, row_blocks = stack_rows(blocks + [("budget", budget, -np.inf, delta)], n_cols)
     # implied by the rows (module docstring): |O| p_O <= 1, |[x]| t <= δ; rounded up
     col_upper = np.concatenate([_round_up(1.0 / orbit), [1.0], _round_up(delta / w_all), np.full(n_edge, delta)])
+    if nonnegative:
+        if d != 1 or mode != "none":
+            raise SpecError("noise on N (nonnegative) is built in 1-D without the ±x reduction (symmetry='off')")
+        col_upper[:n_p][coords[:, 0] < 0] = 0.0
     lp = LinearProgram(
         c=c,
         A=A,

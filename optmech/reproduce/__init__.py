@@ -27,7 +27,7 @@ from optmech.reproduce.report import REPORTS, Context, Section, md_table, plural
 from optmech.sources import REFERENCES, cite, citation, references_markdown, section_tags
 
 # the reports register themselves on import
-from optmech.reproduce import seed000, seed002, seed003, seed004, conjecture, gaussian, norms  # noqa: E402,F401  isort:skip
+from optmech.reproduce import seed000, seed002, seed003, seed004, conjecture, gaussian, norms, integer_noise  # noqa: E402,F401  isort:skip
 
 __all__ = ["REPORTS", "catalogue_paths", "load_catalogue", "reproduce", "ReproduceOutcome"]
 
