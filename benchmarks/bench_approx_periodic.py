@@ -120,6 +120,7 @@ def variants(D: int) -> dict[str, dict]:
         "ipm-nox b2 ms.5": {"solver": "ipm-nox", "band": 2, "min_shift": max(1, D // 2)},
         "ipm b2 ob1 ms.5": {"solver": "ipm", "band": 2, "outer_band": 1, "min_shift": max(1, D // 2)},
         "ipm b1 ob2 ms.5": {"solver": "ipm", "band": 1, "outer_band": 2, "min_shift": max(1, D // 2)},
+        "simplex b1 ob2 ms.5": {"solver": "simplex", "band": 1, "outer_band": 2, "min_shift": max(1, D // 2)},
     }
 
 
@@ -128,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deltas", default="16,32,64,128,256")
     ap.add_argument("--limit", type=float, default=60.0, help="skip a variant at larger Δ after a solve over this")
     ap.add_argument("--cli", action="store_true", help="also run today's optmech solve (--time-limit 60)")
+    ap.add_argument("--time-limit", type=float, default=180.0, help="HiGHS time limit per solve")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--cases", default="", help="comma-separated case indices (0-2)")
     ap.add_argument("--out", default=str(RESULTS_DIR / "approx_periodic.json"))
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, kw in names.items():
                 if name in slow:
                     continue
-                r = certified_bracket(parse_cost(cname), eps, dl, D, **kw)
+                r = certified_bracket(parse_cost(cname), eps, dl, D, time_limit=args.time_limit, **kw)
                 rec = {"epsilon": eps, "delta": dl, "cost": cname, "sensitivity": D, "variant": name} | r
                 records.append(rec)
                 rows.append([f"{eps:g}", f"{dl:g}", cname, D, name, r["size"]["rows"], f"{r['total_s']:.2f}"
