@@ -162,10 +162,7 @@ def integer_noise_report(ctx: Context) -> Section:
     """The certified ratios of the deployed integer laws to V* over the spec's Δ × ε × δ grid (cost |x|)."""
     s = new_section(ctx, "How far from optimal is deployed integer noise?")
     rows = integer_rows(ctx)
-    s.add("**Works cited:** " + citation("CKS20") + "  \n[AV23] J. Awan, S. Vadhan, \"Canonical noise distributions "
-          "and private hypothesis tests\", *Annals of Statistics* 51(2), 2023, arXiv:2108.04303.  \n[AR23] J. Awan, "
-          "A. Ramasethu, \"Optimizing noise for f-differential privacy via anti-concentration and stochastic "
-          "dominance\", arXiv:2308.08343.")
+    s.add("**Works cited:** " + "  \n".join(citation(t) for t in ("CKS20", "AV23", "AR23")))
     s.add("Each cell gives the law's certified E|X| (upper end) and its ratio to V* as the certified interval "
           "[cost_lo/upper, cost_hi/lower], rounded outward (≈ a point value where it is narrower than 0.1 %). Every "
           "law is calibrated to the cell's (ε, δ) at sensitivity Δ and its δ(ε) certified: an outward-rounded "
