@@ -51,6 +51,8 @@ WORKS: dict[str, str] = {
              "*Operations Research*, 2025. doi:10.1287/opre.2023.0218, arXiv:2304.12681.",
     "KSW25": 'Kulesza, Suresh, Wang, "General Staircase Mechanisms", AISTATS 2025.',
     "MDA26": "Melbourne, Diaz, Asoodeh, arXiv:2601.14597, 2026 (staircases in every norm).",
+    "AS18": 'J. Awan, A. Slavković, "Differentially Private Uniformly Most Powerful Tests for Binomial Data", NeurIPS '
+            "2018, arXiv:1805.09236 (the Tulap distribution).",
     "AV23": 'J. Awan, S. Vadhan, "Canonical Noise Distributions and Private Hypothesis Tests", *Annals of Statistics* '
             "51(2), 2023, arXiv:2108.04303.",
     "AR23": 'J. Awan, A. Ramasethu, "Optimizing Noise for f-Differential Privacy via Anti-Concentration and Stochastic '

@@ -84,11 +84,8 @@ worst), for the rounded Tulap every shift is covered by [AV23]'s theorem; ``audi
 The Tulap is calibrated at δ·(1 − 2⁻³⁰) because it is tight: its exact δ equals its calibration δ, which a
 float audit cannot certify below that δ.
 
-Sources: [CKS20]; [AS18] J. Awan, A. Slavković, "Differentially private uniformly most powerful tests for
-binomial data", NeurIPS 2018 (the Tulap distribution); [AV23] J. Awan, S. Vadhan, "Canonical noise
-distributions and private hypothesis tests", Ann. Statist. 51(2), 2023, arXiv:2108.04303; [AR23] J. Awan,
-A. Ramasethu, "Optimizing noise for f-differential privacy via anti-concentration and stochastic
-dominance", arXiv:2308.08343 (discrete CNDs; the rounded CND at Δ = 1).
+Sources (full citations in :data:`optmech.sources.WORKS`): [CKS20]; [AS18] (the Tulap distribution);
+[AV23] (canonical noise distributions); [AR23] (discrete CNDs; the rounded CND at Δ = 1).
 
 Tested by: tests/test_deployed_integer.py.
 """
