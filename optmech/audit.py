@@ -988,7 +988,7 @@ def hockey_stick_1d(p: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.nda
             tiny = (a < _TINY) | (b < _TINY)
             if tiny.any():
                 bound = np.where(tiny, a - c * b + 3 * _U * (a + c * b), bound)
-            inside = math.fsum(np.maximum(bound, 0.0))
+            inside = math.fsum(bound[bound > 0.0])
             edge = p[n - s:] if s >= 0 else p[: -s]  # x whose x + v leaves the window
             outside = math.fsum(edge)
         value = (inside + outside) * (1 + 4 * _U)

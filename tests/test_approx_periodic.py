@@ -182,3 +182,53 @@ def test_rejects_bad_zone():
         build_aggregated(cost, 1.0, 0.01, 4, 10, band=0)
     with pytest.raises(SpecError):
         build_aggregated(cost, 1.0, 0.01, 4, 10, periods=5)
+
+
+# -- the family's use of the aggregated LP (optmech.families.approx) ------------------------------
+@pytest.mark.parametrize("D, expected", [(32, 29.0253963481)])
+def test_family_uses_the_aggregated_lp_and_brackets_the_exact_value(D, expected):
+    """ε = 1, δ = 0.01, |x|: the issue's exact value (HiGHS on the per-point LP, 10 digits) lies in the
+    certified bracket, which the aggregated relaxation closes to the default target."""
+    from optmech import solve
+    from optmech.spec import ApproxDP, IntegerLattice, Problem
+
+    r = solve(Problem(privacy=ApproxDP(1.0, 0.01), cost="abs", domain=IntegerLattice(), sensitivity=D))
+    assert r.status == "optimal" and r.relative_gap <= 1e-9
+    assert r.lower_bound <= expected * (1 + 1e-10) and expected * (1 - 1e-10) <= r.upper_bound
+    assert r.to_dict()["lp"]["builder"] == "hockey_stick_aggregated"
+
+
+@pytest.mark.slow
+def test_family_coarse_levels_aggregate_too():
+    """Δ = 64: the coarse level k = 2 (sensitivity 32 on 2ℤ, node prices) and the exact level are both
+    aggregated; the bracket contains the issue's exact value 58.0520075355."""
+    from optmech import solve
+    from optmech.spec import ApproxDP, IntegerLattice, Problem
+
+    r = solve(Problem(privacy=ApproxDP(1.0, 0.01), cost="abs", domain=IntegerLattice(), sensitivity=64))
+    assert r.status == "optimal"
+    assert r.lower_bound <= 58.0520075355 * (1 + 1e-10) and 58.0520075355 * (1 - 1e-10) <= r.upper_bound
+    steps = r.to_dict()["history"]
+    assert any(h["size"].get("coarse_factor") == 2 for h in steps)
+
+
+def test_node_prices_aggregated_lp_is_below_the_per_point_node_lp():
+    """The aggregated LP with node prices only sums rows of build_approx's node LP: its optimum is at most
+    that LP's (same window, same shifts), and both are certified lower bounds."""
+    from optmech.certify import dual_lower_bound
+    from optmech.costs import as_cost
+    from optmech.problems.approx import build_approx
+    from optmech.problems.approx_cells import NodeCosts
+    from optmech.solvers import load_profile, solve_lp
+
+    cost = as_cost("abs")
+    m, N = 24, 24 * 8
+    nodes = NodeCosts(cost, 48.0, m)
+    agg = build_aggregated(cost, 1.0, 0.01, m, N, band=1, outer_band=2, nodes=nodes)
+    full = build_approx(cost, 1.0, 0.01, m, N, edge_rows=True, nodes=nodes)
+    prof = load_profile("default")
+    ra, rf = solve_lp(agg.lp, prof), solve_lp(full.lp, prof)
+    la = dual_lower_bound(agg.lp, ra.row_dual, ra.objective)
+    lf = dual_lower_bound(full.lp, rf.row_dual, rf.objective)
+    assert ra.objective <= rf.objective * (1 + 1e-9)
+    assert la.value <= ra.objective * (1 + 1e-9) and lf.value <= rf.objective * (1 + 1e-9)

@@ -64,6 +64,7 @@ from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx_bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.problems.approx_cells import NodeCosts
+from optmech.problems.approx_periodic import build_aggregated, zone_periods
 from optmech.problems.lattice import Grid1D
 from optmech.repair import repair_delta
 from optmech.result import ReferenceValue
@@ -84,6 +85,13 @@ ASYMMETRIC_REACH = 1.25
 COARSE_FROM = 32
 #: 1-D: the coarse lattice's sensitivity Δ/k at the first step (at least this much).
 COARSE_START = 16
+#: 1-D, even cost: from this sensitivity on, the exact level (k = 1) solves the aggregated relaxation of
+#: :mod:`optmech.problems.approx_periodic` (one row per shift and residue class of the middle zone),
+#: falling back to the per-point LP when its primal needs the mixing repair.
+AGGREGATE_FROM = 24
+#: its zone starts AGGREGATE_BAND periods from 0 and ends AGGREGATE_OUTER_BAND periods before the support's
+#: estimated end (an outer band of 1 period left the relaxation 1e-5 short in our measurements; 2 was exact).
+AGGREGATE_BAND, AGGREGATE_OUTER_BAND = 1, 2
 #: 1-D: the LP is solved with the budget δ − DELTA_SLACK·δ/0.01 (its duals certified against δ): room for the
 #: audit's outward rounding, so that the primal passes without the mixing repair.
 DELTA_SLACK = 1e-14
@@ -391,6 +399,8 @@ class ApproxFamily:
         self.far_ok = (self.d == 1 and not self.nonneg and getattr(cost, "kind", "") == "expr"
                        and not cost.is_symmetric_nondecreasing(integer=True))
         self.far_upper, self.shift, self.infimum = None, 0, None
+        #: whether the exact level may use the aggregated relaxation (off after a step whose primal needed repair)
+        self.aggregate = self.d == 1 and self.even and not self.nonneg
         self.prev_gap = math.inf
         self._plans: dict = {}
         # 1-D: the budget slack s of the LP solved (δ − s): a primal exactly at δ fails the audit by its own
@@ -553,9 +563,15 @@ class ApproxFamily:
             return Built(alp.lp, {"half_width": size}, alp, alp.variant)
         N, shifts, k = (*size, 1) if len(size) == 2 else size
         m = self.D // k
-        alp = build_approx(self.problem.cost, self.eps, self.delta, m, N, dim=1, symmetry=self.symmetry,
-                           keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True,
-                           nodes=self._nodes(m) if k > 1 else None, nonnegative=self.nonneg)
+        if self._aggregated(N, m):
+            alp = build_aggregated(self.problem.cost, self.eps, self.delta, m, N, band=AGGREGATE_BAND,
+                                   outer_band=AGGREGATE_OUTER_BAND, min_shift=min(shifts), symmetry=self.symmetry,
+                                   nodes=self._nodes(m) if k > 1 else None)
+            alp = dataclasses.replace(alp, lp=dataclasses.replace(alp.lp, meta=dict(alp.lp.meta, builder=alp.variant)))
+        else:
+            alp = build_approx(self.problem.cost, self.eps, self.delta, m, N, dim=1, symmetry=self.symmetry,
+                               keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None], edge_rows=True,
+                               nodes=self._nodes(m) if k > 1 else None, nonnegative=self.nonneg)
         lp = alp.lp
         ru = lp.row_upper.copy()
         if self.slack > 0:  # solve with the budget δ − s; the duals are certified against alp.lp (budget δ)
@@ -568,6 +584,18 @@ class ApproxFamily:
         if k > 1:
             desc.update(coarse_factor=k, coarse_sensitivity=m, coarse_half_width=N)
         return Built(lp, desc, alp, alp.variant if k == 1 else "hockey_stick_coarse")
+
+    def _aggregated(self, N: int, m: int) -> bool:
+        """Whether the LP of half-width N (in nodes) and sensitivity m (Δ/k) is the aggregated relaxation:
+        m >= AGGREGATE_FROM, the ±x reduction applies, and a zone of at least one whole period fits
+        between the bands."""
+        if not (self.aggregate and m >= AGGREGATE_FROM):
+            return False
+        if m == self.D:
+            even = approx_mode(self.problem.cost, self.D, N, symmetry=self.symmetry) == "even"
+        else:
+            even = self.symmetry != "off" and self._nodes(m).even(np.arange(-(N + m), N + m + 1))
+        return even and zone_periods(self.eps, self.delta, m, N, AGGREGATE_BAND, AGGREGATE_OUTER_BAND) >= 1
 
     def _nodes(self, m: int) -> NodeCosts:
         """The node prices of the coarse lattice kℤ, k = Δ/m (module docstring)."""
@@ -630,6 +658,9 @@ class ApproxFamily:
             violated = self._violated_coarse(step)
             if violated:
                 return alp.N, tuple(sorted(set(self._kept(alp)) | violated)), k
+            if alp.variant == "hockey_stick_aggregated" and (up.mixed > 0 or not up.certified):
+                self.aggregate = False  # the per-point LP of the same level decides (see the exact level)
+                return alp.N, self._kept(alp), k
             k2 = self._next_factor(k)
             return self._level(k2, int(math.ceil(alp.N * k / k2)))
         if self.d == 1:  # widen first: a primal that spills into the layer fails the audit at any shift
@@ -639,6 +670,12 @@ class ApproxFamily:
             if violated:
                 self.prev_gap = prev
                 return alp.N, tuple(sorted(set(self._kept(alp)) | violated))
+            if alp.variant == "hockey_stick_aggregated" and (up.mixed > 0 or not up.certified) and gap > target:
+                # the aggregated relaxation's primal is a candidate only: where it needed the repair, the
+                # per-point LP of the same window decides (module docstring)
+                self.aggregate = False
+                self.prev_gap = prev
+                return alp.N, self._kept(alp)
             if up.mixed > 0 and self.slack_tries < MAX_SLACK_TRIES:
                 # the gap is the mixing repair's (solver tolerances): the same LP with the budget δ − s
                 excess = float(np.max(up.pre_repair_delta)) - self.delta if up.pre_repair_delta is not None else 0.0

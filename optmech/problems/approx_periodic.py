@@ -73,6 +73,7 @@ import scipy.sparse as sp
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
 from optmech.problems.approx import ApproxLP, approx_mode, edge_points, outside_min, point_costs
+from optmech.problems.approx_cells import NodeCosts
 
 __all__ = ["build_aggregated", "support_estimate", "zone_periods"]
 
@@ -96,6 +97,7 @@ def zone_periods(epsilon: float, delta: float, sensitivity: int, N: int, band: i
 def build_aggregated(
     cost, epsilon: float, delta: float, sensitivity: int, N: int, *, band: int = 2, outer_band: int | None = None,
     periods: int | None = None, min_shift: int | None = None, symmetry: str = "auto", edge_rows: bool = True,
+    nodes: NodeCosts | None = None,
 ) -> ApproxLP:
     """The aggregated relaxation LP of the module docstring on [−N − Δ, N + Δ] (1-D).
 
@@ -123,6 +125,11 @@ def build_aggregated(
     edge_rows : bool
         Per-point rows at every box point whose partner is in the box and one edge row per shift
         (build_approx's ``edge_rows``); False: per-point rows on [−N, N] only.
+    nodes : NodeCosts, optional
+        Price point k at ``nodes.lower(k)`` (the box's end points at ``nodes.boundary_lower(R)``) and the
+        far mass at ``nodes.beyond(R)``, as :func:`optmech.problems.approx.build_approx` does for the
+        coarse lattice kℤ of :mod:`optmech.families.approx` (its relaxation argument is unchanged: the
+        aggregation only sums rows of that LP); the ±x reduction when the node prices are even.
 
     Returns
     -------
@@ -146,14 +153,21 @@ def build_aggregated(
     R = N + D
     M = 2 * R + 1
     coords = np.arange(-R, R + 1, dtype=np.int64)
-    mode = approx_mode(cost, D, N, symmetry=symmetry)
-    if mode == "orbits":
-        mode = "even"
-    cost.check_values(coords.astype(float))
-    c_lo, _ = point_costs(cost, coords[:, None])
-    if not np.all(np.isfinite(c_lo)):
-        raise SpecError("the cost must be finite at every lattice point of the window")
-    c_lo = np.maximum(c_lo, 0.0)
+    if nodes is not None:
+        mode = "even" if symmetry != "off" and nodes.even(coords) else "none"
+        c_lo = nodes.lower(coords)
+        c_lo[0], c_lo[-1] = nodes.boundary_lower(R)
+        if not np.all(np.isfinite(c_lo)):
+            raise SpecError("the cost cannot be bounded between the nodes of the window (an enclosure is infinite)")
+    else:
+        mode = approx_mode(cost, D, N, symmetry=symmetry)
+        if mode == "orbits":
+            mode = "even"
+        cost.check_values(coords.astype(float))
+        c_lo, _ = point_costs(cost, coords[:, None])
+        if not np.all(np.isfinite(c_lo)):
+            raise SpecError("the cost must be finite at every lattice point of the window")
+        c_lo = np.maximum(c_lo, 0.0)
 
     flat = np.arange(M)
     even = mode == "even"
@@ -213,7 +227,7 @@ def build_aggregated(
     # objective
     c = np.zeros(n_cols)
     np.add.at(c, point_var, c_lo)
-    c[col_far] = max(0.0, outside_min(cost, R, 1))
+    c[col_far] = nodes.beyond(R) if nodes is not None else max(0.0, outside_min(cost, R, 1))
 
     # per-point hockey-stick rows
     x_all = np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)
