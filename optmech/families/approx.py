@@ -87,11 +87,15 @@ COARSE_FROM = 32
 COARSE_START = 16
 #: 1-D, even cost: from this sensitivity on, the exact level (k = 1) solves the aggregated relaxation of
 #: :mod:`optmech.problems.approx_periodic` (one row per shift and residue class of the middle zone),
-#: falling back to the per-point LP when its primal needs the mixing repair.
+#: falling back to the per-point LP when its primal needs a substantial mixing repair.
 AGGREGATE_FROM = 24
 #: its zone starts AGGREGATE_BAND periods from 0 and ends AGGREGATE_OUTER_BAND periods before the support's
 #: estimated end (an outer band of 1 period left the relaxation 1e-5 short in our measurements; 2 was exact).
 AGGREGATE_BAND, AGGREGATE_OUTER_BAND = 1, 2
+#: a mixing weight above this means the aggregated relaxation's primal is not private (its classes did not
+#: match the optimum's), not that the solver's tolerances left a hair of excess (weights ~1e-6 at δ = 1e-8):
+#: the loop then solves the per-point LP of the same window instead
+AGGREGATE_REPAIR = 1e-3
 #: 1-D: the LP is solved with the budget δ − DELTA_SLACK·δ/0.01 (its duals certified against δ): room for the
 #: audit's outward rounding, so that the primal passes without the mixing repair.
 DELTA_SLACK = 1e-14
@@ -542,6 +546,17 @@ class ApproxFamily:
                 cols = n_p + 1 + T + K
                 nnz = 3 * T + signs * int(np.sum(mags + 2)) + T + K + n_p + 1
                 rows = 1 + T + 2 * K
+                if self._aggregated(N, m):  # the zones' points leave the per-point rows of |v| < m for class rows
+                    builder = "hockey_stick_aggregated" if len(size) == 2 else builder
+                    mags = np.unique(np.append(mags[mags >= min(mags)], m))
+                    zone = 2 * m * zone_periods(self.eps, self.delta, m, N, AGGREGATE_BAND, AGGREGATE_OUTER_BAND)
+                    small = int(np.sum(mags < m))
+                    T = int(np.sum(box - mags)) - small * zone
+                    C = small * 2 * m  # class rows: two zones of m residues per shift below m
+                    K = len(mags)
+                    cols = n_p + 1 + m + T + C + K
+                    rows = 1 + T + C + m + 2 * K
+                    nnz = 4 * T + 6 * C + m + zone // 2 + int(np.sum(mags + 2)) + K + n_p + 1
             self._plans[size] = LPPlan(rows=rows, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
         return self._plans[size]
 
@@ -658,7 +673,7 @@ class ApproxFamily:
             violated = self._violated_coarse(step)
             if violated:
                 return alp.N, tuple(sorted(set(self._kept(alp)) | violated)), k
-            if alp.variant == "hockey_stick_aggregated" and (up.mixed > 0 or not up.certified):
+            if alp.variant == "hockey_stick_aggregated" and (up.mixed > AGGREGATE_REPAIR or not up.certified):
                 self.aggregate = False  # the per-point LP of the same level decides (see the exact level)
                 return alp.N, self._kept(alp), k
             k2 = self._next_factor(k)
@@ -670,7 +685,8 @@ class ApproxFamily:
             if violated:
                 self.prev_gap = prev
                 return alp.N, tuple(sorted(set(self._kept(alp)) | violated))
-            if alp.variant == "hockey_stick_aggregated" and (up.mixed > 0 or not up.certified) and gap > target:
+            if alp.variant == "hockey_stick_aggregated" and (up.mixed > AGGREGATE_REPAIR or not up.certified) \
+                    and gap > target:
                 # the aggregated relaxation's primal is a candidate only: where it needed the repair, the
                 # per-point LP of the same window decides (module docstring)
                 self.aggregate = False
