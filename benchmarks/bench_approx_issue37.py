@@ -82,10 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", default=None, help="another checkout of optmech, run on the same cases")
     ap.add_argument("--naive", action="store_true", help="also the naive hockey-stick LP (ε = 0.1, δ = 0.01 cases)")
     ap.add_argument("--naive-max-delta", type=int, default=64)
+    ap.add_argument("--only", default=None, help="comma-separated substrings of case names (e.g. d1e-8)")
     ap.add_argument("--json", type=Path, default=RESULTS_DIR / "approx_issue37.json")
     args = ap.parse_args(argv)
     rows, results = [], []
     for name, cost, eps, dlt, D, limit, domain in CASES:
+        if args.only and not any(w in name for w in args.only.split(",")):
+            continue
         kw = dict(cost=cost, epsilon=eps, delta=dlt, sensitivity=D, time_limit=limit, domain=domain)
         runs = {"now": run_isolated(case, kw, hard_timeout=limit + 240)}
         if args.baseline:
