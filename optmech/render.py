@@ -147,6 +147,8 @@ def _g17(v: Any) -> str:
 def _audit_row(result) -> str:
     a = result.audit or {}
     verdict = f"(audit {'passed' if a.get('passed') else 'FAILED'})"
+    if a.get("realised_delta") is not None and str(a.get("method", "")).startswith("closed form"):
+        return f"  privacy           {a['method']}"  # no audit ran: the law is private by its own proof
     if a.get("realised_delta") is not None:
         return f"  audited delta     {_g17(a['realised_delta'])} over {a.get('shifts')} shifts {verdict}"
     if a.get("realised_epsilon") is not None:

@@ -244,10 +244,13 @@ def test_shipped_profiles_load():
         assert all(a.backend in BACKENDS for a in prof.attempts)
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
-        ("chain", None), ("clarabel", None), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
+        ("chain", None), ("clarabel", None), ("highs", "ipm"), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
     ]
     assert default.attempts[1].when == {"builders": ["general"], "min_columns": 3000}
-    assert default.attempts[3].options["run_crossover"] == "on"
+    # IPX first, for the aggregated (ε, δ) LP on ℤ only (optmech/problems/approx_periodic.py)
+    assert default.attempts[2].when == {"builders": ["hockey_stick_aggregated"]}
+    assert default.attempts[2].options["run_crossover"] == "on"
+    assert default.attempts[4].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():
