@@ -258,18 +258,25 @@ def test_the_cube_mechanism_is_the_audited_candidate(monkeypatch):
     assert flat.expected_cost("l1") == pytest.approx(m.expected_cost("l1"), rel=1e-12)
 
 
-@pytest.mark.parametrize("norm,cls", [("l1", "LaplaceND"), ("l2", "L2Laplace")])
+@pytest.mark.parametrize("norm,cls", [("l1", "LaplaceND"), ("l2", "StaircaseND")])
 def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
-    """At resolution 2 the Laplace reference is the upper bound: the mechanism returned is that law,
-    with the reference's own scale, pure ε-DP in the sensitivity's norm."""
+    """At resolution 2 a pure ε-DP reference is the upper bound: for ℓ1 the product Laplace, for ℓ2 the
+    ℓ2 staircase (cheaper than the ℓ2-Laplace, which is its γ → 0 limit's neighbour); the mechanism
+    returned is that law with the reference's own calibration, pure ε-DP in the sensitivity's norm."""
     eps, delta = 2.0, 1e-2
     r = _solve(epsilon=eps, delta=delta, norm=norm, cost=norm, resolution=2, target_gap=0.9)
     m = r.mechanism
-    name = "laplace" if norm == "l1" else "l2_laplace"  # one name per law, as in pure d-D
+    name = "laplace" if norm == "l1" else "staircase"
     assert r.audit["method"] == f"closed form: the {name} reference (its own privacy proof)"
     assert type(m).__name__ == cls and m.dim == 2
     ref = next(x for x in r.references if x.name == name)
-    assert m.scale == ref.parameters["scale"] and m.epsilon == eps and m.sensitivity == 1.0
+    if norm == "l1":
+        assert m.scale == ref.parameters["scale"]
+    else:
+        assert m.gamma == ref.parameters["gamma"] and ref.parameters["norm"] == "l2"
+        l2lap = next(x for x in r.references if x.name == "l2_laplace")
+        assert ref.value <= l2lap.value
+    assert m.epsilon == eps and m.sensitivity == 1.0
     assert r.upper_bound == pytest.approx(ref.value, rel=1e-11)
     p = m.privacy()
     assert (p.notion, p.epsilon, p.delta, p.norm) == ("pure", eps, 0.0, norm)
@@ -286,7 +293,7 @@ def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
 
 
 def test_a_gaussian_upper_bound_returns_no_mechanism_and_says_why():
-    r = _solve(epsilon=2.0, delta=0.05, norm="l2", cost="l2sq", resolution=2, target_gap=0.9)
+    r = _solve(epsilon=1.0, delta=0.05, norm="l2", cost="l2sq", resolution=2, target_gap=0.9)
     assert r.audit["method"] == "closed form: the analytic_gaussian reference (its own privacy proof)"
     assert r.mechanism is None
     sigma = next(x for x in r.references if x.name == "analytic_gaussian").parameters["sigma"]
@@ -305,10 +312,12 @@ def test_cli_json_and_the_saved_mechanism(tmp_path):
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)  # the whole stdout is the JSON result
     assert not any("not exported" in c for c in j["claims"])
-    assert any(c.startswith("mechanism: the l2_laplace reference itself, L2Laplace(") for c in j["claims"])
+    assert any(c.startswith("mechanism: the staircase reference itself, StaircaseND(") for c in j["claims"])
     saved = Result.from_json(save.read_text())
-    assert saved.mechanism_dict() == {"name": "l2_laplace", "epsilon": 2.0, "sensitivity": 1.0, "dim": 2}
-    assert type(saved.mechanism).__name__ == "L2Laplace" and saved.mechanism.scale == 0.5
+    gamma = next(x for x in j["references"] if x["name"] == "staircase")["parameters"]["gamma"]
+    assert saved.mechanism_dict() == {"name": "staircase_nd", "epsilon": 2.0, "sensitivity": 1.0, "gamma": gamma,
+                                      "dim": 2, "norm": "l2"}
+    assert type(saved.mechanism).__name__ == "StaircaseND" and saved.mechanism.gamma == gamma
     assert saved.upper_bound == j["upper_bound"]
     # `optmech sample --from` reads the saved file as users do (a CSV of d columns)
     out = tmp_path / "s.csv"

@@ -306,6 +306,14 @@ class ApproxRealNDFamily:
                               f"reference's calibration): (0, delta)-DP for l1 sensitivity {mech.sensitivity:g}"
                               + ("" if self.norm == "l1" else f", hence for l2 sensitivity {self.D:g} (||t||_1 <= "
                                                               "sqrt(d) ||t||_2)") + ", hence (epsilon, delta)-DP")
+        elif name == "staircase" and par.get("norm") == "l2" and "gamma" in par:
+            from optmech.mechanisms.multidim import StaircaseND
+
+            mech = StaircaseND(epsilon=self.eps, sensitivity=self.D, gamma=par["gamma"], dim=self.d, norm="l2")
+            return mech, (f"mechanism: the staircase reference itself, StaircaseND(epsilon={self.eps!r}, sensitivity="
+                          f"{self.D!r}, gamma={par['gamma']!r}, dim={self.d}, norm='l2'): density g(||x||_2) with the "
+                          "1-D staircase profile g, pure epsilon-DP for l2 sensitivity (|r - r'| <= ||v||_2 by the "
+                          "triangle inequality) [MDA26], hence (epsilon, delta)-DP")
         elif name in ("gaussian", "analytic_gaussian"):
             return None, (f"mechanism: none returned; the upper bound is the {name} reference N(0, sigma^2 I_d), "
                           f"sigma = {par.get('sigma')!r} (its calibration {par.get('theorem', '')}), i.e. {self.d} "

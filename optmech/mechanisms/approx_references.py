@@ -470,6 +470,18 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
             out.append(make_bound("staircase", v, "upper", pos, {"gamma": g}, False,
                                   "the best staircase [Geng13, (2.13)] for a cost not proven symmetric nondecreasing: "
                                   "epsilon-DP hence an upper bound, not known to be the delta = 0 optimum; numeric"))
+    elif nrm == "l2" and name_nd in ("l2", "l2sq"):
+        # the staircase in the sensitivity's own norm: f(x) = g(||x||_2) with the 1-D staircase profile g, so
+        # f(x)/f(x + v) = g(r)/g(r') with |r - r'| <= ||v||_2 <= Delta (triangle inequality): epsilon-DP
+        # [MDA26]; its cost is the closed-form radial moment E R^m (the cone factor of ||x||_2 on its own sphere
+        # is 1) at the numerically chosen gamma, a valid law whatever gamma is
+        from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_cost
+
+        g = optimal_gamma_nd(name_nd, eps, d, D)  # γ* does not depend on the norm (the cone factor does not)
+        value = staircase_nd_cost(name_nd, eps, D, g, d, norm="l2")
+        out.append(make_bound("staircase", value, "upper", pos, {"dim": d, "gamma": g, "norm": "l2"}, True,
+                              "the l2 staircase g(||x||_2) [MDA26] at its best gamma, epsilon-DP for l2 sensitivity "
+                              "Delta (triangle inequality), hence (epsilon, delta)-DP; closed-form radial moment"))
     else:
         from optmech.mechanisms.multidim import staircase_nd_optimal_cost
 
