@@ -21,7 +21,8 @@ from scipy.optimize import linprog
 from optmech import solve
 from optmech.costs import as_cost
 from optmech.errors import SpecError
-from optmech.families.approx import nonnegative_geometric_upper, truncated_geometric_half_width
+from optmech.families.approx import nonnegative_geometric_upper
+from optmech.mechanisms.deployed_integer import truncated_geometric_law
 from optmech.spec import ApproxDP, IntegerLattice, NonNegativeIntegers, Problem, PureDP
 
 
@@ -90,9 +91,9 @@ def hockey_stick_mp(p: list, v: int, eps) -> mpmath.mpf:
 
 
 @pytest.mark.parametrize("eps, delta, D", [(1.0, 0.01, 1), (0.5, 0.05, 3), (1.0, 1e-4, 4), (2.0, 1e-3, 2)])
-def test_truncated_geometric_half_width_is_the_smallest(eps, delta, D):
+def test_truncated_geometric_half_width_is_the_smallest_private_one(eps, delta, D):
     mpmath.mp.dps = 40
-    T = truncated_geometric_half_width(eps, delta, D)
+    T = int(truncated_geometric_law(eps, delta, D).parameters["T"])
     lam = mpmath.e ** (-mpmath.mpf(eps) / D)
 
     def worst(T: int) -> mpmath.mpf:
@@ -159,7 +160,7 @@ def test_time_limit_bracket_on_n_is_certified():
     d = json.loads(p.stdout)
     assert d["lower_bound"] > 0 and d["upper_bound"] < math.inf
     assert d["audit"]["passed"]
-    T = truncated_geometric_half_width(1.0, 1e-6, 64)
+    T = int(truncated_geometric_law(1.0, 1e-6, 64).parameters["T"])
     assert d["upper_bound"] <= T * (1 + 1e-9)
 
 

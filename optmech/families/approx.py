@@ -188,39 +188,17 @@ def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D:
     return up
 
 
-def truncated_geometric_half_width(epsilon: float, delta: float, sensitivity: int) -> int:
-    r"""The smallest T >= Δ − 1 for which the truncated discrete Laplace law p(x) ∝ λ^{|x|} on [−T, T],
-    λ = e^{−ε/Δ}, is (ε, δ)-DP at sensitivity Δ (float arithmetic: the law is audited exactly afterwards).
-
-    [derived] For a shift 0 < v <= Δ and x, x + v both in [−T, T], p(x)/p(x + v) = λ^{|x| − |x+v|}
-    <= λ^{−v} <= e^ε, so the only positive hockey-stick terms are the v points x ∈ [T − v + 1, T]
-    whose partner leaves the support: δ(v) = Σ_{j<v} λ^{T−j}/Z, increasing in v, with
-    Z = (1 + λ − 2λ^{T+1})/(1 − λ); the shift −v gives the same by x ↦ −x.  Hence the law is
-    (ε, δ)-DP iff δ(Δ) = λ^{T−Δ+1}(1 − λ^Δ)/((1 − λ)Z) <= δ, decreasing in T.
-    """
-    lam = math.exp(-epsilon / sensitivity)
-    one_m = -math.expm1(-epsilon / sensitivity)
-
-    def delta_at(T: int) -> float:
-        z = (1 + lam - 2 * lam ** (T + 1)) / one_m
-        return lam ** (T - sensitivity + 1) * (-math.expm1(-epsilon)) / (one_m * z)
-
-    lo, hi = sensitivity - 1, sensitivity
-    while delta_at(hi) > delta:
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if delta_at(mid) > delta else (lo, mid)
-    return hi
-
-
 def nonnegative_geometric_upper(cost, epsilon: float, delta: float, sensitivity: int) -> "_Upper | None":
-    """The truncated discrete Laplace law of :func:`truncated_geometric_half_width` moved onto ℕ
-    (p(x) ∝ λ^{|x − T|} on [0, 2T]; a shift of (ε, δ)-DP noise is (ε, δ)-DP), audited for every shift
-    with outward rounding and priced at the integers: a certified upper bound for noise on ℕ (T is
-    raised by one, at most three times, if the float choice of T fails the exact audit).  None when
-    no audited law passes."""
-    T = truncated_geometric_half_width(epsilon, delta, sensitivity)
+    """The truncated discrete Laplace law p(x) ∝ λ^{|x|} on [−T, T], λ = e^{−ε/Δ}, with the smallest
+    private half-width T (derived and certified in interval arithmetic by
+    :func:`optmech.mechanisms.deployed_integer.truncated_geometric_law`), moved onto ℕ: p(x) ∝
+    λ^{|x − T|} on [0, 2T] (a shift of (ε, δ)-DP noise is (ε, δ)-DP); audited again here for every shift
+    with outward rounding on the float masses and priced at the integers: a certified upper bound for
+    noise on ℕ (T is raised by one, at most three times, if the float masses fail the audit).  None
+    when no audited law passes."""
+    from optmech.mechanisms.deployed_integer import truncated_geometric_law
+
+    T = int(truncated_geometric_law(epsilon, delta, sensitivity).parameters["T"])
     for _ in range(4):
         x = np.arange(2 * T + 1)
         p = np.concatenate([np.zeros(2 * T), np.exp(-epsilon / sensitivity * np.abs(x - T))])
