@@ -88,7 +88,7 @@ COARSE_START = 16
 #: 1-D, even cost: from this sensitivity on, the exact level (k = 1) solves the aggregated relaxation of
 #: :mod:`optmech.problems.approx_periodic` (one row per shift and residue class of the middle zone),
 #: falling back to the per-point LP when its primal needs a substantial mixing repair.
-AGGREGATE_FROM = 24
+AGGREGATE_FROM = 16
 #: its zone starts AGGREGATE_BAND periods from 0 and ends AGGREGATE_OUTER_BAND periods before the support's
 #: estimated end (an outer band of 1 period left the relaxation 1e-5 short in our measurements; 2 was exact).
 AGGREGATE_BAND, AGGREGATE_OUTER_BAND = 1, 2
