@@ -415,6 +415,9 @@ def build_table(kind: str, *, cost: str, sensitivities: Sequence, epsilons: Sequ
     if kind not in KINDS:
         raise SpecError(f"tables are for pure and approx privacy (on Z, R, Z^d and R^d), got {kind!r}: solve "
                         "Lipschitz privacy and Wasserstein utility one problem at a time with optmech solve")
+    if domain == "nonnegative":
+        raise SpecError("tables are on Z or R (domain integer or continuous); for noise on N use optmech solve "
+                        "--domain nonnegative, or a sweep spec with domain = \"nonnegative\" (optmech run)")
     if domain not in ("integer", "continuous"):
         raise SpecError(f"domain must be integer or continuous, got {domain!r}")
     if kind == "approx" and domain == "continuous":

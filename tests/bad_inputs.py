@@ -28,7 +28,7 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --privacy approx --epsilon 0 --delta 1e-7 --domain integer", 2, "at epsilon = 0"),
     ("solve --privacy pure --epsilon 1 --domain nonnegative", 2, "cannot live on N"),
     ("solve --privacy approx --epsilon 1 --delta 0.1 --dim 2 --domain nonnegative", 2, "in 1-D"),
-    ("table --privacy approx --domain nonnegative --epsilon 1 --delta 0.1", 2, "domain must be integer or continuous"),
+    ("table --privacy approx --domain nonnegative --epsilon 1 --delta 0.1", 2, "for noise on N use optmech solve"),
     ("solve --privacy approx --epsilon 1 --delta 0.1 --domain continuous --dim 2 --cost linf", 2, "l2sq and expressions"),
     ("solve --privacy approx --epsilon 1 --delta 0.001 --domain continuous --dim 3 --norm l2 --cost l2 --resolution 16", 2,
      "GiB"),
