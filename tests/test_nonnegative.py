@@ -177,3 +177,17 @@ def test_small_delta_is_certified_on_z():
     assert r.upper_bound <= 2 * lam / (1 - lam * lam)
     thm = theorem_lower_bound("abs", 1.0, 1e-10, 4)
     assert thm.valid and r.lower_bound >= float(thm.value) * (1 - 1e-9)
+
+
+def test_large_nonnegative_law_uses_its_closed_form():
+    """Δ = 5000, δ = 1e-10: the law on ℕ has ~2·10⁶ points, too many to audit shift by shift within a
+    solve; its upper end is then its closed-form certificate (δ(T) in interval arithmetic, E Y = T)."""
+    p = run_cli("solve", "--privacy", "approx", "--epsilon", "0.1", "--delta", "1e-10", "--sensitivity", "5000",
+                "--domain", "nonnegative", "--cost", "abs", "--time-limit", "3", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    T = int(truncated_geometric_law(0.1, 1e-10, 5000).parameters["T"])
+    assert d["certified"] and T <= d["upper_bound"] <= T * (1 + 1e-11)
+    assert d["audit"]["passed"] and d["audit"]["realised_delta"] <= 1e-10
+    assert d["audit"]["method"].startswith("closed form")
+    assert 0 < d["lower_bound"] <= d["upper_bound"]
