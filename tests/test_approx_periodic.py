@@ -232,3 +232,25 @@ def test_node_prices_aggregated_lp_is_below_the_per_point_node_lp():
     lf = dual_lower_bound(full.lp, rf.row_dual, rf.objective)
     assert ra.objective <= rf.objective * (1 + 1e-9)
     assert la.value <= ra.objective * (1 + 1e-9) and lf.value <= rf.objective * (1 + 1e-9)
+
+
+def test_spread_upper_through_the_node_law_bounds_the_full_audit():
+    """A coarse level's spread pmf audited through its node law (the mix identity of the module docstring of
+    optmech.families.approx) bounds the full audit of the fine pmf at every shift, and prices it the same."""
+    from optmech.families import approx as fa
+    from optmech.solvers import load_profile, solve_lp
+    from optmech.spec import ApproxDP, IntegerLattice, Problem
+
+    prob = Problem(privacy=ApproxDP(0.1, 0.01), cost="abs", domain=IntegerLattice(), sensitivity=96)
+    fam = fa.ApproxFamily(prob, None)
+    built = fam.build(fam._level(6, fam._window(16)))
+    raw = solve_lp(built.lp, load_profile("default"))
+    full = fam.upper(built, raw)
+    p, R = full.p, full.R
+    k = 6
+    block = p[p > 0].reshape(-1, k)[:, 0]  # the block masses, in order (every block is nonzero here)
+    fast = fam._spread_upper(block, k, p, R)
+    assert fast.certified and full.certified
+    assert np.all(fast.shifts_delta >= full.shifts_delta)
+    assert fast.realised_delta <= full.realised_delta * (1 + 1e-12)
+    assert fast.value == full.value

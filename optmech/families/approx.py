@@ -99,6 +99,9 @@ AGGREGATE_REPAIR = 1e-3
 #: 1-D: the LP is solved with the budget δ − DELTA_SLACK·δ/0.01 (its duals certified against δ): room for the
 #: audit's outward rounding, so that the primal passes without the mixing repair.
 DELTA_SLACK = 1e-14
+#: 1-D coarse levels: a spread pmf whose full audit would sum more than this many terms ((2R + 1)·2Δ) is
+#: audited through its node law instead (``ApproxFamily._spread_upper``; about 10 s of audit at this size).
+SPREAD_AUDIT_TERMS = 1e9
 #: 1-D: at most this many re-solves with a budget slack after a step whose primal needed the mixing repair.
 MAX_SLACK_TRIES = 2
 #: A dropped shift is added when the primal's audited δ exceeds δ by this relative margin.
@@ -624,13 +627,45 @@ class ApproxFamily:
         p, R = alp.box_masses(raw.x), alp.R
         if k > 1:  # node i's mass spread evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1
             lo = -alp.R * k - (0 if self.nonneg else k // 2)  # on ℕ: ik .. ik + k − 1 (stays on ℕ)
-            fine = np.repeat(p / k, k)
+            block = p / k
+            fine = np.repeat(block, k)
             R = max(-lo, lo + fine.size - 1)
             p = np.zeros(2 * R + 1)
             p[lo + R: lo + R + fine.size] = fine
+            if fine.size * 2.0 * self.D > SPREAD_AUDIT_TERMS:
+                up = self._spread_upper(block, k, p, R)
+                up.coarse_factor = k
+                return up
         up = upper_from_pmf(self.problem.cost, p, R, self.eps, self.delta, self.D, nonnegative=self.nonneg)
         up.coarse_factor = k
         return up
+
+    def _spread_upper(self, block: np.ndarray, k: int, p: np.ndarray, R: int) -> "_Upper":
+        """The spread pmf's upper bound without auditing its (2R + 1)·2Δ terms (module docstring, coarse
+        levels) [derived]: the fine law is the renormalised block masses w_i = fl(p_i/k) spread evenly over
+        blocks of k integers, and its hockey-stick sum at v = ak + b (0 <= b < k) is the mix
+        ((k − b)/k)·δ_w(a) + (b/k)·δ_w(a + 1) of the node law's sums (δ_w(0) = 0).  So the node law w is
+        audited at the node shifts 0 < |a| <= Δ/k (outward rounding, :func:`optmech.audit.hockey_stick_array`)
+        and every fine shift's δ is bounded by that mix, rounded up.  Where the bound exceeds δ no repair
+        is tried (it would need the full audit): the step then has no certified upper bound."""
+        m = self.D // k
+        node = hockey_stick_array(block, shift_vectors(1, m, half=False), self.eps)  # shifts −m..−1, 1..m
+        d_pos = np.concatenate([[0.0], node[m:]])  # δ_w(a), a = 0..m
+        d_neg = np.concatenate([[0.0], node[:m][::-1]])  # δ_w(−a), a = 0..m
+        v = np.arange(1, self.D + 1)
+        a, b = v // k, v % k
+        frac = b / k
+        a1 = np.minimum(a + 1, m)
+
+        def mix(dd: np.ndarray) -> np.ndarray:
+            return np.nextafter((1 - frac) * dd[a] + frac * dd[a1], np.inf) * (1 + 4 * _U)
+
+        per = np.concatenate([mix(d_neg)[::-1], mix(d_pos)])  # the order of shift_vectors: −Δ..−1, 1..Δ
+        real = float(per.max())
+        certified = real <= self.delta
+        value = _price(self.problem.cost, p, R)
+        note = "" if certified else f"audit failed: delta({self.eps:g}) = {real:.17g} > {self.delta:g}"
+        return _Upper(p, R, value, real, per, certified and math.isfinite(value), 0.0, note)
 
     def extra_uppers(self, step: Step) -> list:
         """At the first step, for a 1-D cost not proven nondecreasing in |x|: the audited pmf shifted
