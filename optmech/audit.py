@@ -954,7 +954,7 @@ def _two_product(c: float, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _TINY = 2.0**-900
 
 
-def hockey_stick_1d(p: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.ndarray:
+def hockey_stick_1d(p: np.ndarray, shifts: np.ndarray, epsilon: float, *, renormalise: bool = True) -> np.ndarray:
     r"""1-D :func:`hockey_stick_array` with rounding errors relative to each term, not to the masses.
 
     Each term p(x) − c·p(x+v) (c = e^ε rounded down, so the exact term is at most this) is
@@ -967,12 +967,14 @@ def hockey_stick_1d(p: np.ndarray, shifts: np.ndarray, epsilon: float) -> np.nda
     δ = 1e-10.  Masses below 2^-900 get the plain widening 3u(a + c·b) (no underflow in the
     splitting).  The points whose partner leaves the window contribute their masses, summed
     directly (no cancellation); every sum is ``math.fsum`` (correctly rounded), widened by 4u and
-    rounded up, then scaled by the renormalisation bound as in :func:`hockey_stick_array`.
+    rounded up, then scaled by the renormalisation bound as in :func:`hockey_stick_array`
+    (``renormalise=False``: not scaled, a bound for the masses exactly as given — a window of a law whose
+    mass outside it the caller accounts for).
     """
     c = float(np.nextafter(np.nextafter(math.exp(epsilon), 0.0), 0.0))
     n = p.size
     total = math.fsum(p)
-    scale = 1.0 / min(1.0, total * (1.0 - 4 * _U)) if total > 0 else 1.0
+    scale = 1.0 / min(1.0, total * (1.0 - 4 * _U)) if total > 0 and renormalise else 1.0
     out = np.empty(len(shifts))
     for i, s in enumerate(np.asarray(shifts, dtype=np.int64)):
         s = int(s)

@@ -229,38 +229,20 @@ def window_delta(p: np.ndarray, epsilon: float, shifts: np.ndarray, *, pmf_error
     r"""Upper bounds on δ_s = Σ_x [p(x) − e^ε p(x+s)]_+ of an exact law, one per shift s in ``shifts`` (>= 1).
 
     ``p`` is a float window (zero outside it) within Σ|p − p_exact| <= ``pmf_error`` of the exact law on
-    the window, whose mass outside the window is <= ``tail_mass``.  Bound: the float hockey-stick sum
-    (e^ε rounded down, every term raised by 3u(a + e^ε b) before [·]_+, terms whose x + s leaves the window
-    counted as p(x), a pairwise sum raised by its error bound γ_{log2 n + 3}) plus (1 + e^ε)·pmf_error
+    the window, whose mass outside the window is <= ``tail_mass``.  Bound: the project's outward-rounded
+    hockey-stick sum of the window's masses as given (:func:`optmech.audit.hockey_stick_1d`, not
+    renormalised; terms whose x + s leaves the window count as p(x)) plus (1 + e^ε)·pmf_error
     (|[a − cb]_+ − [a' − cb']_+| <= |a − a'| + c|b − b'|) plus tail_mass (terms at x outside the window are
     <= p(x); dropping p(x + s) for x + s outside the window only raises a term); rounded up, clipped to 1.
-    Vectorised: O(N) numpy work per shift (the same bound as :func:`optmech.audit.hockey_stick_array`,
-    which sums with ``math.fsum``).
     """
-    p = np.asarray(p, dtype=float)
-    c = float(np.nextafter(np.nextafter(math.exp(epsilon), 0.0), 0.0))
-    n = p.size
-    out = np.empty(len(shifts))
+    from optmech.audit import hockey_stick_1d
+
+    shifts = np.asarray(shifts, dtype=np.int64)
+    if shifts.size and int(shifts.min()) < 1:
+        raise SpecError(f"shifts must be >= 1, got {int(shifts.min())}")
+    body = hockey_stick_1d(np.asarray(p, dtype=float), shifts, epsilon, renormalise=False)
     extra = (1.0 + math.exp(epsilon) * (1 + 4 * U)) * pmf_error + tail_mass
-    buf = np.empty(n)
-    for i, s in enumerate(np.asarray(shifts, dtype=np.int64)):
-        s = int(s)
-        if s < 1:
-            raise SpecError(f"shifts must be >= 1, got {s}")
-        if s >= n:
-            body = _sum_up(p)
-        else:
-            a, b = p[: n - s], p[s:]
-            t = buf[: n - s]
-            np.multiply(b, c, out=t)
-            w = a + t                      # a + cb (rounding allowance base)
-            np.subtract(a, t, out=t)
-            t += 3.0 * U * w
-            np.maximum(t, 0.0, out=t)
-            body = _sum_up(t) + _sum_up(p[n - s:])
-        v = (body + extra) * (1.0 + 4.0 * U)
-        out[i] = min(1.0, float(np.nextafter(v, np.inf)))
-    return out
+    return np.minimum(1.0, np.nextafter((body + extra) * (1.0 + 4.0 * U), np.inf))
 
 
 def _audit(p: np.ndarray, eps: float, D: int, pmf_error: float, tail_mass: float, *,
