@@ -163,6 +163,8 @@ class _Upper:
         self.certified, self.mixed, self.note = certified, mixed, note
         #: per-shift δ of the pmf before the mixing repair (None when no repair was needed)
         self.pre_repair_delta: np.ndarray | None = None
+        #: a coarse level's node law audited at its shifts ±1..Δ/k (``ApproxFamily._spread_upper``), else None
+        self.node_delta: np.ndarray | None = None
 
 
 def upper_from_pmf(cost, p: np.ndarray, R: int, epsilon: float, delta: float, D: int, price=None,
@@ -277,7 +279,7 @@ def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
 
 
 # -- references ------------------------------------------------------------------------------------
-def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[ReferenceValue]:
+def approx_reference_values(problem, lo: float, up: float, ctx=None, *, nonnegative_law=None) -> list[ReferenceValue]:
     """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`); in 1-D each
     law at its best integer shift (:func:`optmech.mechanisms.references.shift_references`, the rule
     of every family), except a uniform law whose second exact sum would not fit the time left.  In
@@ -291,7 +293,7 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     D = int(problem.sensitivity)
     bounds = approx_references(problem.cost, problem.epsilon, problem.delta, D, problem.dim, ctx=ctx)
     if getattr(problem.domain, "nonnegative", False):
-        return reference_values(nonnegative_references(bounds, problem), lo, up)
+        return reference_values(nonnegative_references(bounds, problem, nonnegative_law), lo, up)
     if problem.dim == 1:
         bounds += discrete_gaussian_bounds(problem.cost, problem.epsilon, problem.delta, D)
 
@@ -310,16 +312,17 @@ def approx_reference_values(problem, lo: float, up: float, ctx=None) -> list[Ref
     return reference_values(bounds, lo, up)
 
 
-def nonnegative_references(bounds: list, problem) -> list:
+def nonnegative_references(bounds: list, problem, law: "_Upper | None" = None) -> list:
     """The references of a problem on ℕ: the lower bounds on V* over ℤ (a law on ℕ is a law on ℤ, so
     they bound the optimum on ℕ from below too), and the truncated discrete Laplace moved onto ℕ
-    (:func:`nonnegative_geometric_upper`, audited).  The two-sided laws are left out: they are not
-    supported on ℕ."""
+    (:func:`nonnegative_geometric_upper`, audited; ``law``: that bound, when the caller has it).  The
+    two-sided laws are left out: they are not supported on ℕ."""
     from optmech.mechanisms.approx_bounds import make_bound
 
     out = [b for b in bounds if b.kind == "lower"]
     if problem.epsilon > 0:
-        up = nonnegative_geometric_upper(problem.cost, problem.epsilon, problem.delta, int(problem.sensitivity))
+        up = law if law is not None else nonnegative_geometric_upper(problem.cost, problem.epsilon, problem.delta,
+                                                                     int(problem.sensitivity))
         if up is not None:
             out.append(make_bound("truncated_geometric_nonnegative", up.value, "upper", {"audit passed": True},
                                   dict(up.parameters, realised_delta=up.realised_delta), True,
@@ -403,6 +406,8 @@ class ApproxFamily:
         self.far_ok = (self.d == 1 and not self.nonneg and getattr(cost, "kind", "") == "expr"
                        and not cost.is_symmetric_nondecreasing(integer=True))
         self.far_upper, self.shift, self.infimum = None, 0, None
+        #: noise on ℕ: the audited truncated geometric of :meth:`initial_uppers`, reused by the references
+        self.nonneg_law: _Upper | None = None
         #: whether the exact level may use the aggregated relaxation (off after a step whose primal needed repair)
         self.aggregate = self.d == 1 and self.even and not self.nonneg
         self.prev_gap = math.inf
@@ -427,7 +432,7 @@ class ApproxFamily:
         if self.eps <= 0:
             return []
         if self.nonneg:
-            up = nonnegative_geometric_upper(self.problem.cost, self.eps, self.delta, self.D)
+            up = self.nonneg_law = nonnegative_geometric_upper(self.problem.cost, self.eps, self.delta, self.D)
             return [up] if up is not None else []
         if self.d == 1:
             from optmech.families.pure1d import laplace_upper
@@ -665,7 +670,9 @@ class ApproxFamily:
         certified = real <= self.delta
         value = _price(self.problem.cost, p, R)
         note = "" if certified else f"audit failed: delta({self.eps:g}) = {real:.17g} > {self.delta:g}"
-        return _Upper(p, R, value, real, per, certified and math.isfinite(value), 0.0, note)
+        up = _Upper(p, R, value, real, per, certified and math.isfinite(value), 0.0, note)
+        up.node_delta = node  # the node law's audit, which :meth:`_violated_coarse` reads instead of redoing it
+        return up
 
     def extra_uppers(self, step: Step) -> list:
         """At the first step, for a 1-D cost not proven nondecreasing in |x|: the audited pmf shifted
@@ -760,13 +767,16 @@ class ApproxFamily:
             return set()
         m = alp.sensitivity
         shifts = shift_vectors(1, m, half=False)
-        per = hockey_stick_array(p / math.fsum(p), shifts, self.eps)
+        per = step.upper.node_delta if isinstance(step.upper, _Upper) else None  # audited already by _spread_upper (the same law)
+        if per is None:
+            per = hockey_stick_array(p / math.fsum(p), shifts, self.eps)
         kept = set(self._kept(alp))
         mags = np.abs(shifts[:, 0])
         return {int(v) for v in mags[per > self.delta * (1 + SHIFT_VIOLATION)] if int(v) not in kept}
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        return approx_reference_values(self.problem, lower, upper, self.ctx)
+        return approx_reference_values(self.problem, lower, upper, self.ctx,
+                                       nonnegative_law=self.nonneg_law)
 
     def _report_closed_form(self, best, last: Step | None) -> dict:
         """The report when the upper end is one of :meth:`initial_uppers` (no LP's pmf was cheaper, or no LP

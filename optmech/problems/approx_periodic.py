@@ -146,14 +146,9 @@ def build_aggregated(
     if not (0.0 < delta < 1.0) or not epsilon >= 0.0:
         raise SpecError("epsilon must be >= 0 and delta in (0, 1)")
     outer_band = band if outer_band is None else int(outer_band)
-    if periods is None:
-        m_pos = m_neg = zone_periods(epsilon, delta, D, N, band, outer_band)
-    elif np.ndim(periods) == 1:  # (periods on the positive side, periods on the negative side)
-        m_pos, m_neg = (int(a) for a in periods)
-    else:
-        m_pos = m_neg = int(periods)
+    m = zone_periods(epsilon, delta, D, N, band, outer_band) if periods is None else int(periods)
     L = band * D
-    if min(m_pos, m_neg) < 0 or max(m_pos, m_neg) > 0 and L + max(m_pos, m_neg) * D - 1 > N:
+    if m < 0 or (m > 0 and L + m * D - 1 > N):
         raise SpecError("the zone must end within the inner half-width N")
     R = N + D
     M = 2 * R + 1
@@ -182,12 +177,7 @@ def build_aggregated(
     col_far = n_p
 
     # zones: starts L_z (0-based box index L_z + R), P columns per (zone, offset)
-    if m_pos != m_neg and mode == "even":
-        raise SpecError("the ±x reduction needs the same number of periods on both sides")
-    zones = [(L, m_pos), (-(L + m_neg * D - 1), m_neg)] if min(m_pos, m_neg) > 0 else []
-    starts = np.array([z[0] for z in zones], dtype=np.int64)
-    mz = np.array([z[1] for z in zones], dtype=np.int64)
-    m = int(mz.max()) if len(mz) else 0
+    starts = np.array([L, -(L + m * D - 1)], dtype=np.int64) if m > 0 else np.zeros(0, dtype=np.int64)
     n_z = len(starts)
     j_all = np.arange(D)
     if n_z:
@@ -200,8 +190,8 @@ def build_aggregated(
         pcol = np.zeros((0, D), dtype=np.int64)
     col_P0 = col_far + 1
     in_zone = np.zeros(M, dtype=bool)
-    for Lz, mm in zip(starts, mz):
-        in_zone[Lz + R: Lz + R + mm * D] = True
+    for Lz in starts:
+        in_zone[Lz + R: Lz + R + m * D] = True
 
     # shifts
     v_all = np.arange(1, D + 1) if even else np.concatenate([np.arange(-D, 0), np.arange(1, D + 1)])
@@ -254,8 +244,7 @@ def build_aggregated(
     hi = s >= D
     lo = s < 0
     a_pt = np.where(hi, Lz + jp, Lz - D + jp)  # the point added (coefficient +e^ε if hi, −e^ε if lo)
-    mc = mz[cz] if n_c else np.zeros(0, dtype=np.int64)
-    b_pt = np.where(hi, Lz + mc * D + jp, Lz + (mc - 1) * D + jp)
+    b_pt = np.where(hi, Lz + m * D + jp, Lz + (m - 1) * D + jp)
     corr = hi | lo
     ci = np.flatnonzero(corr)
     crow = np.arange(n_c)
@@ -271,12 +260,10 @@ def build_aggregated(
         zz = np.repeat(own, D)
         jj = np.tile(j_all, len(own))
         r_def = np.arange(len(zz))
-        reps = mz[zz]  # each row's number of points
-        k_of = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)  # k = 0..m_z − 1 per row
-        pts = np.repeat(starts[zz] + jj, reps) + k_of * D + R  # 0-based
+        pts = starts[zz][:, None] + np.arange(m)[None, :] * D + jj[:, None] + R  # (rows, m) 0-based
         pdef = sp.coo_array((np.concatenate([np.ones(len(zz)), -np.ones(pts.size)]),
-                             (np.concatenate([r_def, np.repeat(r_def, reps)]),
-                              np.concatenate([col_P0 + pcol[zz, jj], point_var[pts]]))),
+                             (np.concatenate([r_def, np.repeat(r_def, m)]),
+                              np.concatenate([col_P0 + pcol[zz, jj], point_var[pts.ravel()]]))),
                             shape=(len(zz), n_cols))
     else:
         pdef = sp.coo_array((0, n_cols))
@@ -313,7 +300,7 @@ def build_aggregated(
         col_blocks={"p": slice(0, n_p), "far": slice(col_far, col_far + 1), "P": slice(col_P0, col_P0 + n_P),
                     "t": slice(col_t0, col_tau0), "tau": slice(col_tau0, col_e0), "edge": slice(col_e0, n_cols)},
         meta={"normalisation_row": row_blocks["normalisation"].start, "epsilon": epsilon, "delta": delta,
-              "exp_epsilon": e, "symmetry": mode, "zone_starts": starts.tolist(), "zone_periods": m if m_pos == m_neg else [int(m_pos), int(m_neg)],
+              "exp_epsilon": e, "symmetry": mode, "zone_starts": starts.tolist(), "zone_periods": m,
               "class_shift": cs, "class_zone": cz, "class_offset": cj, "band": band, "outer_band": outer_band,
               "min_shift": min_shift},
     )
