@@ -522,6 +522,20 @@ class Mechanism:
         return Privacy("pure", self.epsilon, 0.0, self.sensitivity, "abs" if self.dim == 1 else "l1",
                        f"{self.name}: density ratio <= e^epsilon for shifts up to the sensitivity")
 
+    def privacy_loss_distribution(self, sensitivity=None, **kwargs):
+        """A pessimistic dp_accounting ``PrivacyLossDistribution`` of this noise, to compose it with
+        other mechanisms (:func:`optmech.interop.accounting.privacy_loss_distribution`; needs
+        ``pip install optmech[interop]``).
+
+        >>> from optmech.mechanisms import Laplace
+        >>> pld = Laplace(epsilon=1, sensitivity=1).privacy_loss_distribution()
+        >>> float(pld.self_compose(2).get_delta_for_epsilon(2.0)) < 1e-9
+        True
+        """
+        from optmech.interop.accounting import privacy_loss_distribution
+
+        return privacy_loss_distribution(self, sensitivity, **kwargs)
+
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe parameters; ``Mechanism.from_dict`` inverts it."""
