@@ -21,7 +21,7 @@ The sampler.  Noise is drawn by optmech's exact sampler (``mechanism.exact_sampl
 law of a draw equals the stated pmf exactly (no floating-point sampling attack [Mironov 2012]).
 ``rng=None`` keys ChaCha20 from the OS CSPRNG at every call; an int seed or a numpy Generator
 keys one stream, created once and continued across calls (reproducible, hence private only while
-the seed is secret).  Outputs are computed in exact integer arithmetic and saturate at the ends
+the seed is secret; two measurements built from the same seed draw the same noise).  Outputs are computed in exact integer arithmetic and saturate at the ends
 of the output type (i32/i64 range, ± the largest finite float): saturation is post-processing.
 
 Why "honest-but-curious".  OpenDP proves the privacy maps of its own constructors; a user
@@ -125,7 +125,8 @@ def _check_guarantee(p: Privacy, what: str) -> None:
     if p.notion not in ("pure", "approx"):
         raise SpecError(f"{what} states an unknown privacy notion {p.notion!r}")
     if not (isinstance(p.epsilon, Real) and math.isfinite(p.epsilon) and p.epsilon >= 0):
-        raise SpecError(f"{what} has no certified finite epsilon (got {p.epsilon!r}): nothing to state in a privacy map")
+        raise SpecError(f"{what} has no certified finite epsilon (got {p.epsilon!r}): nothing to state in a "
+                        "privacy map")
     if p.notion == "approx" and not (isinstance(p.delta, Real) and 0 <= p.delta <= 1):
         raise SpecError(f"{what} has no certified delta in [0, 1] (got {p.delta!r})")
     if p.sensitivity is None or not (float(p.sensitivity) > 0 and math.isfinite(float(p.sensitivity))):
@@ -269,7 +270,8 @@ def make_measurement(mechanism, *, T: str | None = None, bits: int | None = None
     dp = _import_opendp()
     release = mechanism if isinstance(mechanism, LatticeRelease) else None
     if release is None and not isinstance(mechanism, Mechanism):
-        raise SpecError(f"make_measurement needs an optmech Mechanism (or a LatticeRelease), got {type(mechanism).__name__}")
+        raise SpecError("make_measurement needs an optmech Mechanism (or a LatticeRelease), got "
+                        f"{type(mechanism).__name__}")
     name = type(mechanism if release is None else release.mechanism).__name__
     stated = (mechanism if release is None else release.mechanism).privacy()
     _check_guarantee(stated, name)
@@ -279,8 +281,8 @@ def make_measurement(mechanism, *, T: str | None = None, bits: int | None = None
     integer = release is None and mechanism.lattice
     if release is None and not integer:
         if not has_lattice_release(mechanism):
-            raise SpecError(f"{name} is continuous and has no exact sampler nor lattice release (released: {RELEASED}); "
-                            "use a lattice law (e.g. a solve on the integer lattice)")
+            raise SpecError(f"{name} is continuous and has no exact sampler nor lattice release (released: "
+                            f"{RELEASED}); use a lattice law (e.g. a solve on the integer lattice)")
         release = LatticeRelease(mechanism, DEFAULT_BITS if bits is None else bits)
     dim = int(mechanism.dim if release is None else release.dim)
     if integer:
