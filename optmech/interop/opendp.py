@@ -21,8 +21,9 @@ The sampler.  Noise is drawn by optmech's exact sampler (``mechanism.exact_sampl
 law of a draw equals the stated pmf exactly (no floating-point sampling attack [Mironov 2012]).
 ``rng=None`` keys ChaCha20 from the OS CSPRNG at every call; an int seed or a numpy Generator
 keys one stream, created once and continued across calls (reproducible, hence private only while
-the seed is secret; two measurements built from the same seed draw the same noise).  Outputs are computed in exact integer arithmetic and saturate at the ends
-of the output type (i32/i64 range, ± the largest finite float): saturation is post-processing.
+the seed is secret; two measurements built from the same seed draw the same noise).  Outputs are
+computed in exact integer arithmetic and saturate at the ends of the output type (i32/i64 range,
+± the largest finite float): saturation is post-processing.
 
 Why "honest-but-curious".  OpenDP proves the privacy maps of its own constructors; a user
 measurement's map is a callback that OpenDP trusts without proof, so the constructor is gated
