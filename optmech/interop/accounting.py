@@ -64,9 +64,13 @@ Which pair, per family
   neighbouring relation, in both directions (the shift set is closed under s → −s, which swaps the
   pair), and the PLD is symmetric.  The dropping step removes only points where the upper bounds
   are non-convex by their rounding margins; it cannot make g smaller than δ*.
-  Accuracy: on [x_a, x_b] with x_b <= x_a e^h, g(x) <= max(u_a, u_b) <= δ*(ε − h) + margins, and
-  between grid points farther apart δ* has no breakpoint (no loss lies there), so it is linear and
-  the chord is exact: δ*(ε) <= δ_PLD(ε) <= δ*(ε − h) + margins at one composition.
+  Accuracy: the grid also holds every multiple of h with |ε| <= min(largest |loss|,
+  ``UNIFORM_POINTS``·h/2) (10 at h = 1e-4).  On [x_a, x_b] with x_b = x_a e^h,
+  g(x) <= max(u_a, u_b) = u_a <= δ*(ε − h) + margins (δ* nonincreasing), so
+  δ*(ε) <= δ_PLD(ε) <= δ*(ε − h) + margins at one composition, for ε in that range.  (The loss
+  points alone would not do: a maximum over shifts has breakpoints where two shifts' curves
+  cross, which are not losses.)  Beyond the range only the loss points are used: still an upper
+  bound, with no stated accuracy.
 
   *The upper bounds u_i.*  For shift s, with the finite losses L_k = ln p(k) − ln p(k + s) sorted,
   δ_s(ε) = Σ_{L_k > ε} (p(k) − e^ε p(k+s)) + (mass at +∞), evaluated for all grid ε at once from
@@ -125,6 +129,8 @@ __all__ = [
 U = 2.0**-53
 #: Largest window (points or cells) the construction materialises.
 MAX_POINTS = 4_000_000
+#: Points of the uniform h-grid of the profile construction (|ε| <= UNIFORM_POINTS·h/2).
+UNIFORM_POINTS = 200_000
 INSTALL_HINT = "privacy loss distributions need dp_accounting: pip install optmech[interop]"
 
 
@@ -141,7 +147,12 @@ def dp_modules():
 @dataclass(frozen=True)
 class WindowLaw:
     """Masses ``p`` on consecutive indices (points of ℤ or cells), ``tail`` an upper bound of the
-    mass outside them, ``shifts`` the index shifts s of the pairs (P, P_s), P_s(k) = p(k + s)."""
+    mass outside them, ``shifts`` the index shifts s of the pairs (P, P_s), P_s(k) = p(k + s).
+
+    >>> law = WindowLaw(np.array([0.25, 0.5, 0.25]), 0.0, (1,))
+    >>> float(shift_profile(law, np.array([0.0]))[0]) >= 0.25      # TV of the pair at shift 1
+    True
+    """
 
     p: np.ndarray
     tail: float
@@ -158,7 +169,13 @@ def _window_bounds(mechanism, tail_mass: float) -> tuple[int, int]:
 
 def lattice_window(mechanism, tail_mass: float = 1e-15) -> tuple[np.ndarray, int, float]:
     """``(p, lo, tail)``: the pmf of a 1-D lattice law on ``lo..lo+len(p)−1`` and an upper bound
-    of the mass outside (cdf/sf of the law plus 4u for their rounding)."""
+    of the mass outside (cdf/sf of the law plus 4u for their rounding).
+
+    >>> from optmech.mechanisms import DiscreteLaplace
+    >>> p, lo, tail = lattice_window(DiscreteLaplace(epsilon=1, sensitivity=1))
+    >>> lo == -(p.size - 1) // 2, tail < 1e-14
+    (True, True)
+    """
     lo, hi = _window_bounds(mechanism, tail_mass)
     if hi - lo + 1 > MAX_POINTS:
         raise SpecError(f"the window holding all but {tail_mass:g} of the mass has {hi - lo + 1} points "
@@ -171,7 +188,13 @@ def lattice_window(mechanism, tail_mass: float = 1e-15) -> tuple[np.ndarray, int
 
 def cell_window(mechanism, tail_mass: float = 1e-15) -> tuple[np.ndarray, int, float]:
     """``(masses, cells_per_period, tail)`` of a density constant on cells (see the module
-    docstring): the staircase (cells cut at ℤΔ ∪ (ℤΔ ± γΔ)) or a ``PiecewiseConstantDensity``."""
+    docstring): the staircase (cells cut at ℤΔ ∪ (ℤΔ ± γΔ)) or a ``PiecewiseConstantDensity``.
+
+    >>> from optmech.mechanisms import Staircase
+    >>> masses, per, tail = cell_window(Staircase(epsilon=1, sensitivity=1, gamma=0.3))
+    >>> per, bool(abs(masses.sum() + tail - 1) < 1e-12)            # cells at 0, 0.3, 0.7 per period
+    (3, True)
+    """
     D = float(mechanism.sensitivity)
     name = getattr(mechanism, "name", "")
     if name == "staircase":
@@ -221,7 +244,12 @@ def _pair_terms(p: np.ndarray, s: int):
 
 def shift_profile(law: WindowLaw, epsilons: np.ndarray) -> np.ndarray:
     r"""Upper bounds of max_{s in law.shifts} Σ_k [p(k) − e^ε p(k+s)]_+ (+ the tail), at each ε
-    (any real ε; the module docstring states the slack added)."""
+    (any real ε; the module docstring states the slack added).
+
+    >>> law = WindowLaw(np.array([0.5, 0.5]), 0.0, (1, -1))
+    >>> [round(float(d), 12) for d in shift_profile(law, np.array([0.0, 5.0]))]   # half the mass leaves
+    [0.5, 0.5]
+    """
     eps = np.asarray(epsilons, dtype=float)
     c = np.nextafter(np.nextafter(np.exp(eps), 0.0), 0.0)  # e^ε rounded down
     best = np.zeros(eps.shape)
@@ -248,7 +276,13 @@ def _connect_dots_masses(r: np.ndarray, d: np.ndarray, h: float) -> np.ndarray:
 
 
 def connect_dots_pld(law: WindowLaw, value_discretization_interval: float = 1e-4):
-    """The dominating PLD of the profile construction (module docstring) for all pairs of ``law``."""
+    """The dominating PLD of the profile construction (module docstring) for all pairs of ``law``.
+
+    >>> law = WindowLaw(np.array([0.2, 0.3, 0.5]), 0.0, (1, -1))
+    >>> pld = connect_dots_pld(law)
+    >>> bool(pld.get_delta_for_epsilon(0.1) >= shift_profile(law, np.array([0.1]))[0] - 1e-12)
+    True
+    """
     pld, pld_pmf = dp_modules()
     h = float(value_discretization_interval)
     grid = []
@@ -257,7 +291,10 @@ def connect_dots_pld(law: WindowLaw, value_discretization_interval: float = 1e-4
         grid.append(np.floor((loss - margin) / h))
         grid.append(np.ceil((loss + margin) / h))
         grid.append(np.round(loss / h))  # the nearest grid point: exact at losses on the grid
-    r = np.unique(np.concatenate(grid + [np.zeros(1)])).astype(np.int64)
+    pts = np.concatenate(grid + [np.zeros(1)])
+    reach = min(float(np.abs(pts).max()), UNIFORM_POINTS / 2.0)  # the uniform part: |ε| <= reach·h
+    uniform = np.arange(-math.ceil(reach), math.ceil(reach) + 1, dtype=float)
+    r = np.unique(np.concatenate([pts, uniform])).astype(np.int64)
     d = np.minimum.accumulate(shift_profile(law, r * h))
     while r.size > 1:  # drop non-convex points (any subset keeps the curve above the profile)
         probs = _connect_dots_masses(r, d, h)
@@ -272,7 +309,13 @@ def connect_dots_pld(law: WindowLaw, value_discretization_interval: float = 1e-4
 def pair_pld(law: WindowLaw, shift: int, value_discretization_interval: float = 1e-4, *, symmetric: bool = False):
     """The PLD of the single pair (P, P_s) ("remove") and its reverse (P_s, P) = the pair at −s
     ("add"), privacy buckets with every loss rounded up (pessimistic), window and tail as in
-    the module docstring; ``symmetric=True`` (a symmetric law) keeps one side."""
+    the module docstring; ``symmetric=True`` (a symmetric law) keeps one side.
+
+    >>> law = WindowLaw(np.array([0.2, 0.3, 0.5]), 0.0, (1,))
+    >>> d = float(pair_pld(law, 1).get_delta_for_epsilon(0.0))   # TV = 0.5, losses rounded up by <= h
+    >>> 0.5 <= d < 0.5 + 1e-4
+    True
+    """
     pld, _ = dp_modules()
     h = float(value_discretization_interval)
 
