@@ -15,7 +15,7 @@ import sys
 from typing import Sequence
 
 from optmech import __version__
-from optmech.cli import mechanisms, solve, sweeps
+from optmech.cli import mechanisms, recommend, solve, sweeps
 from optmech.cli.args import EXIT_INPUT, EXIT_INTERNAL, EXIT_SOLVER, HelpFormatter, epilog, paragraph
 
 
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"optmech {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=OptmechParser, metavar="COMMAND")
     solve.add_parsers(sub)
+    recommend.add_parsers(sub)
     mechanisms.add_parsers(sub)
     sweeps.add_parsers(sub)
     return p
