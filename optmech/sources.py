@@ -57,6 +57,10 @@ WORKS: dict[str, str] = {
             "51(2), 2023, arXiv:2108.04303.",
     "AR23": 'J. Awan, A. Ramasethu, "Optimizing Noise for f-Differential Privacy via Anti-Concentration and Stochastic '
             'Dominance", arXiv:2308.08343, 2023.',
+    "ZDW22": 'Y. Zhu, J. Dong, Y.-X. Wang, "Optimal Accounting of Differential Privacy via Characteristic Function", '
+             'AISTATS 2022, arXiv:2106.08567.',
+    "DGKKM22": 'V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi, "Connect the Dots: Tighter Discrete '
+               'Approximations of Privacy Loss Distributions", PETS 2022, arXiv:2207.04380.',
 }
 
 

@@ -131,6 +131,15 @@ BAD_INPUTS: list[tuple[str, int, str]] = [
     ("solve --epsilon 1 --cost 'x - 1'", 2, "not proven bounded below"),
     # Lipschitz LPs clip the cost at 0: a cost that may be negative would give a lower bound above V*
     ("solve --privacy lipschitz --epsilon 1 --cost 'x**2 - 1'", 2, "needs a cost proven nonnegative"),
+    # recommend (issue 39): checked before any solve
+    ("recommend --epsilon 1 --prefer-standard abc", 2, "--prefer-standard must be a tolerance"),
+    ("recommend --epsilon 1 --prefer-standard=-1%", 2, "--prefer-standard must be a tolerance in [0"),
+    ("recommend --epsilon 1 --compositions 0", 2, "compositions"),
+    ("recommend --epsilon 1 --compositions 2.5", 2, "compositions"),
+    ("recommend --epsilon 1 --delta 1e-6 --json --format csv", 2, "two outputs"),
+    ("recommend --epsilon 1 --delta 1e-6 --dim 2 --compositions 3", 2, "1-D"),
+    ("recommend --epsilon 1 --delta 1.5", 2, "delta"),
+    ("recommend --epsilon 1 --domain nonnegative", 2, "nonnegative"),
 ]
 
 

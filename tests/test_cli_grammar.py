@@ -97,10 +97,11 @@ def test_the_same_flag_has_the_same_default_in_every_command():
 def test_shared_flags_appear_where_they_did():
     subs = subparsers(build_parser())
     have = {flag: sorted(n for n, s in subs.items() if option(s, flag)) for flag in SHARED}
-    assert have["--domain"] == ["mechanism", "sample", "solve", "table"]
+    assert have["--domain"] == ["mechanism", "recommend", "sample", "solve", "table"]
     assert have["--workers"] == ["reproduce", "run", "table"]
-    assert have["--time-limit"] == ["compare", "solve", "table"]
-    assert have["--json"] == ["audit", "compare", "mechanism", "reproduce", "run", "sample", "solve", "store"]
+    assert have["--time-limit"] == ["compare", "recommend", "solve", "table"]
+    assert have["--json"] == ["audit", "compare", "mechanism", "recommend", "reproduce", "run", "sample", "solve",
+                              "store"]
 
 
 def test_a_default_domain_is_told_apart_from_an_explicit_one():
@@ -243,11 +244,12 @@ def test_cli_layering_is_one_way():
     graph = ci.module_graph(str(ROOT / "optmech"))
     cli = {m for m in graph if m == "optmech.cli" or m.startswith("optmech.cli.")}
     assert cli == {"optmech.cli", "optmech.cli.__main__", "optmech.cli.main", "optmech.cli.args", "optmech.cli.solve",
-                   "optmech.cli.mechanisms", "optmech.cli.sweeps", "optmech.cli.signals"}
+                   "optmech.cli.mechanisms", "optmech.cli.sweeps", "optmech.cli.signals", "optmech.cli.recommend"}
     for m, deps in graph.items():
         if m not in cli and m != "optmech.__main__":  # ``python -m optmech`` is the command line's other door
             assert not deps & cli, f"library module {m} imports the CLI: {deps & cli}"
-    for m in ("optmech.cli.args", "optmech.cli.solve", "optmech.cli.mechanisms", "optmech.cli.sweeps"):
+    for m in ("optmech.cli.args", "optmech.cli.solve", "optmech.cli.mechanisms", "optmech.cli.sweeps",
+              "optmech.cli.recommend"):
         assert "optmech.cli.main" not in graph[m], m
     assert graph["optmech.cli.args"] & cli == set(), "args imports no other CLI module"
     sub = {m: graph[m] & cli for m in cli}

@@ -226,3 +226,23 @@ def test_bad_input_one_line(args, fragment):
     out = cli(*args)
     assert out.returncode == 2 and out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and fragment in out.stderr
+
+
+def test_readme_examples_are_the_tested_ones_and_its_doctests_pass():
+    """The README's recommend commands are the ones above; its OpenDP and dp_accounting examples run."""
+    import doctest
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "optmech recommend " + " ".join(INTEGER_APPROX) in readme
+    assert "optmech recommend " + " ".join(REAL_COMPOSED) in readme
+    pytest.importorskip("opendp")
+    pytest.importorskip("dp_accounting")
+    start = readme.index("## Using the optimal noise in OpenDP and dp_accounting")
+    end = readme.index("\n## ", start + 3)
+    section = readme[start:end]
+    test = doctest.DocTestParser().get_doctest(section, {}, "README: Using the optimal noise", "README.md", 0)
+    assert len(test.examples) >= 15
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0
