@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time every name is resol
     from optmech.spec import (ApproxDP, Continuous, ExpectedCost, IntegerLattice, Lipschitz, Problem, PureDP,
                               Wasserstein)
     from optmech.store import read as read_store
+    from optmech.recommendation import Recommendation, recommend
     from optmech.table import build_table
 
 __version__ = "0.1.0"
@@ -41,6 +42,8 @@ _LAZY = {
     "Cost": ("optmech.costs", "Cost"),
     "read_store": ("optmech.store", "read"),
     "build_table": ("optmech.table", "build_table"),
+    "recommend": ("optmech.recommendation", "recommend"),
+    "Recommendation": ("optmech.recommendation", "Recommendation"),
     **{n: ("optmech.spec", n) for n in ("Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous",
                                         "ExpectedCost", "Wasserstein")},
     **{n: ("optmech.mechanisms", n) for n in ("Mechanism", "Laplace", "DiscreteLaplace", "Staircase",
@@ -50,12 +53,13 @@ _LAZY = {
 
 #: submodules a user reaches as attributes (``optmech.store.read(path)``), imported on first use
 _SUBMODULES = frozenset({"store", "table", "plots", "mechanisms", "costs", "spec", "drive", "result", "sweep",
-                         "certify", "sources", "audit", "compare", "errors", "inputs", "reproduce", "workers"})
+                         "certify", "sources", "audit", "compare", "errors", "inputs", "reproduce", "workers",
+                         "interop", "recommendation"})
 
 __all__ = ["__version__", "solve", "Problem", "PureDP", "ApproxDP", "Lipschitz", "IntegerLattice", "Continuous",
            "ExpectedCost", "Wasserstein", "Cost", "Result", "Status", "OptmechError", "SpecError",
            "Mechanism", "Laplace", "DiscreteLaplace", "Staircase", "DiscreteStaircase", "Geometric", "Uniform",
-           "UniformContinuous", "make_mechanism", "read_store", "build_table"]
+           "UniformContinuous", "make_mechanism", "read_store", "build_table", "recommend", "Recommendation"]
 
 
 def __getattr__(name: str):  # lazy public API, keeps `import optmech` cheap

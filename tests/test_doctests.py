@@ -23,7 +23,7 @@ import optmech
 #: The modules of the public API, each checked and run separately.
 MODULES = ["optmech", "optmech.spec", "optmech.drive", "optmech.result", "optmech.mechanisms", "optmech.costs",
            "optmech.plots", "optmech.compare", "optmech.store", "optmech.table", "optmech.sweep", "optmech.workers",
-           "optmech.inputs", "optmech.exact", "optmech.recommend", "optmech.interop.opendp",
+           "optmech.inputs", "optmech.exact", "optmech.recommendation", "optmech.interop.opendp",
            "optmech.interop.accounting"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

@@ -1,4 +1,4 @@
-"""``optmech recommend`` and ``optmech.recommend.recommend``: every cost in the table recomputed here.
+"""``optmech recommend`` and ``optmech.recommendation.recommend``: every cost in the table recomputed here.
 
 The expected costs of the rows are re-derived independently of the library: closed forms
 (Laplace Δ/ε, the discrete Laplace's 2λ/(1 − λ²), the staircase's Δ/(2 sinh(ε/2)) [Geng13, Thm 2.5],
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from optmech.recommend import COLUMNS, recommend
+from optmech.recommendation import COLUMNS, recommend
 
 # The README's examples (section "Which noise should I add?")
 INTEGER_APPROX = ["--epsilon", "1", "--delta", "1e-6", "--sensitivity", "10"]

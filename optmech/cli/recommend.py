@@ -1,7 +1,7 @@
 """``optmech recommend``: which noise to add, the certified optimum beside every deployable mechanism.
 
 The parser is added by :func:`add_parsers` (handler in ``args.handler``); the work is
-:func:`optmech.recommend.recommend`.
+:func:`optmech.recommendation.recommend`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def parse_tolerance(text: str) -> float:
 def _cmd_recommend(args: argparse.Namespace) -> int:
     from optmech.cli.signals import InterruptOnSignals
     from optmech.errors import SpecError
-    from optmech.recommend import recommend
+    from optmech.recommendation import recommend
 
     fmt = "json" if args.json else args.format
     if args.json and args.format not in ("text", "json"):

@@ -243,10 +243,10 @@ def recommend(epsilon: float, delta: float = 0.0, *, sensitivity: float = 1, dom
     result = solve(problem, solver=solver, time_limit=time_limit)
     rec = _rank(problem, result, tol)
     if k > 1:
-        from optmech.recommend_compose import compose_candidates
+        from optmech.recommendation_composed import compose_candidates
 
         share = None
-        if privacy == "pure":  # pure ε-DP composes exactly: each release at ε/k (optmech.recommend_compose)
+        if privacy == "pure":  # pure ε-DP composes exactly: each release at ε/k (optmech.recommendation_composed)
             share = recommend(eps / k, 0.0, sensitivity=sensitivity, domain=domain, dim=dim, norm=norm, cost=cost,
                               prefer_standard=tol, time_limit=time_limit, solver=solver, target_gap=target_gap)
         rec.compositions = compose_candidates(problem, rec, k, solver=solver, time_limit=time_limit, at_share=share)

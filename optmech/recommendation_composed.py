@@ -41,7 +41,7 @@ OPTIMUM_STEPS = 7
 
 def compose_candidates(problem, rec, k: int, *, solver: str | None = None, time_limit: float | None = None,
                        at_share=None) -> dict:
-    """The composition table of ``rec`` (a :class:`~optmech.recommend.Recommendation`) for ``k`` releases.
+    """The composition table of ``rec`` (a :class:`~optmech.recommendation.Recommendation`) for ``k`` releases.
 
     ``at_share`` is the Recommendation for one release at ε/k, which a total δ = 0 needs (module docstring).
     """
