@@ -83,7 +83,8 @@ CATALOGUE: dict[str, Entry] = {
     "analytic_gaussian": Entry("analytic Gaussian [BW18]", "make_gaussian (float input, zCDP)", "float"),
     "discrete_gaussian": Entry("discrete Gaussian [CKS20]", "make_gaussian (integer input, zCDP)", "exact"),
     "truncated_laplace": Entry("truncated Laplace, exact δ [GDGK20]", "no", "float"),
-    "truncated_geometric": Entry("truncated discrete Laplace (double geometric), exact δ", "no", "none"),
+    "truncated_geometric": Entry("truncated discrete Laplace (double geometric), exact δ",
+                                 "no (OpenDP issue 2375; optmech.interop.opendp.make_measurement wraps it)", "exact"),
     "truncated_geometric_nonnegative": Entry("truncated discrete Laplace moved onto ℕ, exact δ", "no", "none"),
     "rounded_tulap": Entry("rounded Tulap [AV23]", "no (make_canonical_noise is the Tulap on floats)", "none"),
     "staircase": Entry("staircase [Geng13]", "no", "float"),
@@ -280,7 +281,7 @@ def _rank(problem, result, tol: float) -> Recommendation:
         rows.append(_row(ref.name, CATALOGUE[ref.name], value, value, bool(ref.exact), parameters,
                          _guarantee(problem), ref.note, lower, upper, mech))
     if spec["privacy"] == "approx" and problem.dim == 1 and spec["domain"] == "integer":
-        added = _deployed_rows(problem, lower, upper, seen)
+        added = _deployed_rows(problem, lower, upper, seen, mechanisms)
         if added is None:
             notes.append("the truncated discrete Laplace and the rounded Tulap are costed for |x| and x² only: "
                          "not listed for this cost")
@@ -354,7 +355,7 @@ def _row(name: str, entry: Entry, cost_lo: float, cost_hi: float, exact: bool, p
     }
 
 
-def _deployed_rows(problem, lower: float, upper: float, seen: set[str]) -> list[dict] | None:
+def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanisms: dict) -> list[dict] | None:
     """The truncated discrete Laplace and the rounded Tulap, calibrated to (ε, δ) exactly, with their
     certified cost enclosures (:mod:`optmech.mechanisms.deployed_integer`)."""
     from optmech.mechanisms.deployed_integer import deployed_laws
@@ -371,7 +372,14 @@ def _deployed_rows(problem, lower: float, upper: float, seen: set[str]) -> list[
         lo, hi = law.cost(cost)
         parameters = {k: v for k, v in law.parameters.items() if isinstance(v, (int, float))}
         guarantee = f"({_g(problem.epsilon)}, {_g(problem.privacy.delta)})-DP; δ(ε) <= {_g(law.delta_bound)} certified"
-        out.append(_row(name, CATALOGUE[name], lo, hi, True, parameters, guarantee, law.note, lower, upper, None))
+        mech = None
+        if name == "truncated_geometric":
+            from optmech.mechanisms import TruncatedDiscreteLaplace
+
+            mech = TruncatedDiscreteLaplace(epsilon=problem.epsilon, sensitivity=int(problem.sensitivity),
+                                            half_width=int(law.parameters["T"]))
+            mechanisms[name] = mech
+        out.append(_row(name, CATALOGUE[name], lo, hi, True, parameters, guarantee, law.note, lower, upper, mech))
     return out
 
 

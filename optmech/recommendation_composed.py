@@ -16,15 +16,16 @@ How each candidate is calibrated
   (:func:`optmech.interop.accounting.calibrate_for_compositions`, dp_accounting's pessimistic PLDs built
   from the exact laws; to 0.1 % in the scale).  The search runs between the single-release calibration
   (which no k >= 2 composition can afford) and the basic-composition one ((ε/k, δ/k) per release, which
-  always suffices).
+  always suffices).  The truncated discrete Laplace has two parameters (ε_i and its δ_i); like the optimum
+  below it takes δ_i = δ/(2k) and searches ε_i.
 - **The optimum.**  The LP optimum is computed for one release at a given (ε_i, δ_i); under composition
   there is no single-release problem whose optimum is known to be optimal for the composition.  We take
   δ_i = δ/(2k) and bisect ε_i geometrically in [ε/k, ε] (solving the (ε_i, δ_i) problem at each step, accounting its
   audited law by PLD) to a factor k^(1/128) (1.8 % at k = 10).  This is a *heuristic* per-release budget split, stated as such: the row is a
   certified-private mechanism with a certified cost, not an optimum under composition.
 
-Laws without a privacy loss distribution here (the truncated Laplace, the truncated discrete Laplace,
-the rounded Tulap) are listed with the reason.
+Laws without a privacy loss distribution here (the truncated Laplace on ℝ, the rounded Tulap) are
+listed with the reason.
 """
 
 from __future__ import annotations
@@ -113,6 +114,12 @@ def _family(name: str, eps: float, delta: float, sens: float, k: int, cost, inte
             return make_mechanism(name, epsilon=sens / b, sensitivity=int(sens) if integer else sens, cost=spec)[0]
 
         return (make, lo_b, hi_b, lambda b, m: f"ε_i = {sens / b:.6g} (shape re-optimised)")
+    if name == "truncated_geometric" and integer:
+        from optmech.mechanisms import TruncatedDiscreteLaplace
+
+        s, d_i = int(sens), delta / (2 * k)
+        return (lambda b: TruncatedDiscreteLaplace(epsilon=s / b, delta=d_i, sensitivity=s), lo_b, hi_b,
+                lambda b, m: f"ε_i = {s / b:.6g}, δ_i = {d_i:.3g}, T = {m.half_width}")
     if name in ("analytic_gaussian", "gaussian") and not integer:
         from optmech.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma
 

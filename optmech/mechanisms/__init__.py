@@ -61,6 +61,7 @@ from optmech.mechanisms.multidim import (
 from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discrete_staircase_nd_costs
 from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, Tabulated
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
+from optmech.mechanisms.truncated_discrete_laplace import TruncatedDiscreteLaplace
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
 from optmech.mechanisms.lattice_release import LatticeRelease
 from optmech.mechanisms.rng import as_generator, secure_generator
@@ -73,6 +74,7 @@ __all__ = [
     "Reference",
     "Uniform",
     "UniformContinuous",
+    "TruncatedDiscreteLaplace",
     "StaircaseND",
     "DiscreteStaircaseND",
     "LatticeRelease",

@@ -104,7 +104,7 @@ from optmech.errors import SpecError
 from optmech.mechanisms.gaussian import (discrete_gaussian_cost, discrete_gaussian_delta,
                                          discrete_gaussian_log_normaliser)
 
-__all__ = ["IntegerLaw", "window_delta", "discrete_laplace_law", "truncated_geometric_law",
+__all__ = ["IntegerLaw", "window_delta", "discrete_laplace_law", "truncated_geometric_law", "truncated_geometric_delta",
            "truncated_geometric_nonneg_law", "discrete_gaussian_law", "rounded_tulap_law", "rounded_tulap_at", "deployed_laws",
            "enclose_moments", "LAW_NAMES", "FULL_AUDIT_LIMIT", "SUBSAMPLE"]
 
@@ -328,6 +328,23 @@ def _tg_delta(lam, D: int, T: int):
     # x from top < 0 to T: the masses at 1..T, at 0 and at 1..|top|
     s = lambda n: lam * (1 - lam**n) / (1 - lam)  # noqa: E731
     return (s(T) + 1 + s(-top)) / Z
+
+
+def truncated_geometric_delta(epsilon: float, sensitivity: int, half_width: int) -> float:
+    """A rigorous upper bound (interval arithmetic, rounded up) of δ(ε) of the truncated double geometric
+    on [−T, T], T = ``half_width``: the mass of its top min(Δ, 2T + 1) points (module docstring).
+
+    >>> import math
+    >>> lam = math.exp(-1.0)                      # Δ = 1: δ(T) = λ^T / Z_T
+    >>> z = 1 + 2 * lam * (1 - lam**5) / (1 - lam)
+    >>> math.isclose(truncated_geometric_delta(1.0, 1, 5), lam**5 / z, rel_tol=1e-12)
+    True
+    """
+    eps, _, D = _check(epsilon, 0.25, sensitivity)   # (δ is not used here)
+    if isinstance(half_width, bool) or int(half_width) != half_width or int(half_width) < 0:
+        raise SpecError(f"half_width must be a nonnegative integer, got {half_width!r}")
+    with _iv_precision():
+        return _ends(_tg_delta(_lam(eps, D), D, int(half_width)))[1]
 
 
 def truncated_geometric_law(epsilon: float, delta: float, sensitivity: int) -> IntegerLaw:
