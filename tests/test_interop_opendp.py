@@ -73,8 +73,19 @@ def test_solved_approx_pmf_measurement(approx_pmf, approx_pmf_delta):
     assert delta <= 1e-3 * (1 + 1e-9)  # the solver's target
     assert meas.map(1) == meas.map(4) == (eps, delta)
     assert meas.check(4, (1.0, 1e-3 * (1 + 1e-9)))
+    # beyond Δ: the exact audit at shifts 1..5, against the brute-force sum in fractions
+    law = approx_pmf.law
+    w = {k: Fraction(float(x)) for k, x in zip(range(law.k_lo, law.k_hi + 1), law.weights)}
+    total = sum(w.values())
+    p = {k: v / total for k, v in w.items() if v > 0}
+    eps5, delta5 = meas.map(5)
+    shifts5 = [s for s in range(-5, 6) if s]
+    assert eps5 == 1.0 and delta5 > delta
+    assert float(brute_delta(p, shifts5, E_HI)) <= delta5 <= float(brute_delta(p, shifts5, E_LO)) * (1 + 1e-9)
+    from optmech.interop.opendp import MAX_AUDIT_SHIFT
+
     with pytest.raises(dp.OpenDPException, match="refused"):
-        meas.map(5)
+        meas.map(MAX_AUDIT_SHIFT + 1)  # beyond the audit's reach, and no (ε, δ) group privacy
 
 
 def test_solved_approx_pmf_draws_follow_the_pmf(approx_pmf):
@@ -106,8 +117,8 @@ def test_chain_after_clamp_and_sum(approx_pmf):
     assert isinstance(out, int)
     assert chain.map(1) == meas.map(4)
     assert chain.check(1, meas.map(4))
-    with pytest.raises(dp.OpenDPException, match="refused"):
-        chain.map(2)  # the sum moves by 8 > Δ = 4: no (ε, δ) is certified there
+    eps8, delta8 = chain.map(2)  # the sum moves by 8 > Δ = 4: the exact audit at shifts 1..8
+    assert eps8 == 1.0 and delta8 >= meas.map(5)[1] and delta8 == meas.map(8)[1]
 
     # pure DP: two records move the sum by 8 = 2Δ; discrete Laplace's exact ratio gives 2ε
     pure = summed >> make_measurement(DiscreteLaplace(epsilon=0.5, sensitivity=4), rng=3)

@@ -47,7 +47,8 @@ The privacy map is optmech's audit of the law actually drawn, the guarantee ``g`
 ``map(d_in)`` then returns
 
 1. for 0 <= d_in <= Δ: g's ε (pure) or (ε, δ) — the guarantee holds for every pair within Δ;
-2. for d_in > Δ and pure g, the least of the bounds below that applies (each is valid):
+2. for d_in > Δ and pure g, the least of the bounds a–c below that applies (each is valid); for
+   (ε, δ) g, bound d:
 
    a. group privacy, ε·⌈d_in/Δ⌉ rounded up, on ℤ, ℝ, ℝ^d (ℓ1, ℓ2) and ℤ^d (ℓ1).  Proof: let
       x, x' be at distance <= d_in and m = ⌈d_in/Δ⌉.  A chain x = x_0, …, x_m = x' of points of
@@ -64,7 +65,11 @@ The privacy map is optmech's audit of the law actually drawn, the guarantee ``g`
       :func:`optmech.audit.realised_epsilon` at sensitivity d_in (largest mass ratio over the
       shifts 1..d_in, tails included, rounded up);
 
-3. anything else is refused: an (ε, δ) guarantee beyond Δ (group privacy for (ε, δ) is not
+   d. (ε, δ) and a LatticePMF with an integer d_in <= ``MAX_AUDIT_SHIFT``: (ε, δ') with δ' the exact
+      audit :func:`optmech.audit.delta_curve` at the same ε over the shifts 1..d_in (tails in closed
+      form, rounded up; never below the guarantee's δ);
+
+3. anything else is refused: any other (ε, δ) guarantee beyond Δ (group privacy for (ε, δ) is not
    computed here), d_in < 0 or NaN, ℓ2 on integer vectors beyond Δ.  The map raises
    :class:`~optmech.errors.SpecError`, which OpenDP reports (``OpenDPException``).
 
@@ -161,6 +166,15 @@ class _PrivacyMap:
         if d <= self.sens:
             return self._at_sensitivity()
         g = self.g
+        law = self.law
+        if (g.notion != "pure" and isinstance(law, LatticePMF) and self.integer and d.denominator == 1
+                and d <= MAX_AUDIT_SHIFT):
+            from optmech.audit import delta_curve
+
+            # (d) the exact audit at the shifts 1..d_in, at the same ε (tails in closed form, rounded up)
+            beyond = float(delta_curve(law.law, int(d), [float(g.epsilon)])[0])
+            if beyond < 1.0:
+                return (float(g.epsilon), max(beyond, float(g.delta)))
         if g.notion != "pure":
             raise SpecError(f"refused: the ({g.epsilon:.6g}, {g.delta:.6g})-DP guarantee is certified for d_in <= "
                             f"{g.sensitivity} (the sensitivity); d_in = {d_in} is beyond it (no (epsilon, delta) "
@@ -170,7 +184,6 @@ class _PrivacyMap:
                             "where no chain of integer points within the sensitivity is guaranteed")
         eps = Fraction(g.epsilon)
         bounds = [eps * math.ceil(d / self.sens)]  # (a) group privacy
-        law = self.law
         if isinstance(law, (DiscreteLaplace, DiscreteLaplaceND)) and g.norm in ("abs", "l1"):
             bounds.append(Fraction(law.epsilon) * d / Fraction(law.sensitivity))  # (b) exact
         best = _round_up(min(bounds))
