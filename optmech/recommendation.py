@@ -93,7 +93,8 @@ CATALOGUE: dict[str, Entry] = {
 }
 
 #: The (ε, δ) integer laws of :mod:`optmech.mechanisms.deployed_integer` added on ℤ in 1-D (abs, square).
-_DEPLOYED = ("truncated_geometric", "rounded_tulap")
+#: The discrete Gaussian is among them for Δ beyond what the solve prices (its family skips it above Δ = 64).
+_DEPLOYED = ("truncated_geometric", "rounded_tulap", "discrete_gaussian")
 
 
 @dataclass
@@ -379,6 +380,15 @@ def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanis
             mech = TruncatedDiscreteLaplace(epsilon=problem.epsilon, sensitivity=int(problem.sensitivity),
                                             half_width=int(law.parameters["T"]))
             mechanisms[name] = mech
+        elif name == "discrete_gaussian":
+            from optmech.mechanisms.gaussian import DiscreteGaussian
+
+            try:
+                mech = DiscreteGaussian(sigma=law.parameters["sigma"], epsilon=problem.epsilon,
+                                        sensitivity=int(problem.sensitivity))
+                mechanisms[name] = mech
+            except SpecError:
+                mech = None
         out.append(_row(name, CATALOGUE[name], lo, hi, True, parameters, guarantee, law.note, lower, upper, mech))
     return out
 
