@@ -49,7 +49,7 @@ from typing import Any, Iterator
 
 from optmech.errors import SpecError
 
-__all__ = ["Recommendation", "recommend", "CATALOGUE", "COLUMNS", "COST_MARGIN"]
+__all__ = ["Recommendation", "recommend", "add_compositions", "check_compositions", "CATALOGUE", "COLUMNS", "COST_MARGIN"]
 
 #: The finest default target gap of the V* bracket (a family's own default when coarser): a choice of
 #: noise needs the ratios to about 4 digits, and on ℤ the coarse levels reach 1e-4 in under a second at
@@ -128,6 +128,8 @@ class Recommendation:
     mechanisms: dict = field(default_factory=dict, repr=False)
     result: Any = field(default=None, repr=False)
     compositions: dict | None = None
+    #: what :func:`recommend` was called with (for :func:`add_compositions`)
+    settings: dict = field(default_factory=dict, repr=False)
 
     def __iter__(self) -> Iterator[dict]:
         return iter(self.rows)
@@ -241,18 +243,44 @@ def recommend(epsilon: float, delta: float = 0.0, *, sensitivity: float = 1, dom
     if target_gap is None and problem.target_gap < RECOMMEND_GAP:  # a choice of noise needs about 4 digits
         problem = dataclasses.replace(problem, target_gap=RECOMMEND_GAP)
     if k > 1:
-        _check_compositions(problem, k)
+        check_compositions(problem, k)
     result = solve(problem, solver=solver, time_limit=time_limit)
     rec = _rank(problem, result, tol)
-    if k > 1:
-        from optmech.recommendation_composed import compose_candidates
+    rec.settings = {"problem": problem, "prefer_standard": tol, "solver": solver, "time_limit": time_limit, "target_gap": target_gap,
+                    "domain": domain, "norm": norm, "cost": cost}
+    if k > 1 and rec.status != "interrupted":
+        add_compositions(rec, k)
+    return rec
 
-        share = None
-        if privacy == "pure":  # pure ε-DP composes exactly: each release at ε/k (optmech.recommendation_composed)
-            share = recommend(eps / k, 0.0, sensitivity=sensitivity, domain=domain, dim=dim, norm=norm, cost=cost,
-                              prefer_standard=tol, time_limit=time_limit, solver=solver, target_gap=target_gap)
-        rec.compositions = compose_candidates(problem, rec, k, solver=solver, time_limit=time_limit, at_share=share)
-        rec.notes = [n for n in rec.notes if "(see --compositions)" not in n]  # the table's own note says it
+
+def add_compositions(rec: Recommendation, compositions: int) -> Recommendation:
+    """Fill ``rec.compositions``: each candidate calibrated for ``compositions`` releases under the total
+    guarantee (:mod:`optmech.recommendation_composed`).  ``recommend(..., compositions=k)`` calls it; the
+    command line calls it apart, so that an interrupt during these solves keeps the finished table.
+
+    >>> rec = recommend(1.0, sensitivity=1, domain="continuous")
+    >>> rows = add_compositions(rec, 4).compositions["rows"]       # pure DP: each release at ε/4
+    >>> next(r["per_release"] for r in rows if r["mechanism"] == "staircase")
+    'ε_i = 0.25'
+    """
+    from optmech.recommendation_composed import compose_candidates
+
+    if isinstance(compositions, bool) or int(compositions) != compositions or int(compositions) < 1:
+        raise SpecError(f"compositions must be a positive integer, got {compositions!r}")
+    k = int(compositions)
+    problem = rec.settings.get("problem")
+    if problem is None:
+        raise SpecError("add_compositions needs the Recommendation returned by recommend()")
+    check_compositions(problem, k)
+    cfg = rec.settings
+    share = None
+    if rec.problem["privacy"] == "pure":  # pure ε-DP composes exactly: each release at ε/k
+        share = recommend(rec.problem["epsilon"] / k, 0.0, sensitivity=problem.sensitivity, domain=cfg["domain"],
+                          dim=problem.dim, norm=cfg["norm"], cost=cfg["cost"], prefer_standard=cfg["prefer_standard"],
+                          time_limit=cfg["time_limit"], solver=cfg["solver"], target_gap=cfg["target_gap"])
+    rec.compositions = compose_candidates(problem, rec, k, solver=cfg["solver"], time_limit=cfg["time_limit"],
+                                          at_share=share)
+    rec.notes = [n for n in rec.notes if "(see --compositions)" not in n]  # the table's own note says it
     return rec
 
 
@@ -438,7 +466,13 @@ def _reference_mechanism(problem, name: str, parameters: dict):
 # compositions
 
 
-def _check_compositions(problem, k: int) -> None:
+def check_compositions(problem, k: int) -> None:
+    """Refuse, with one line, a composition table this module cannot account (before any solve).
+
+    >>> from optmech.spec import Problem
+    >>> check_compositions(Problem.from_params({"privacy": "pure", "epsilon": 1}), 3) is None
+    True
+    """
     if problem.dim != 1:
         raise SpecError("--compositions is accounted in 1-D only (dp_accounting's privacy loss distributions)")
     if k > 10_000:

@@ -118,13 +118,36 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
     tol = parse_tolerance(args.prefer_standard)
     tl = parse_time_limit(args.time_limit)
     gap = _number("target-gap", args.target_gap)
+    from optmech.errors import Interrupted
+    from optmech.recommendation import add_compositions
+
+    if k < 1:
+        raise SpecError(f"compositions must be a positive integer, got {args.compositions!r}")
+    if k > 1:  # refused before any solve (dimension, dp_accounting installed)
+        from optmech.recommendation import check_compositions
+        from optmech.spec import Problem
+
+        check_compositions(Problem.from_params({
+            "privacy": "approx" if delta > 0 else "pure", "epsilon": eps, "delta": delta if delta > 0 else None,
+            "sensitivity": args.sensitivity, "domain": None if is_default(args.domain) else str(args.domain),
+            "dim": dim, "norm": args.norm, "cost": args.cost}), k)
+    interrupted = None
     with InterruptOnSignals() as signals:
         rec = recommend(eps, delta, sensitivity=args.sensitivity, domain=None if is_default(args.domain) else str(args.domain),
-                        dim=dim, norm=args.norm, cost=args.cost, prefer_standard=tol, compositions=k, time_limit=tl,
+                        dim=dim, norm=args.norm, cost=args.cost, prefer_standard=tol, time_limit=tl,
                         solver=args.solver, target_gap=gap)
+        if rec.status == "interrupted":
+            interrupted = "the table is for the best certified bracket found so far"
+            rec.notes.append(f"interrupted: {interrupted}")
+        elif k > 1:
+            try:  # the single-release table is finished: an interrupt here keeps it
+                add_compositions(rec, k)
+            except Interrupted:
+                interrupted = "the composition table was not finished; the single-release table is complete"
+                rec.notes.append(f"interrupted: {interrupted}")
     text = {"json": rec.to_json, "csv": rec.to_csv}.get(fmt, rec.__str__)()
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    if rec.status == "interrupted":
-        sys.stderr.write("optmech: interrupted: the table is for the best certified bracket found so far\n")
+    if interrupted:
+        sys.stderr.write(f"optmech: interrupted: {interrupted}\n")
         return 128 + (signals.signum or 2)
     return EXIT_OK if rec.certified else EXIT_UNCERTIFIED
