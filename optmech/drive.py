@@ -22,7 +22,7 @@ from optmech.spec import Problem
 
 
 def solve(problem: Problem, *, solver: str | None = None, time_limit: float | None = None,
-          target_gap: float | None = None, candidate: str | None = None) -> Result:
+          target_gap: float | None = None, candidate: str | None = None, references: bool = True) -> Result:
     """Solve an optimal-noise problem of any family with a certified bracket.
 
     Parameters
@@ -38,6 +38,10 @@ def solve(problem: Problem, *, solver: str | None = None, time_limit: float | No
     candidate : str, optional
         Conjecture mode: ``staircase``, ``layered``, ``laplace`` or a mechanism file; its exact cost
         is compared with the certified lower bound (``Result.candidate``).
+    references : bool
+        False leaves the closed-form references out of the Result (some sum long series or calibrate
+        by search: seconds at small ε); the bracket and the mechanism are the same.  Searches that
+        solve many problems and read only the bracket use it.
 
     Returns
     -------
@@ -83,7 +87,7 @@ def solve(problem: Problem, *, solver: str | None = None, time_limit: float | No
     ctx = make_context(solver, time_limit)
     family = family_for(problem)(problem, ctx)
     r = run(family, ctx, problem.target_gap)
-    result = assemble(problem, family, r, ctx)
+    result = assemble(problem, family, r, ctx, references=references)
     if candidate is not None:
         from optmech.candidate import evaluate_candidate
 
@@ -91,14 +95,15 @@ def solve(problem: Problem, *, solver: str | None = None, time_limit: float | No
     return result
 
 
-def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
-    """The Result of a run: the driver's fields plus the family's report."""
+def assemble(problem: Problem, family: Any, r: Run, ctx: Context, *, references: bool = True) -> Result:
+    """The Result of a run: the driver's fields plus the family's report (``references=False``: without
+    the closed-form references)."""
     best = r.best
     lo, up = best.lower, best.upper_value
     rep = family.report(best, r.last, r.status)
     interrupted = r.status == Status.INTERRUPTED.value
     # an interrupted solve answers at once: the references (some solve LPs or sum long series) are left out
-    refs = [] if interrupted else [
+    refs = [] if interrupted or not references else [
         dataclasses.replace(ref, inside_bracket=reference_inside(ref.value, lo, up, ref.exact))
         for ref in family.references(lo, up)]
     lcert = best.lower_certificate
@@ -131,7 +136,9 @@ def assemble(problem: Problem, family: Any, r: Run, ctx: Context) -> Result:
         truncation=rep.get("truncation", {}),
         history=r.history,
         claims=[*filter(None, [getattr(problem.cost, "rewrite_note", None)]), *rep.get("claims", []),
-                *(["the closed-form references were not computed: the solve was interrupted"] if interrupted else [])],
+                *(["the closed-form references were not computed: the solve was interrupted"] if interrupted else []),
+                *(["the closed-form references were not computed (references=False)"]
+                  if not references and not interrupted else [])],
     )
 
 

@@ -149,7 +149,7 @@ def _optimum(problem, eps: float, delta: float, k: int, solver, time_limit) -> d
 
     def attempt(e_i: float):
         p = dataclasses.replace(problem, privacy=ApproxDP(e_i, d_i))
-        res = solve(p, solver=solver, time_limit=time_limit)
+        res = solve(p, solver=solver, time_limit=time_limit, references=False)
         if not res.certified or res.mechanism is None:
             raise SpecError(f"the (ε_i, δ_i) = ({e_i:.4g}, {d_i:.3g}) optimum was not certified ({res.status})")
         return res, composed_delta(res.mechanism, None, k, eps)

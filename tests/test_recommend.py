@@ -268,3 +268,15 @@ def test_interrupt_during_the_composition_table_keeps_the_finished_table():
     assert "compositions" not in doc or doc["compositions"] is None
     assert any("interrupted" in n for n in doc["notes"])
     assert err.strip().startswith("optmech: interrupted") and len(err.strip().splitlines()) == 1
+
+
+def test_solve_without_references_keeps_the_bracket():
+    """``solve(..., references=False)`` (what the composition search uses) answers the same bracket."""
+    from optmech.drive import solve
+    from optmech.spec import ApproxDP, IntegerLattice, Problem
+
+    p = Problem(privacy=ApproxDP(0.5, 1e-6), sensitivity=3, cost="abs", domain=IntegerLattice())
+    full, bare = solve(p), solve(p, references=False)
+    assert full.references and bare.references == []
+    assert (bare.lower_bound, bare.upper_bound) == (full.lower_bound, full.upper_bound)
+    assert any("references=False" in c for c in bare.claims)
