@@ -256,15 +256,14 @@ def test_interrupt_during_the_composition_table_keeps_the_finished_table():
 
     env = dict(os.environ)
     env.pop("OPTMECH_DEBUG", None)
-    proc = subprocess.Popen([sys.executable, "-m", "optmech", "recommend", "--epsilon", "1", "--delta", "1e-6",
-                             "--sensitivity", "4", "--compositions", "10", "--json"],
+    proc = subprocess.Popen([sys.executable, "-m", "optmech", "recommend", *REAL_COMPOSED, "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(6.0)                         # import and the single-release solve take about 2 s
+    time.sleep(5.0)              # import and the single-release solve take about 2 s, the compositions 8 s more
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     doc = json.loads(out)
-    assert doc["v_star"]["certified"] is True and len(doc["rows"]) >= 5
+    assert len(doc["rows"]) >= 3 and any(r["mechanism"] == "optimum" for r in doc["rows"])
     assert "compositions" not in doc or doc["compositions"] is None
     assert any("interrupted" in n for n in doc["notes"])
     assert err.strip().startswith("optmech: interrupted") and len(err.strip().splitlines()) == 1
