@@ -150,6 +150,10 @@ def _optimum(problem, eps: float, delta: float, k: int, solver, time_limit) -> d
     def attempt(e_i: float):
         p = dataclasses.replace(problem, privacy=ApproxDP(e_i, d_i))
         res = solve(p, solver=solver, time_limit=time_limit, references=False)
+        if getattr(res.status, "value", res.status) == "interrupted":  # the solve caught a signal: pass it on
+            from optmech.errors import Interrupted
+
+            raise Interrupted(2, "the composition search was interrupted")
         if not res.certified or res.mechanism is None:
             raise SpecError(f"the (ε_i, δ_i) = ({e_i:.4g}, {d_i:.3g}) optimum was not certified ({res.status})")
         return res, composed_delta(res.mechanism, None, k, eps)
