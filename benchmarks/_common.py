@@ -105,18 +105,20 @@ PEAK_LAUNCHER = (
 )
 
 
-def run_measured(args: Sequence[str], env: dict | None = None, timeout: float = 900.0) -> dict:
+def run_measured(args: Sequence[str], env: dict | None = None, timeout: float = 900.0,
+                 cwd: str | os.PathLike | None = None) -> dict:
     """Run ``python ARGS`` in a child (through :data:`PEAK_LAUNCHER`) and return its exit status
     ``rc``, ``wall`` seconds (interpreter start-up included), ``peak_bytes`` (the child's own peak
     resident set), ``stdout`` and ``stderr`` (without the launcher's line).  After ``timeout``
-    seconds the child's whole process group is killed (``rc`` is then negative)."""
+    seconds the child's whole process group is killed (``rc`` is then negative).  ``cwd`` is the
+    child's working directory (default: this process's)."""
     import signal
     import tempfile
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         p = subprocess.Popen([sys.executable, "-S", "-c", PEAK_LAUNCHER, *args], stdout=out, stderr=err,
-                             env=env, start_new_session=True)
+                             env=env, cwd=cwd, start_new_session=True)
         try:
             p.wait(timeout)
         except subprocess.TimeoutExpired:
