@@ -14,7 +14,7 @@ the same δ_s (substitute x → x − T).  The laws:
   on [−T, T], same λ, T the smallest integer with δ(T) <= δ; and ``truncated_geometric_nonneg``, its
   translate X + T on [0, 2T] (the non-negative noise deployed by attribution systems).
 * ``discrete_gaussian`` — p(x) ∝ e^{−x²/(2σ²)} [CKS20], σ calibrated to (ε, δ) (see
-  :func:`discrete_gaussian_law`), audited by :func:`optmech.mechanisms.gaussian.discrete_gaussian_delta`.
+  :func:`discrete_gaussian_law`), audited by :func:`optmech.mechanisms.approx.discrete_gaussian.discrete_gaussian_delta`.
 * ``rounded_tulap`` — round(Δ·N) with N the Tulap canonical noise distribution of (ε, δ) [AV23]
   (the discrete CND of [AR23] at Δ = 1).
 
@@ -75,7 +75,7 @@ and ``tail_mass`` bounds the exact mass outside the window.  :func:`window_delta
 with outward rounding and adds (1 + e^ε)·pmf_error + tail_mass, so ``audited_delta`` bounds the exact law's
 δ(ε).  The rounded Tulap and discrete Gaussian costs are summed over the window in float with the same
 allowances (lower end: the window only; upper end: plus a tail bound, or
-:func:`~optmech.mechanisms.gaussian.discrete_gaussian_cost` for the Gaussian).
+:func:`~optmech.mechanisms.approx.discrete_gaussian.discrete_gaussian_cost` for the Gaussian).
 
 Audit size.  The audit is O(N·Δ) (N window points).  When N·Δ exceeds :data:`FULL_AUDIT_LIMIT` the
 shifts audited are a subsample (:data:`SUBSAMPLE` evenly spaced shifts, always including 1 and Δ): for
@@ -101,8 +101,8 @@ import mpmath
 import numpy as np
 
 from optmech.errors import SpecError
-from optmech.mechanisms.gaussian import (discrete_gaussian_cost, discrete_gaussian_delta,
-                                         discrete_gaussian_log_normaliser)
+from optmech.mechanisms.approx.discrete_gaussian import (discrete_gaussian_cost, discrete_gaussian_delta,
+                                                         discrete_gaussian_log_normaliser)
 
 __all__ = ["IntegerLaw", "window_delta", "discrete_laplace_law", "truncated_geometric_law", "truncated_geometric_delta",
            "truncated_geometric_nonneg_law", "discrete_gaussian_law", "rounded_tulap_law", "rounded_tulap_at", "deployed_laws",
@@ -415,16 +415,16 @@ def discrete_gaussian_law(epsilon: float, delta: float, sensitivity: int) -> Int
     r"""The discrete Gaussian [CKS20], σ calibrated to (ε, δ) at sensitivity Δ.
 
     Search: bisection (relative 1e-10) on the float δ_Δ(σ) of shift Δ alone (O(σ) a step), from the
-    continuous analytic σ.  Certificate: :func:`~optmech.mechanisms.gaussian.discrete_gaussian_delta`
+    continuous analytic σ.  Certificate: :func:`~optmech.mechanisms.approx.discrete_gaussian.discrete_gaussian_delta`
     (σ, ε, Δ), the rigorous bound over *every* shift 1..Δ, must be <= δ; if not, σ is raised by 1e-9 relative
     steps (then doubling steps) until it is.  So the law is certified (ε, δ)-DP; that σ is the smallest
     to 1e-10 assumes δ_s largest at s = Δ and monotone in σ (checked against
-    :func:`~optmech.mechanisms.gaussian.discrete_gaussian_sigma` at small Δ in tests; not proven).
+    :func:`~optmech.mechanisms.approx.discrete_gaussian.discrete_gaussian_sigma` at small Δ in tests; not proven).
     This replaces discrete_gaussian_sigma, whose O(Δσ)-per-step bisection takes tens of minutes at
-    Δ = 1000, ε = 0.1.  Costs: upper end :func:`~optmech.mechanisms.gaussian.discrete_gaussian_cost`
+    Δ = 1000, ε = 0.1.  Costs: upper end :func:`~optmech.mechanisms.approx.discrete_gaussian.discrete_gaussian_cost`
     (exact sum plus tail bound); lower end the float window |k| <= K, K ≈ 10σ, summed with allowances.
     """
-    from optmech.mechanisms.gaussian import analytic_gaussian_sigma
+    from optmech.mechanisms.approx.gaussian import analytic_gaussian_sigma
 
     eps, dlt, D = _check(epsilon, delta, sensitivity)
 

@@ -1,0 +1,34 @@
+"""Deployed integer-valued (ε, δ)-DP noise on ℤ, calibrated, audited and with certified costs [CKS20, AS18, AV23].
+
+Kept so existing imports work; the code lives in :mod:`optmech.mechanisms.approx.deployed_integer` (the
+discrete Gaussian's own δ and costs in :mod:`optmech.mechanisms.approx.discrete_gaussian`).
+"""
+
+from optmech.mechanisms.approx.deployed_integer import (
+    FULL_AUDIT_LIMIT,
+    LAW_NAMES,
+    SUBSAMPLE,
+    TAIL_TARGET,
+    U,
+    IntegerLaw,
+    deployed_laws,
+    discrete_gaussian_law,
+    discrete_laplace_law,
+    enclose_moments,
+    rounded_tulap_at,
+    rounded_tulap_law,
+    truncated_geometric_delta,
+    truncated_geometric_law,
+    truncated_geometric_nonneg_law,
+    window_delta,
+)
+from optmech.mechanisms.approx.discrete_gaussian import (
+    discrete_gaussian_cost,
+    discrete_gaussian_delta,
+    discrete_gaussian_log_normaliser,
+)
+
+__all__ = ["IntegerLaw", "window_delta", "discrete_laplace_law", "truncated_geometric_law", "truncated_geometric_delta",
+           "truncated_geometric_nonneg_law", "discrete_gaussian_law", "rounded_tulap_law", "rounded_tulap_at", "deployed_laws",
+           "enclose_moments", "LAW_NAMES", "FULL_AUDIT_LIMIT", "SUBSAMPLE", "TAIL_TARGET", "U", "discrete_gaussian_cost",
+           "discrete_gaussian_delta", "discrete_gaussian_log_normaliser"]
