@@ -1,28 +1,24 @@
 """The one engine against the code it replaced: every README benchmark's optmech solves, timed on
-this tree and on a baseline checkout in the same run.
+this tree and on a baseline commit in the same run (through ``benchmarks/harness.py``).
 
 Each case is one ``optmech.solve`` (or, for the baseline's Lipschitz and Wasserstein families, the
-old ``solve_lipschitz``/``solve_wasserstein``) in a fresh ``python`` subprocess with ``PYTHONPATH``
-pointing at the tree being measured; the two trees alternate and each case is repeated
-``--repeats`` times (median).  Reported: seconds on each tree, the ratio new/baseline, and both
-certified brackets (they must agree to the target gap).  Target: no case slower than 1.10×.
+old ``solve_lipschitz``/``solve_wasserstein``), after an untimed warm-up solve that loads the
+imports; the harness runs every repeat in a fresh ``python`` with ``PYTHONPATH`` pointing at the
+tree being measured, alternates the two trees and reports the median of ``--repeats``.  Reported:
+seconds on each tree, the ratio new/baseline, and both certified brackets (they must overlap; the
+harness flags disjoint ones).  Target: no case slower than 1.10×.
 
-    git worktree add /tmp/optmech-base <commit>
-    .venv/bin/python benchmarks/bench_engine.py --baseline /tmp/optmech-base
+    python -m benchmarks.harness run benchmarks/bench_engine.py --baseline-commit <sha> [--repeats 3] [--only W1]
+    python benchmarks/bench_engine.py --baseline-commit <sha>          # the same
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, RESULTS_DIR, markdown_table, metadata, write_json  # noqa: E402
+from harness import COMMIT, add_case, main  # noqa: E402
 
 ASYM = "where(x > 0, x, 2*abs(x))"
 
@@ -56,96 +52,67 @@ CASES: dict[str, tuple[str, dict]] = {
                                                            domain="continuous", resolution=40)),
 }
 
-CHILD = r"""
-import json, sys, time
-kind, params = sys.argv[1], json.loads(sys.argv[2])
-import optmech
-t0 = time.perf_counter()
-if kind == "cost":
-    from optmech.spec import Problem, PureDP, ApproxDP, IntegerLattice, Continuous
-    p = dict(params)
-    privacy = ApproxDP(p.pop("epsilon"), p.pop("delta")) if p.pop("privacy") == "approx" else PureDP(p.pop("epsilon"))
-    dom = p.pop("domain")
-    domain = IntegerLattice() if dom == "integer" else Continuous(p.pop("resolution", None))
-    problem = Problem(privacy=privacy, cost=p.pop("cost"), domain=domain, **p)
-    optmech.solve(Problem(privacy=privacy, cost="abs", sensitivity=1, domain=IntegerLattice()))  # warm the imports
-    t0 = time.perf_counter()
-    r = optmech.solve(problem)
-elif kind == "wasserstein":
-    from optmech.inputs import parse_input_spec
+
+def warm(kind: str, params: dict) -> None:
+    """Untimed: a small solve of the same family, so that imports and solver start-up are not timed."""
+    import optmech
+
+    if kind == "cost":
+        from optmech.spec import IntegerLattice, Problem, PureDP
+
+        optmech.solve(Problem(privacy=PureDP(params["epsilon"]), cost="abs", sensitivity=1, domain=IntegerLattice()))
+    elif kind == "wasserstein":
+        from optmech.inputs import parse_input_spec
+
+        solve_wasserstein = _wasserstein()
+        solve_wasserstein(parse_input_spec(params["input"]), params["epsilon"], 2, target_gap=1e-3)
+    else:
+        _lipschitz()(1.0, "abs")
+
+
+def _wasserstein():  # the function moved between commits
     try:
         from optmech.drive import solve_wasserstein
     except ImportError:
         from optmech.solve_wasserstein import solve_wasserstein
-    inp = parse_input_spec(params["input"])
-    solve_wasserstein(inp, params["epsilon"], 2, target_gap=1e-3)
-    t0 = time.perf_counter()
-    r = solve_wasserstein(inp, params["epsilon"], params["sensitivity"])
-else:
+    return solve_wasserstein
+
+
+def _lipschitz():
     try:
         from optmech.drive import solve_lipschitz
     except ImportError:
         from optmech.solve_lipschitz import solve_lipschitz
-    p = dict(params)
-    solve_lipschitz(1.0, "abs")
-    t0 = time.perf_counter()
-    r = solve_lipschitz(p.pop("epsilon"), p.pop("cost"), **p)
-print(json.dumps({"seconds": time.perf_counter() - t0, "lower": r.lower_bound, "upper": r.upper_bound,
-                  "certified": r.certified, "status": str(r.status), "gap": r.relative_gap}))
-"""
+    return solve_lipschitz
 
 
-def run_case(tree: Path, kind: str, params: dict, timeout: float) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    try:
-        out = subprocess.run([sys.executable, "-c", CHILD, kind, json.dumps(params)], capture_output=True, text=True,
-                             env=env, timeout=timeout, cwd=str(tree))
-    except subprocess.TimeoutExpired:
-        return {"error": f"timeout {timeout:g} s"}
-    if out.returncode != 0:
-        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def solve_case(kind: str, params: dict) -> dict:
+    """The timed solve; returns optmech's certified bracket."""
+    import optmech
+
+    if kind == "cost":
+        from optmech.spec import ApproxDP, Continuous, IntegerLattice, Problem, PureDP
+
+        p = dict(params)
+        privacy = ApproxDP(p.pop("epsilon"), p.pop("delta")) if p.pop("privacy") == "approx" \
+            else PureDP(p.pop("epsilon"))
+        dom = p.pop("domain")
+        domain = IntegerLattice() if dom == "integer" else Continuous(p.pop("resolution", None))
+        r = optmech.solve(Problem(privacy=privacy, cost=p.pop("cost"), domain=domain, **p))
+    elif kind == "wasserstein":
+        from optmech.inputs import parse_input_spec
+
+        r = _wasserstein()(parse_input_spec(params["input"]), params["epsilon"], params["sensitivity"])
+    else:
+        p = dict(params)
+        r = _lipschitz()(p.pop("epsilon"), p.pop("cost"), **p)
+    return {"lower": r.lower_bound, "upper": r.upper_bound, "certified": bool(r.certified),
+            "status": str(r.status), "gap": r.relative_gap}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline", required=True, help="a checkout of the code to compare with (e.g. a git worktree)")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--cases", default=None, help="comma-separated substrings of case names")
-    ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--json", default=str(RESULTS_DIR / "engine.json"))
-    args = ap.parse_args()
-    base = Path(args.baseline).resolve()
-    cases = {k: v for k, v in CASES.items()
-             if args.cases is None or any(s.strip() in k for s in args.cases.split(","))}
-    rows, records = [], []
-    for name, (kind, params) in cases.items():
-        times: dict[str, list[float]] = {"new": [], "base": []}
-        last: dict[str, dict] = {}
-        for i in range(args.repeats):
-            order = (("new", REPO_ROOT), ("base", base)) if i % 2 == 0 else (("base", base), ("new", REPO_ROOT))
-            for tag, tree in order:
-                res = run_case(tree, kind, params, args.timeout)
-                last[tag] = res
-                if "seconds" in res:
-                    times[tag].append(res["seconds"])
-        tn = statistics.median(times["new"]) if times["new"] else float("nan")
-        tb = statistics.median(times["base"]) if times["base"] else float("nan")
-        ratio = tn / tb if tb > 0 else float("nan")
-        n, b = last.get("new", {}), last.get("base", {})
-        rows.append([name, f"{tb:.3g}", f"{tn:.3g}", f"{ratio:.2f}",
-                     f"[{b.get('lower', float('nan')):.10g}, {b.get('upper', float('nan')):.10g}]" if "lower" in b
-                     else b.get("error", "?"),
-                     f"[{n.get('lower', float('nan')):.10g}, {n.get('upper', float('nan')):.10g}]" if "lower" in n
-                     else n.get("error", "?")])
-        records.append({"case": name, "kind": kind, "params": params, "seconds_baseline": times["base"],
-                        "seconds_new": times["new"], "ratio_new_over_baseline": ratio, "baseline": b, "new": n})
-        print(f"{name}: baseline {tb:.3g} s, new {tn:.3g} s, ratio {ratio:.2f}", flush=True)
-    print()
-    print(markdown_table(["case", "baseline s", "new s", "new/baseline", "baseline bracket", "new bracket"], rows))
-    write_json(Path(args.json), {"meta": metadata(), "baseline": str(base), "cases": records})
-    return 0
+for _name, (_kind, _params) in CASES.items():
+    add_case(solve_case, _name, baseline=COMMIT, params={"kind": _kind, "params": _params}, warmup=warm)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))

@@ -617,9 +617,9 @@ def render_table(records: Iterable[dict]) -> str:
             if r.get("brackets_overlap") is False:
                 note = ("certified brackets DISJOINT; " + note).rstrip("; ")
             rows.append([r["case"], b.get("label", "—") + (f" {b['version']}" if b.get("version") else ""),
-                         _s(o.get("seconds_median")), bcell, _s(r.get("ratio")), _gap_cell(o),
-                         note.replace("|", "/")])
+                         _s(o.get("seconds_median")), bcell, _s(r.get("ratio")), _gap_cell(o), note])
         parts.append(f"#### `{file}`\n")
+        rows = [[str(cell).replace("\\|", "|").replace("|", "\\|") for cell in row] for row in rows]
         parts.append(markdown_table(["case", "baseline", "optmech s", "baseline s", "optmech/baseline", "gap",
                                      "note"], rows))
         parts.append("")
