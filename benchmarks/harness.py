@@ -517,13 +517,16 @@ def run_file(file: str | os.PathLike, *, repeats: int = 3, timeout: float = 600.
              echo: Callable[[str], None] = print) -> list[dict]:
     """Run the (selected) cases of a bench file; append and return their records.
 
-    ``only``: case names, or substrings of them; each must select at least one case.
+    ``only``: case names (an exact name selects that case alone), or substrings of names; each must
+    select at least one case.
     """
     path = Path(file).resolve()
     cases = discover(load_bench(path))
     if only:
-        picked = [c for c in cases if any(o == c.name or o in c.name for o in only)]
-        missing = [o for o in only if not any(o == c.name or o in c.name for c in cases)]
+        names = {c.name for c in cases}
+        hit = lambda o, n: o == n if o in names else o in n  # noqa: E731 - an exact name wins over substrings
+        picked = [c for c in cases if any(hit(o, c.name) for o in only)]
+        missing = [o for o in only if not any(hit(o, c.name) for c in cases)]
         if missing:
             raise ValueError(f"no case of {_rel(path)} matches {missing}; cases: {[c.name for c in cases]}")
         cases = picked
@@ -612,8 +615,11 @@ def render_table(records: Iterable[dict]) -> str:
                 bcell = "failed: " + _err(b)
             else:
                 bcell = _s(b.get("seconds_median"))
-            note = "; ".join(str(s["result"]["note"]) for s in (o, b)
-                             if isinstance(s.get("result"), dict) and s["result"].get("note"))
+            notes = [str(s["result"]["note"]) if isinstance(s.get("result"), dict) and s["result"].get("note")
+                     else "" for s in (o, b)]
+            note = notes[0] + (f"; baseline: {notes[1]}" if notes[1] and notes[1] != notes[0] and
+                               b.get("kind") == "commit" else (f"; {notes[1]}" if notes[1] != notes[0] else ""))
+            note = note.strip("; ")
             if r.get("brackets_overlap") is False:
                 note = ("certified brackets DISJOINT; " + note).rstrip("; ")
             rows.append([r["case"], b.get("label", "—") + (f" {b['version']}" if b.get("version") else ""),
@@ -712,6 +718,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError("--timeout must be positive")
             if args.baseline_tree and not (args.baseline_tree / "optmech").is_dir():
                 raise ValueError(f"--baseline-tree {args.baseline_tree}: no optmech/ package there")
+            if args.baseline_commit and not _git(REPO_ROOT, "rev-parse", "--verify", "--quiet",
+                                                 f"{args.baseline_commit}^{{commit}}"):
+                raise ValueError(f"--baseline-commit {args.baseline_commit!r}: not a commit of {REPO_ROOT}")
             overrides = _parse_set(args.set)
             for f in args.files:
                 if not f.is_file():
