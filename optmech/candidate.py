@@ -45,7 +45,7 @@ def _mechanism(problem, spec: str):
     if spec in CANDIDATES:
         if d > 1 and norm != "l1":
             if spec == "staircase" and not integer:  # the staircase in the sensitivity's own norm
-                from optmech.mechanisms.multidim import StaircaseND
+                from optmech.mechanisms.staircase_nd import StaircaseND
 
                 cost = problem.cost if isinstance(problem.cost, str) else problem.cost.spec
                 return StaircaseND.optimal(cost, epsilon=eps, sensitivity=problem.sensitivity, dim=d, norm=norm)

@@ -25,7 +25,7 @@ __all__ = ["compare"]
 
 
 def _laplace(cost, eps: float, dim: int, norm: str) -> tuple[float, str]:
-    from optmech.mechanisms.multidim import l2_laplace_cost, laplace_nd_cost
+    from optmech.mechanisms.laplace_nd import l2_laplace_cost, laplace_nd_cost
 
     if dim == 1:
         from optmech.mechanisms.laplace import Laplace

@@ -530,7 +530,7 @@ def nd_masses(mech: dict, pts: np.ndarray) -> np.ndarray:
 def _staircase_nd(result: "Result"):
     """The reference staircase of a d-D result: (reference, mechanism) or (None, None)."""
     from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND
-    from optmech.mechanisms.multidim import StaircaseND
+    from optmech.mechanisms.staircase_nd import StaircaseND
 
     pr = result.problem
     for r in result.references:

@@ -808,7 +808,7 @@ class ApproxFamily:
                           "relative); too large to audit shift by shift here; no LP's audited pmf was cheaper")
         elif up is not None:
             if up.reference == "discrete_laplace" and d > 1:
-                from optmech.mechanisms.multidim import DiscreteLaplaceND
+                from optmech.mechanisms.laplace_nd import DiscreteLaplaceND
 
                 mech = DiscreteLaplaceND(epsilon=eps, sensitivity=D, dim=d)
             elif up.reference == "discrete_staircase" and d == 1:

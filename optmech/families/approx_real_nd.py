@@ -284,7 +284,7 @@ class ApproxRealNDFamily:
     def _reference_mechanism(self, up: _Upper):
         """(mechanism or None, claim): the closed-form reference that is the upper bound, as the library
         mechanism with the reference's own calibration (``up.parameters``)."""
-        from optmech.mechanisms.multidim import L2Laplace, LaplaceND
+        from optmech.mechanisms.laplace_nd import L2Laplace, LaplaceND
         from optmech.mechanisms.uniform import UniformContinuous
 
         name, par = up.reference, getattr(up, "parameters", {}) or {}
@@ -307,7 +307,7 @@ class ApproxRealNDFamily:
                               + ("" if self.norm == "l1" else f", hence for l2 sensitivity {self.D:g} (||t||_1 <= "
                                                               "sqrt(d) ||t||_2)") + ", hence (epsilon, delta)-DP")
         elif name == "staircase" and par.get("norm") == "l2" and "gamma" in par:
-            from optmech.mechanisms.multidim import StaircaseND
+            from optmech.mechanisms.staircase_nd import StaircaseND
 
             mech = StaircaseND(epsilon=self.eps, sensitivity=self.D, gamma=par["gamma"], dim=self.d, norm="l2")
             return mech, (f"mechanism: the staircase reference itself, StaircaseND(epsilon={self.eps!r}, sensitivity="

@@ -636,7 +636,7 @@ class LipschitzFamily:
         if self.sandwich:
             if self.integer:
                 return []
-            from optmech.mechanisms.multidim import l2_laplace_cost
+            from optmech.mechanisms.laplace_nd import l2_laplace_cost
 
             v = l2_laplace_cost("l1", self.eps, self.dim, 1.0)
             return [ReferenceValue("l2_laplace", v, {"scale": 1.0 / self.eps}, False, True,

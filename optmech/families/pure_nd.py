@@ -250,7 +250,7 @@ def upper_from_lp(alp: PureNDLP, x: np.ndarray, s: _Setup) -> _Upper:
 # -- sizing ---------------------------------------------------------------------------------------
 def _candidate_value(s: _Setup) -> float | None:
     """An easy ε-DP law's cost (real units), to size the domain: i.i.d. (discrete) Laplace."""
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost, laplace_nd_cost
+    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, laplace_nd_cost
 
     if s.cost.kind == "expr":
         return None
@@ -584,7 +584,8 @@ def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
     ℓ2-Laplace [KHP15], and the staircase in the sensitivity's own norm at its best γ (ε-DP by the
     triangle inequality): ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
     operations, cone moments by Gamma functions; ``CLOSED_FORM_WIDENING``)."""
-    from optmech.mechanisms.multidim import L2Laplace, LaplaceND, StaircaseND
+    from optmech.mechanisms.laplace_nd import L2Laplace, LaplaceND
+    from optmech.mechanisms.staircase_nd import StaircaseND
 
     out = []
     c = norm_factor(s.norm, s.d)
@@ -751,7 +752,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
     (:func:`optmech.mechanisms.references.product_discrete_laplace_price`) at the shift vector a
     coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
     from optmech.mechanisms.laplace import DiscreteLaplace
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
+    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
     from optmech.mechanisms.references import product_discrete_laplace_price, shift_references_nd
 
     out: list[ReferenceValue] = []
@@ -785,7 +786,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
             add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
                 "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
         if norm in ("l2", "linf"):  # the staircase in the sensitivity's own norm (ε-DP: triangle inequality)
-            from optmech.mechanisms.multidim import StaircaseND
+            from optmech.mechanisms.staircase_nd import StaircaseND
 
             try:
                 st = StaircaseND.optimal(cost, epsilon=eps, sensitivity=s.delta, dim=d, norm=norm)
@@ -798,7 +799,7 @@ def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue
                     f"{s.delta:g} (the level moves by at most one, triangle inequality), an upper bound; whether it is "
                     "V* is open")
         if norm == "l1" and cost in ("l1", "l2sq"):
-            from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_optimal_cost
+            from optmech.mechanisms.staircase_nd import optimal_gamma_nd, staircase_nd_optimal_cost
 
             g = optimal_gamma_nd(cost, eps, d, s.delta)
             proven = cost == "l1"

@@ -105,7 +105,7 @@ class _StaircaseUpper:
     certified = True
 
     def __init__(self, eps: float, delta: float, d: int, m: int, norm: str) -> None:
-        from optmech.mechanisms.multidim import StaircaseND, optimal_gamma_nd, staircase_nd_moment
+        from optmech.mechanisms.staircase_nd import StaircaseND, optimal_gamma_nd, staircase_nd_moment
 
         self.gamma = optimal_gamma_nd(f"pow:{m}", eps, d)
         exact = staircase_nd_moment(m, eps, delta, self.gamma, d)
@@ -201,7 +201,7 @@ class RadialFamily:
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
         from optmech.costs_nd import norm_factor
-        from optmech.mechanisms.multidim import l2_laplace_cost, laplace_nd_cost
+        from optmech.mechanisms.laplace_nd import l2_laplace_cost, laplace_nd_cost
 
         out: list[ReferenceValue] = []
         eps, d, D, norm = self.eps, self.d, self.delta, self.norm

@@ -91,7 +91,7 @@ from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
 from optmech.mechanisms.laplace import DiscreteLaplace
 from optmech.mechanisms.lattice_release import RELEASED, LatticeRelease, has_lattice_release
-from optmech.mechanisms.multidim import DiscreteLaplaceND
+from optmech.mechanisms.laplace_nd import DiscreteLaplaceND
 from optmech.mechanisms.tabulated import LatticePMF
 
 __all__ = ["make_measurement", "DEFAULT_BITS", "MAX_AUDIT_SHIFT", "INTEGER_TYPES", "FLOAT_TYPES"]

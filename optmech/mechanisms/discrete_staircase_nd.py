@@ -33,7 +33,7 @@ from scipy.special import comb
 
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import numerics as nx
-from optmech.mechanisms.multidim import check_dim, NDMechanism
+from optmech.mechanisms.base_nd import check_dim, NDMechanism
 from optmech.problems.pure_nd import sphere_sizes  # noqa: F401  (re-exported)
 
 __all__ = ["DiscreteStaircaseND", "sphere_sizes", "sphere_l2sq_sums", "discrete_staircase_nd_costs"]

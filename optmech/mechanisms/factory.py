@@ -21,7 +21,7 @@ from typing import Any
 from optmech.errors import SpecError
 from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism
-from optmech.mechanisms.multidim import COSTS_ND
+from optmech.mechanisms.base_nd import COSTS_ND
 
 __all__ = ["FAMILIES", "COSTS_ND", "MechanismChoice", "make_mechanism", "parse_cost_for"]
 
@@ -124,7 +124,7 @@ def make_mechanism(
                 g = optimal_gamma(costobj, epsilon, sensitivity)
                 return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=g), MechanismChoice("optimal", cost_text)
             return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma), MechanismChoice("given", cost_text)
-        from optmech.mechanisms.multidim import StaircaseND
+        from optmech.mechanisms.staircase_nd import StaircaseND
 
         nrm = norm or "l1"
         if gamma is None:
@@ -160,7 +160,7 @@ def make_mechanism(
 
             cls = Geometric if family == "geometric" else DiscreteLaplace
             return cls(epsilon=epsilon, sensitivity=sensitivity), MechanismChoice("none", cost_text)
-        from optmech.mechanisms.multidim import DiscreteLaplaceND
+        from optmech.mechanisms.laplace_nd import DiscreteLaplaceND
 
         return DiscreteLaplaceND(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
 
@@ -169,12 +169,12 @@ def make_mechanism(
             from optmech.mechanisms.laplace import Laplace
 
             return Laplace(epsilon=epsilon, sensitivity=sensitivity), MechanismChoice("none", cost_text)
-        from optmech.mechanisms.multidim import LaplaceND
+        from optmech.mechanisms.laplace_nd import LaplaceND
 
         return LaplaceND(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
 
     if family == "l2_laplace":
-        from optmech.mechanisms.multidim import L2Laplace
+        from optmech.mechanisms.laplace_nd import L2Laplace
 
         return L2Laplace(epsilon=epsilon, sensitivity=sensitivity, dim=dim), MechanismChoice("none", cost_text)
 

@@ -42,7 +42,8 @@ from optmech.mechanisms.discrete_staircase import DiscreteStaircase
 from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND
 from optmech.mechanisms.gaussian import DiscreteGaussian, Gaussian
 from optmech.mechanisms.laplace import DiscreteLaplace, Laplace
-from optmech.mechanisms.multidim import DiscreteLaplaceND, LaplaceND, StaircaseND
+from optmech.mechanisms.laplace_nd import DiscreteLaplaceND, LaplaceND
+from optmech.mechanisms.staircase_nd import StaircaseND
 from optmech.mechanisms.staircase import Staircase
 from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity
 from optmech.problems.lattice import Grid1D, LatticeMechanism

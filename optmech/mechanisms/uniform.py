@@ -46,7 +46,7 @@ def check_dim(dim) -> int:
 
 
 def _norm_cost(name: str, dim: int) -> str:
-    from optmech.mechanisms.multidim import COSTS_ND
+    from optmech.mechanisms.base_nd import COSTS_ND
 
     if name not in COSTS_ND:
         raise SpecError(f"d-dimensional costs are {', '.join(COSTS_ND)}; got {name!r}")

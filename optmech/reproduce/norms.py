@@ -99,7 +99,7 @@ def l2_laplace_value(cost: str, norm: str, epsilon: float, dim: int) -> tuple[fl
     c₂ = 1 (ℓ1, ℓ2), √d (ℓ∞); (None, False) where it has no cost formula (‖x‖₁², ‖x‖∞²). ``exact`` is False for
     ‖x‖∞ (a quadrature)."""
     from optmech.errors import SpecError
-    from optmech.mechanisms.multidim import l2_laplace_cost
+    from optmech.mechanisms.laplace_nd import l2_laplace_cost
 
     if cost in ("l1sq", "linfsq"):
         return None, False
