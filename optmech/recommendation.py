@@ -387,7 +387,7 @@ def _row(name: str, entry: Entry, cost_lo: float, cost_hi: float, exact: bool, p
 def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanisms: dict) -> list[dict] | None:
     """The truncated discrete Laplace and the rounded Tulap, calibrated to (ε, δ) exactly, with their
     certified cost enclosures (:mod:`optmech.mechanisms.deployed_integer`)."""
-    from optmech.mechanisms.deployed_integer import deployed_laws
+    from optmech.mechanisms.approx.deployed_integer import deployed_laws
 
     cost = problem.cost.canonical if hasattr(problem.cost, "canonical") else None
     if cost not in ("abs", "square") or not float(problem.sensitivity).is_integer():
@@ -409,7 +409,7 @@ def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanis
                                             half_width=int(law.parameters["T"]))
             mechanisms[name] = mech
         elif name == "discrete_gaussian":
-            from optmech.mechanisms.gaussian import DiscreteGaussian
+            from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
 
             try:
                 mech = DiscreteGaussian(sigma=law.parameters["sigma"], epsilon=problem.epsilon,
@@ -442,15 +442,15 @@ def _reference_mechanism(problem, name: str, parameters: dict):
             if name == "discrete_staircase" and "r" in parameters:
                 return DiscreteStaircase(epsilon=eps, sensitivity=int(sens), r=int(parameters["r"]))
             if name in ("gaussian", "analytic_gaussian") and "sigma" in parameters:
-                from optmech.mechanisms.gaussian import Gaussian
+                from optmech.mechanisms.approx.gaussian import Gaussian
 
                 return Gaussian(sigma=parameters["sigma"], epsilon=eps, delta=delta, sensitivity=sens)
             if name == "discrete_gaussian" and "sigma" in parameters:
-                from optmech.mechanisms.gaussian import DiscreteGaussian
+                from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
 
                 return DiscreteGaussian(sigma=parameters["sigma"], epsilon=eps, delta=delta, sensitivity=int(sens))
             if name == "truncated_laplace":
-                from optmech.mechanisms.approx_references import TruncatedLaplace
+                from optmech.mechanisms.approx.truncated import TruncatedLaplace
 
                 return TruncatedLaplace(epsilon=eps, delta=delta, sensitivity=sens)
         elif name == "l2_laplace":

@@ -121,14 +121,15 @@ def _family(name: str, eps: float, delta: float, sens: float, k: int, cost, inte
         return (lambda b: TruncatedDiscreteLaplace(epsilon=s / b, delta=d_i, sensitivity=s), lo_b, hi_b,
                 lambda b, m: f"ε_i = {s / b:.6g}, δ_i = {d_i:.3g}, T = {m.half_width}")
     if name in ("analytic_gaussian", "gaussian") and not integer:
-        from optmech.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma
+        from optmech.mechanisms.approx.gaussian import Gaussian, analytic_gaussian_sigma
 
         lo_s = analytic_gaussian_sigma(eps, delta, sens)
         hi_s = analytic_gaussian_sigma(eps / k, delta / k, sens) * 1.001
         return (lambda sg: Gaussian(sigma=sg, epsilon=eps, sensitivity=sens), lo_s, hi_s,
                 lambda sg, m: f"σ = {sg:.6g}")
     if name == "discrete_gaussian" and integer:
-        from optmech.mechanisms.gaussian import DiscreteGaussian, analytic_gaussian_sigma
+        from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
+        from optmech.mechanisms.approx.gaussian import analytic_gaussian_sigma
 
         lo_s = analytic_gaussian_sigma(eps, delta, sens)
         hi_s = analytic_gaussian_sigma(eps / k, delta / k, sens) * 1.25

@@ -61,7 +61,7 @@ from optmech.budget import FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, dual_lower_bound,
                              is_infimum_at_infinity, reference_inside)
 from optmech.families.base import Built, Step, Stop
-from optmech.mechanisms.approx_bounds import thm8_n
+from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
 from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.approx_periodic import build_aggregated, zone_periods
@@ -205,7 +205,7 @@ def nonnegative_geometric_upper(cost, epsilon: float, delta: float, sensitivity:
     with outward rounding on the float masses and priced at the integers: a certified upper bound for
     noise on ℕ (T is raised by one, at most three times, if the float masses fail the audit).  None
     when no audited law passes, or when the audit would sum more than ``NONNEGATIVE_AUDIT_TERMS`` terms."""
-    from optmech.mechanisms.deployed_integer import truncated_geometric_law
+    from optmech.mechanisms.approx.deployed_integer import truncated_geometric_law
 
     law = truncated_geometric_law(epsilon, delta, sensitivity)
     T = int(law.parameters["T"])
@@ -215,7 +215,7 @@ def nonnegative_geometric_upper(cost, epsilon: float, delta: float, sensitivity:
             return None
         # the law's own certificate: δ(T) in closed form, in interval arithmetic (deployed_integer), and
         # E Y = T, E Y² = E X² + T² enclosed there; widened by CLOSED_FORM_WIDENING
-        from optmech.mechanisms.deployed_integer import truncated_geometric_nonneg_law
+        from optmech.mechanisms.approx.deployed_integer import truncated_geometric_nonneg_law
 
         moved = truncated_geometric_nonneg_law(epsilon, delta, sensitivity, base=law)
         hi = moved.cost("abs" if name == "abs" else "square")[1]
@@ -246,7 +246,7 @@ def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, d
     by :data:`CLOSED_FORM_WIDENING`.  The bound carries ``reference`` (its name) and ``parameters``
     (its calibration) and no masses (``p`` is None).
     """
-    from optmech.mechanisms.approx_references import continuous_approx_references
+    from optmech.mechanisms.approx.references import continuous_approx_references
 
     return [up for b in continuous_approx_references(cost, epsilon, delta, sensitivity, dim=dim, norm=norm)
             for up in _closed_form_upper(b)]
@@ -317,7 +317,7 @@ def nonnegative_references(bounds: list, problem, law: "_Upper | None" = None) -
     they bound the optimum on ℕ from below too), and the truncated discrete Laplace moved onto ℕ
     (:func:`nonnegative_geometric_upper`, audited; ``law``: that bound, when the caller has it).  The
     two-sided laws are left out: they are not supported on ℕ."""
-    from optmech.mechanisms.approx_bounds import make_bound
+    from optmech.mechanisms.approx.bounds import make_bound
 
     out = [b for b in bounds if b.kind == "lower"]
     if problem.epsilon > 0:
@@ -372,8 +372,8 @@ DISCRETE_GAUSSIAN_SECONDS_PER_SENSITIVITY2 = 1.6e-4
 
 def discrete_gaussian_bounds(cost, epsilon: float, delta: float, sensitivity: int) -> list:
     """The discrete Gaussian [CKS20] calibrated by its exact δ(ε) audit, as an upper bound (1-D)."""
-    from optmech.mechanisms.approx_bounds import make_bound
-    from optmech.mechanisms.approx_references import discrete_approx_references
+    from optmech.mechanisms.approx.bounds import make_bound
+    from optmech.mechanisms.approx.references import discrete_approx_references
 
     if epsilon <= 0 or sensitivity > DISCRETE_GAUSSIAN_MAX_SENSITIVITY:
         why = "epsilon = 0" if epsilon <= 0 else f"sensitivity above {DISCRETE_GAUSSIAN_MAX_SENSITIVITY}"
@@ -441,10 +441,10 @@ class ApproxFamily:
             pure = dataclasses.replace(self.problem, privacy=PureDP(self.eps))
             up = laplace_upper(pure, Grid1D.integer(self.D))
             out: list = [up] if up.certified and math.isfinite(up.value) else []
-            from optmech.mechanisms.approx_bounds import staircase_upper_bound
+            from optmech.mechanisms.approx.bounds import staircase_upper_bound
 
             return out + _closed_form_upper(staircase_upper_bound(self.problem.cost, self.eps, self.D))
-        from optmech.mechanisms.approx_bounds import laplace_upper_bound
+        from optmech.mechanisms.approx.bounds import laplace_upper_bound
 
         return _closed_form_upper(laplace_upper_bound(self.problem.cost, self.eps, self.D, self.d))
 
@@ -452,7 +452,7 @@ class ApproxFamily:
         """A certified lower bound before any LP: the cost's proven floor on ℤ (0 for the named d-D
         costs), raised to [GV13]'s theorem bound (Thm 8 at ε > 0, Thms 1/2 at ε = 0; d × Thm 8 in d-D)
         where its side conditions hold, narrowed by ``CLOSED_FORM_WIDENING``."""
-        from optmech.mechanisms.approx_bounds import theorem_lower_bound
+        from optmech.mechanisms.approx.bounds import theorem_lower_bound
 
         floor = float(self.problem.cost.domain_minimum(integer=True)) if self.d == 1 else 0.0
         self.initial_lower_source = "the cost's proven floor on ℤ" if self.d == 1 else "the cost's floor (nonnegative)"

@@ -39,7 +39,7 @@ from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
 from optmech.families.base import Built, Step, Stop
-from optmech.mechanisms.approx_bounds import thm8_n
+from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
 from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
                                            cell_mean_upper, cells_law)
@@ -390,8 +390,8 @@ def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: floa
     >>> m.name, m.gamma
     ('staircase', 0.25)
     """
-    from optmech.mechanisms.approx_references import TruncatedLaplace
-    from optmech.mechanisms.gaussian import Gaussian
+    from optmech.mechanisms.approx.truncated import TruncatedLaplace
+    from optmech.mechanisms.approx.gaussian import Gaussian
     from optmech.mechanisms.laplace import Laplace
     from optmech.mechanisms.staircase import Staircase
     from optmech.mechanisms.uniform import UniformContinuous
@@ -412,7 +412,7 @@ def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: floa
 def continuous_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
     """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx_references`), each at
     its best shift (:func:`optmech.mechanisms.references.shift_references`, the rule of every family)."""
-    from optmech.mechanisms.approx_references import continuous_approx_references
+    from optmech.mechanisms.approx.references import continuous_approx_references
     from optmech.mechanisms.references import shift_references
 
     bounds = continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity)

@@ -36,7 +36,7 @@ from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values
 from optmech.families.base import Built, Step
 from optmech.lp import LinearProgram
-from optmech.mechanisms.approx_bounds import thm8_n
+from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx
 from optmech.problems.approx_cells_nd import (COSTS, NORMS, audit_shifts, ball_shifts, cell_mean_upper_nd,
                                               cell_prices, node_prices)
@@ -245,7 +245,7 @@ class ApproxRealNDFamily:
         (:func:`optmech.mechanisms.references.centre_is_best_nd`: convex and even in every coordinate; the
         product uniform, i.i.d. Laplace, ℓ2-Laplace, staircase and N(0, σ²I_d) are symmetric under each
         coordinate reflection).  A cost expression has none (their costs are closed forms of the named costs)."""
-        from optmech.mechanisms.approx_references import continuous_approx_references
+        from optmech.mechanisms.approx.references import continuous_approx_references
         from optmech.mechanisms.references import shift_references_nd
 
         if self.expression:  # the references' costs are closed forms of the named costs

@@ -24,7 +24,7 @@ from optmech.families.base import Built, Context, Step, Stop, default_lower
 from optmech.loop import make_context, run
 from optmech.lp import LinearProgram
 from optmech.mechanisms import numerics as nx
-from optmech.mechanisms.approx_bounds import (LP_IMPROVEMENT_RTOL, MAX_DOUBLINGS, MAX_WINDOW, RELAXED_VARIANTS,
+from optmech.mechanisms.approx.bounds import (LP_IMPROVEMENT_RTOL, MAX_DOUBLINGS, MAX_WINDOW, RELAXED_VARIANTS,
                                               SEPARABLE, Bound, check_all, check_delta, check_epsilon,
                                               cost_symmetric, laplace_upper_bound, make_bound, resolve_cost,
                                               staircase_upper_bound, theorem_lower_bound, thm8_n,

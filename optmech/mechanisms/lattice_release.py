@@ -40,7 +40,8 @@ from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
 from optmech.mechanisms.discrete_staircase import DiscreteStaircase
 from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND
-from optmech.mechanisms.gaussian import DiscreteGaussian, Gaussian
+from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
+from optmech.mechanisms.approx.gaussian import Gaussian
 from optmech.mechanisms.laplace import DiscreteLaplace, Laplace
 from optmech.mechanisms.laplace_nd import DiscreteLaplaceND, LaplaceND
 from optmech.mechanisms.staircase_nd import StaircaseND

@@ -429,9 +429,10 @@ def reference_law(name: str, parameters: dict, *, epsilon: float, sensitivity, d
     >>> reference_law("discrete_laplace", {}, epsilon=1.0, sensitivity=2, integer=True)
     DiscreteLaplace(epsilon=1.0, sensitivity=2)
     """
-    from optmech.mechanisms.approx_references import TruncatedLaplace
+    from optmech.mechanisms.approx.truncated import TruncatedLaplace
     from optmech.mechanisms.discrete_staircase import DiscreteStaircase
-    from optmech.mechanisms.gaussian import DiscreteGaussian, Gaussian
+    from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
+    from optmech.mechanisms.approx.gaussian import Gaussian
     from optmech.mechanisms.laplace import DiscreteLaplace, Laplace
     from optmech.mechanisms.staircase import Staircase
     from optmech.mechanisms.uniform import Uniform, UniformContinuous
@@ -486,12 +487,12 @@ def reference_price(name: str, parameters: dict, cost, *, epsilon: float, sensit
             ref = best_discrete_staircase_reference(cost, epsilon, int(sensitivity))
             return Price(float(ref.value), bool(ref.exact), ref.note, {"r": ref.parameters["r"]})
         if name == "uniform" and delta is not None:
-            from optmech.mechanisms.approx_bounds import uniform_upper_bound
+            from optmech.mechanisms.approx.bounds import uniform_upper_bound
 
             b = uniform_upper_bound(cost, delta, int(sensitivity), 1)
             return Price(float(b.value), bool(b.exact), b.note, {})
         if name == "discrete_gaussian" and "sigma" in parameters:
-            from optmech.mechanisms.gaussian import discrete_gaussian_reference
+            from optmech.mechanisms.approx.discrete_gaussian import discrete_gaussian_reference
 
             ref = discrete_gaussian_reference(cost, float(parameters["sigma"]))
             if not ref.parameters.get("tail_bounded", False):
@@ -504,11 +505,11 @@ def reference_price(name: str, parameters: dict, cost, *, epsilon: float, sensit
         ref = best_staircase_reference(cost, epsilon, sensitivity)
         return Price(float(ref.value), bool(ref.exact), ref.note, {"gamma": ref.parameters["gamma"]})
     if name in ("gaussian", "analytic_gaussian") and "sigma" in parameters:
-        from optmech.mechanisms.gaussian import gaussian_reference
+        from optmech.mechanisms.approx.gaussian import gaussian_reference
 
         return _of(gaussian_reference(cost, float(parameters["sigma"]), 1))
     if name == "truncated_laplace" and delta is not None:
-        from optmech.mechanisms.approx_references import truncated_laplace_reference
+        from optmech.mechanisms.approx.truncated import truncated_laplace_reference
 
         return _of(truncated_laplace_reference(cost, epsilon, delta, sensitivity))
     if name == "uniform" and delta is not None:

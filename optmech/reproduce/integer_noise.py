@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 
-from optmech.mechanisms.deployed_integer import LAW_NAMES, IntegerLaw, deployed_laws
+from optmech.mechanisms.approx.deployed_integer import LAW_NAMES, IntegerLaw, deployed_laws
 from optmech.reproduce.gaussian import Ratio, interval_text
 from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, register
 from optmech.sources import citation
