@@ -3,6 +3,7 @@
 Kept so existing imports work; the code lives in :mod:`optmech.mechanisms.approx.bounds`.
 """
 
+import optmech.mechanisms.approx.bounds as _bounds
 from optmech.mechanisms.approx.bounds import (
     EPS_MAX,
     INTEGER_RTOL,
@@ -28,27 +29,4 @@ from optmech.mechanisms.approx.bounds import (
     uniform_upper_bound,
 )
 
-__all__ = [
-    "Bound",
-    "theorem_lower_bound",
-    "uniform_upper_bound",
-    "laplace_upper_bound",
-    "staircase_upper_bound",
-    "thm8_n",
-    "make_bound",
-    "check_epsilon",
-    "check_delta",
-    "check_all",
-    "resolve_cost",
-    "cost_symmetric",
-    "SEPARABLE",
-    "RELAXED_VARIANTS",
-    "MAX_WINDOW",
-    "MAX_DOUBLINGS",
-    "LP_IMPROVEMENT_RTOL",
-    "INTEGER_RTOL",
-    "MAX_DIM",
-    "EPS_MAX",
-    "MAX_TERMS",
-    "check_dim",
-]
+__all__ = [*_bounds.__all__, "EPS_MAX", "MAX_TERMS", "check_dim"]

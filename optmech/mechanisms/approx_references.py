@@ -1,4 +1,5 @@
-"""Reference mechanisms for (ε, δ)-DP on ℝ, ℝ^d and ℤ: upper bounds on the optimal cost V* [DR14, BW18, CKS20, GDGK20].
+"""Reference mechanisms for (ε, δ)-DP on ℝ, ℝ^d and ℤ: upper bounds on the optimal cost V*
+[DR14, BW18, CKS20, GDGK20].
 
 Kept so existing imports work; the code lives in :mod:`optmech.mechanisms.approx.truncated` (the truncated
 Laplace mechanism [GDGK20]), :mod:`optmech.mechanisms.approx.references` (the reference sets
@@ -6,9 +7,12 @@ Laplace mechanism [GDGK20]), :mod:`optmech.mechanisms.approx.references` (the re
 :mod:`optmech.mechanisms.approx.bounds` (:class:`Bound` and the argument checks).
 """
 
+import optmech.mechanisms.approx.truncated as _truncated
+import optmech.mechanisms.approx.references as _references
 from optmech.mechanisms.approx.bounds import Bound, check_delta, check_dim, check_epsilon, make_bound, resolve_cost
 from optmech.mechanisms.approx.references import NORMS, continuous_approx_references, discrete_approx_references
 from optmech.mechanisms.approx.truncated import (
+    TruncatedDiscreteLaplace,
     TruncatedLaplace,
     TruncatedLaplaceParameters,
     truncated_laplace,
@@ -17,20 +21,5 @@ from optmech.mechanisms.approx.truncated import (
     truncated_laplace_shift_delta,
 )
 
-__all__ = [
-    "TruncatedLaplaceParameters",
-    "truncated_laplace",
-    "truncated_laplace_shift_delta",
-    "truncated_laplace_cost",
-    "truncated_laplace_reference",
-    "TruncatedLaplace",
-    "continuous_approx_references",
-    "discrete_approx_references",
-    "NORMS",
-    "Bound",
-    "check_delta",
-    "check_dim",
-    "check_epsilon",
-    "make_bound",
-    "resolve_cost",
-]
+__all__ = [*_truncated.__all__, *_references.__all__, "Bound", "check_delta", "check_dim", "check_epsilon", "make_bound",
+           "resolve_cost"]

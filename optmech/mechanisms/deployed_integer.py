@@ -4,6 +4,7 @@ Kept so existing imports work; the code lives in :mod:`optmech.mechanisms.approx
 discrete Gaussian's own δ and costs in :mod:`optmech.mechanisms.approx.discrete_gaussian`).
 """
 
+import optmech.mechanisms.approx.deployed_integer as _deployed_integer
 from optmech.mechanisms.approx.deployed_integer import (
     FULL_AUDIT_LIMIT,
     LAW_NAMES,
@@ -28,7 +29,5 @@ from optmech.mechanisms.approx.discrete_gaussian import (
     discrete_gaussian_log_normaliser,
 )
 
-__all__ = ["IntegerLaw", "window_delta", "discrete_laplace_law", "truncated_geometric_law", "truncated_geometric_delta",
-           "truncated_geometric_nonneg_law", "discrete_gaussian_law", "rounded_tulap_law", "rounded_tulap_at", "deployed_laws",
-           "enclose_moments", "LAW_NAMES", "FULL_AUDIT_LIMIT", "SUBSAMPLE", "TAIL_TARGET", "U", "discrete_gaussian_cost",
-           "discrete_gaussian_delta", "discrete_gaussian_log_normaliser"]
+__all__ = [*_deployed_integer.__all__, "TAIL_TARGET", "U", "discrete_gaussian_cost", "discrete_gaussian_delta",
+           "discrete_gaussian_log_normaliser"]
