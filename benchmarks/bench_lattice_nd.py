@@ -1,80 +1,111 @@
 """Pure ε-DP on ℤ^d: the orbit-reduced lattice LP against the all-pairs unreduced formulation.
 
 1. Targets of issue 5 (integer lattice, ℓ1 sensitivity and cost): d = 3, Δ = 4, ε = 2 with a
-   certified relative gap ≤ 1e-6 within 30 s; d = 4, Δ = 3 (ε = 2) within 120 s.  Each solve runs in
-   its own child process (``optmech.solve``, default target gap 1e-6).
-2. The baseline: the same relaxation written the way one would first write it — one variable per
-   lattice point of the ℓ1 ball, one row per ordered pair at ℓ1 distance ≤ Δ (no orbits, no
-   unit-step recursion) — solved by HiGHS on the same ball, against optmech's LP on that ball, at
-   sizes where the baseline finishes within ``--baseline-budget`` seconds.  Reported as a time ratio
-   and the two LP values (which must agree).
-3. Continuous d = 2, ℓ1: gap against resolution.  ``optmech.solve`` on ℝ² (ℓ1 sensitivity 1, ℓ1
-   cost) at fixed resolutions n ∈ {2, 4, 8} (cells of width 1/n) for ε ∈ {0.5, 1, 2}, each case in
-   its own process under ``--continuous-deadline``; the certified bracket is set against the
-   closed-form optimum V* = ``staircase_nd_optimal_cost("l1", ε, 1, 2)`` ([Geng13] (3.7)).  The
-   upper bound comes from a fine ℓ1-shell (layered) mechanism and sits within ~1e-5 of V*; the gap
-   is the lower bound's cell-minimum pricing, whose distance (V* − lower)/V* should about halve
-   when n doubles (the ratio between consecutive n is printed).
+   certified relative gap ≤ 1e-6 within 30 s; d = 4, Δ = 3 (ε = 2) within 120 s; issue 21: d = 3,
+   Δ = 10 within 60 s and d = 5, Δ = 4 within 60 s.  Cases ``target d <d>, Δ <Δ>``: one
+   ``optmech.solve`` (default target gap 1e-6) after an untimed warm-up solve.  The first two also
+   run, as their baseline in the same run (``against(full_lp)``), the full lattice LP
+   (``symmetry="orbits"``: what solved them before the coupled layer LP); these two cases run under
+   a 300 s deadline per repeat (the former ``--baseline-budget``).
+2. ``all-pairs d <d>, Δ <Δ>, R <R>``: the same relaxation written the way one would first write it —
+   one variable per lattice point of the ℓ1 ball, one row per ordered pair at ℓ1 distance ≤ Δ (no
+   orbits, no unit-step recursion) — solved by HiGHS (the baseline, ``against(all_pairs)``) against
+   optmech's LP on the same ball (``build_pure_nd`` and ``solve_lp``, our side), each timed end to
+   end (building included), 300 s deadline.  Reported: the time ratio and the two LP values (which
+   must agree: the baseline's note gives their relative difference).
+3. Continuous d = 2, ℓ1: gap against resolution (``continuous ε <ε>, n <n>``).  ``optmech.solve`` on
+   ℝ² (ℓ1 sensitivity 1, ℓ1 cost, ``symmetry="orbits"``: the cell LP; with "auto" this problem goes
+   to the radial family, see ``bench_radial.py``) at fixed resolutions n ∈ {2, 4, 8} (cells of
+   width 1/n) for ε ∈ {0.5, 1, 2}, 300 s deadline (the former ``--continuous-deadline``); the
+   certified bracket is set against the closed-form optimum V* = ``staircase_nd_optimal_cost("l1",
+   ε, 1, 2)`` ([Geng13] (3.7)).  The upper bound comes from a fine ℓ1-shell (layered) mechanism and
+   sits within ~1e-5 of V*; the gap is the lower bound's cell-minimum pricing, whose distance
+   ``lower_rel_to_closed_form`` = (V* − lower)/V* should about halve when n doubles (compare
+   consecutive n).
 
-Run ``python benchmarks/bench_lattice_nd.py`` (``--quick`` skips d = 4 and n = 8;
-``--skip-lattice`` / ``--skip-continuous`` run one part alone); writes
-``benchmarks/results/lattice_nd.json`` (``targets``, ``baseline``, ``continuous``).  A part that is
-skipped keeps what the file already held for it, under its key, with the metadata of the run that
-produced it under ``carried_over[key]``.
+Through the harness (``benchmarks/harness.py``: a fresh process per repeat, the median of
+``--repeats``)::
+
+    python -m benchmarks.harness run benchmarks/bench_lattice_nd.py [--repeats 1] [--only target]
+    python -m benchmarks.harness run benchmarks/bench_lattice_nd.py --only all-pairs --only continuous
+    python benchmarks/bench_lattice_nd.py [same options]                 # the same
+
+The former runner's ``--skip-lattice`` / ``--skip-continuous`` / ``--skip-baseline`` are ``--only``
+selections; every case of a series runs (the harness does not stop a series at its first failure,
+so the all-pairs case at R = 30 and the continuous ε = 0.5, n = 8 case take their full 300 s
+deadline).  Results: ``benchmarks/results/bench_lattice_nd.jsonl``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
-    RESULTS_DIR,
-    fmt,
-    markdown_table,
-    read_json,
-    rel_distance_to_bracket,
-    run_isolated,
-    short_error,
-    write_json,
-)
+from _common import rel_distance_to_bracket  # noqa: E402
+from harness import add_case, against, main  # noqa: E402
 
+#: (d, Δ, ε, target s); issue 5: d = 3, Δ = 4 and d = 4, Δ = 3; issue 21: d = 3, Δ = 10 and d = 5, Δ = 4
+TARGETS = [(3, 4, 2.0, 30.0), (3, 10, 2.0, 60.0), (5, 4, 2.0, 60.0), (4, 3, 2.0, 120.0)]
+#: (d, Δ, ε, R) of the all-pairs comparison
+ALL_PAIRS = [(2, 2, 1.0, 40), (3, 2, 1.0, 16), (3, 2, 1.0, 24), (3, 3, 1.0, 30)]
 #: ε values and resolutions (cells per unit of sensitivity) of the continuous d = 2 section.
 CONT_EPS = (0.5, 1.0, 2.0)
 CONT_RES = (2, 4, 8)
 
 
-def solve_case(d: int, D: int, eps: float, symmetry: str = "auto") -> dict:
+def warm_lattice() -> None:
+    """Untimed: a small integer solve (imports, solver start-up)."""
     import optmech
     from optmech.spec import IntegerLattice, Problem, PureDP
 
-    optmech.solve(Problem(privacy=PureDP(1.0), cost="abs", sensitivity=2, domain=IntegerLattice()))  # warm-up
-    t0 = time.perf_counter()
+    optmech.solve(Problem(privacy=PureDP(1.0), cost="abs", sensitivity=2, domain=IntegerLattice()))
+
+
+def _lattice_solve(d: int, D: int, eps: float, symmetry: str) -> dict:
+    import optmech
+    from optmech.spec import IntegerLattice, Problem, PureDP
+
     r = optmech.solve(Problem(privacy=PureDP(eps), cost="l1", sensitivity=D, domain=IntegerLattice(), dim=d,
                               symmetry=symmetry), time_limit=600)
     st = next((x.value for x in r.references if x.name == "discrete_staircase"), None)
-    return {"wall_s": time.perf_counter() - t0, "lower": r.lower_bound, "upper": r.upper_bound, "gap": r.relative_gap,
-            "certified": r.certified, "orbits": r.lp.get("orbits"), "rows": r.lp["rows"], "half_width": r.truncation["half_width"],
-            "builder": r.lp.get("builder"),
-            "staircase": st}
+    return {"lower": r.lower_bound, "upper": r.upper_bound, "gap": r.relative_gap, "certified": bool(r.certified),
+            "orbits": r.lp.get("orbits"), "rows": r.lp["rows"], "half_width": r.truncation["half_width"],
+            "builder": r.lp.get("builder"), "staircase": st}
 
 
-def baseline_case(d: int, D: int, eps: float, R: int) -> dict:
-    """All pairs, no orbits, on the ℓ1 ball of radius R; and optmech's LP on the same ball."""
+def target_case(d: int, D: int, eps: float, target_s: float) -> dict:
+    """The target solve (``symmetry="auto"``); its time against the target is the solve's wall time."""
+    t0 = time.perf_counter()
+    out = _lattice_solve(d, D, eps, "auto")
+    wall = time.perf_counter() - t0
+    met = out["certified"] and out["gap"] <= 1e-6 and wall <= target_s
+    out.update(wall_s=wall, met=met, note=f"gap ≤ 1e-6 in ≤ {target_s:g} s: {'met' if met else 'NOT met'} "
+               f"({out['builder']}, {out['rows']} rows, R {out['half_width']}; ℓ1 lattice staircase "
+               f"{out['staircase']})")
+    return out
+
+
+def full_lp(d: int, D: int, eps: float) -> dict:
+    """The baseline of the first two targets: the full lattice LP (``symmetry="orbits"``)."""
+    out = _lattice_solve(d, D, eps, "orbits")
+    out["note"] = f"full LP: {out['rows']} rows"
+    return out
+
+
+def all_pairs(d: int, D: int, eps: float, R: int, ours: dict) -> dict:
+    """The baseline: all pairs, no orbits, on the ℓ1 ball of radius R (built and solved by HiGHS)."""
     import itertools
 
     import numpy as np
     import scipy.sparse as sp
 
     from optmech.lp import LinearProgram
-    from optmech.problems.pure_nd import build_pure_nd, orbit_points
+    from optmech.problems.pure_nd import orbit_points
     from optmech.solvers import solve_lp
 
-    t0 = time.perf_counter()
     orb = orbit_points(d, R, reduced=False, shape="ball")
     pts = orb.reps
     n = len(pts)
@@ -92,24 +123,37 @@ def baseline_case(d: int, D: int, eps: float, R: int) -> dict:
                        row_upper=np.concatenate([[1.0], np.zeros(m)]), col_lower=np.zeros(n + 1), col_upper=np.ones(n + 1),
                        meta={"normalisation_row": 0})
     raw = solve_lp(lp)
-    t_base = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    diff = abs(raw.objective - ours["value"]) / abs(ours["value"])
+    return {"value": raw.objective, "rows": m, "points": n, "value_rel_diff": diff,
+            "note": f"{n} points, {m} rows; values agree to {diff:.1e}"}
+
+
+def ball_lp(d: int, D: int, eps: float, R: int) -> dict:
+    """Our side of the all-pairs comparison: optmech's orbit LP on the same ball, built and solved."""
+    from optmech.problems.pure_nd import build_pure_nd
+    from optmech.solvers import solve_lp
+
     alp = build_pure_nd("l1", eps, D, R, dim=d)
-    raw2 = solve_lp(alp.lp)
-    t_opt = time.perf_counter() - t0
-    return {"baseline_s": t_base, "optmech_s": t_opt, "baseline_value": raw.objective, "optmech_value": raw2.objective,
-            "baseline_rows": m, "optmech_rows": alp.lp.rows, "points": n, "orbits": len(alp.orbits.reps)}
+    raw = solve_lp(alp.lp)
+    return {"value": raw.objective, "rows": alp.lp.rows, "orbits": len(alp.orbits.reps),
+            "note": f"{len(alp.orbits.reps)} orbits, {alp.lp.rows} rows (uncertified LP value)"}
+
+
+def warm_continuous() -> None:
+    """Untimed: the cell LP at one cell per Δ."""
+    import optmech
+    from optmech.spec import Continuous, Problem, PureDP
+
+    optmech.solve(Problem(privacy=PureDP(1.0), cost="l1", sensitivity=1.0, domain=Continuous(1), dim=2,
+                          symmetry="orbits"))
 
 
 def continuous_case(eps: float, n: int) -> dict:
     """One continuous d = 2, ℓ1 solve at the fixed resolution ``n`` (Δ = 1), against V*."""
     import optmech
-    from optmech.mechanisms.multidim import staircase_nd_optimal_cost
+    from optmech.mechanisms.staircase_nd import staircase_nd_optimal_cost
     from optmech.spec import Continuous, Problem, PureDP
 
-    # the cell LP (symmetry "orbits"): with "auto" this problem goes to the radial family (bench_radial.py)
-    optmech.solve(Problem(privacy=PureDP(1.0), cost="l1", sensitivity=1.0, domain=Continuous(1), dim=2,
-                          symmetry="orbits"))  # warm-up
     t0 = time.perf_counter()
     r = optmech.solve(Problem(privacy=PureDP(eps), cost="l1", sensitivity=1.0, domain=Continuous(n), dim=2,
                               symmetry="orbits"))
@@ -121,126 +165,24 @@ def continuous_case(eps: float, n: int) -> dict:
             "relative_gap": float(r.relative_gap), "certified": bool(r.certified), "status": r.status,
             "message": r.message, "lp": dict(r.lp), "half_width": r.truncation["half_width"],
             "closed_form": v, "inside": side == "inside", "side": side, "distance_to_bracket": dist,
-            "lower_rel_to_closed_form": (v - lo) / v, "upper_rel_to_closed_form": (up - v) / v}
+            "lower_rel_to_closed_form": (v - lo) / v, "upper_rel_to_closed_form": (up - v) / v,
+            "note": f"V* {v:.6f} {side}; (V*−lower)/V* {(v - lo) / v:.4f}; (upper−V*)/V* {(up - v) / v:.1e}"}
 
 
-def run_continuous(eps_values: tuple[float, ...], resolutions: tuple[int, ...], deadline: float) -> tuple[list, str]:
-    """The continuous d = 2 section: results for the JSON and the printed table.
+for _k, (_d, _D, _eps, _t) in enumerate(TARGETS):
+    _base = against(full_lp, label="full lattice LP (orbits)") if _k < 2 else None
+    add_case(target_case, f"target d {_d}, Δ {_D}", baseline=_base, warmup=warm_lattice,
+             timeout=300.0 if _base else 900.0, params={"d": _d, "D": _D, "eps": _eps, "target_s": _t})
 
-    Within one ε the resolutions run in increasing order; after a case that fails (deadline
-    included) the larger ones are skipped, since they can only take longer.
-    """
-    results, rows = [], []
-    for eps in eps_values:
-        prev = None
-        failed = False
-        for n in resolutions:
-            if failed:
-                results.append({"eps": eps, "n": n, "ok": False, "error_type": "Skipped",
-                                "error": "a smaller resolution at this ε already failed"})
-                rows.append([eps, n, "skipped (smaller n failed)"] + [""] * 10)
-                continue
-            r = run_isolated(continuous_case, dict(eps=eps, n=n), deadline)
-            if not r.get("ok"):
-                results.append({"eps": eps, "n": n, "deadline_s": deadline, **r})
-                failed = True
-                killed = r.get("error_type") == "HardTimeout"
-                rows.append([eps, n, f"> {deadline:g} s (killed)" if killed else short_error(r)] + [""] * 10)
-                continue
-            d = r["lower_rel_to_closed_form"]
-            # (V − lower)/V at the previous (half) resolution over this one: ≈ 2 for an O(1/n) error
-            ratio = prev / d if prev is not None and d > 0 else None
-            results.append({"eps": eps, "n": n, "deadline_s": deadline, **r, "ratio_to_previous_n": ratio})
-            prev = d
-            rows.append([eps, n, fmt(r["wall_s"], ".1f"), f"{r['lp']['rows']} × {r['lp']['cols']}", r["half_width"],
-                         fmt(r["lower_bound"], ".6f"), fmt(r["upper_bound"], ".6f"),
-                         fmt(r["closed_form"], ".6f"), "yes" if r["inside"] else f"NO ({r['side']})",
-                         fmt(r["relative_gap"], ".3e"), fmt(d, ".4f"), "—" if ratio is None else f"{ratio:.2f}",
-                         fmt(r["upper_rel_to_closed_form"], ".1e")])
-    table = markdown_table(["ε", "n", "seconds", "LP rows × cols", "R", "lower", "upper", "closed form V*", "inside",
-                            "gap", "(V−lower)/V", "÷ (prev n)", "(upper−V)/V"], rows)
-    return results, table
+for _d, _D, _eps, _R in ALL_PAIRS:
+    add_case(ball_lp, f"all-pairs d {_d}, Δ {_D}, R {_R}", baseline=against(all_pairs, label="all-pairs LP (HiGHS)", warmup=warm_lattice),
+             warmup=warm_lattice, timeout=300.0, params={"d": _d, "D": _D, "eps": _eps, "R": _R})
 
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="skip d = 4 (lattice) and n = 8 (continuous)")
-    ap.add_argument("--skip-lattice", action="store_true", help="skip the lattice targets and the all-pairs baseline")
-    ap.add_argument("--skip-continuous", action="store_true", help="skip the continuous d = 2 section")
-    ap.add_argument("--baseline-budget", type=float, default=300.0)
-    ap.add_argument("--skip-baseline", action="store_true", help="skip the all-pairs baseline (section 2)")
-    ap.add_argument("--continuous-deadline", type=float, default=300.0, help="hard deadline per continuous case, s")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "lattice_nd.json")
-    args = ap.parse_args(argv)
-    out: dict = {"sections_run": [k for k, skip in (("lattice", args.skip_lattice), ("continuous", args.skip_continuous))
-                                  if not skip]}
-    if not args.skip_lattice:
-        out.update(run_lattice(args))
-    if not args.skip_continuous:
-        res = CONT_RES[:-1] if args.quick else CONT_RES
-        print(f"\nContinuous d = 2, ℓ1 (Δ = 1): gap against resolution (deadline {args.continuous_deadline:g} s a case)\n",
-              flush=True)
-        out["continuous"], table = run_continuous(CONT_EPS, res, args.continuous_deadline)
-        print(table)
-    prev = read_json(args.json)
-    carried = [k for k in ("targets", "baseline", "continuous", "full_lp") if k not in out and k in prev]
-    if carried:
-        # per key, the metadata of the run that produced it (itself carried over, perhaps)
-        before = prev.get("carried_over") if isinstance(prev.get("carried_over"), dict) else {}
-        out["carried_over"] = {k: before.get(k, prev.get("metadata")) for k in carried}
-        for k in carried:
-            out[k] = prev[k]
-    write_json(args.json, out)
-    print(f"\nwrote {args.json}" + (f" (kept {', '.join(carried)} from the previous run)" if carried else ""))
-    return 0
-
-
-def run_lattice(args: argparse.Namespace) -> dict:
-    """Sections 1 and 2: the lattice targets and the all-pairs baseline (printed; returned for the JSON)."""
-    # (d, Δ, ε, target s); issue 5: d = 3, Δ = 4 and d = 4, Δ = 3; issue 21: d = 3, Δ = 10 and d = 5, Δ = 4
-    cases = [(3, 4, 2.0, 30.0), (3, 10, 2.0, 60.0), (5, 4, 2.0, 60.0)] + ([] if args.quick else [(4, 3, 2.0, 120.0)])
-    out = {"targets": [], "baseline": [], "full_lp": []}
-    rows = []
-    for d, D, eps, target in cases:
-        r = run_isolated(solve_case, dict(d=d, D=D, eps=eps), 900)
-        out["targets"].append({"d": d, "D": D, "eps": eps, "target_s": target, **r})
-        if r.get("ok"):
-            met = r["certified"] and r["gap"] <= 1e-6 and r["wall_s"] <= target
-            rows.append([d, D, eps, fmt(r["wall_s"], ".1f"), fmt(r["gap"], ".2e"), r["builder"], r["rows"], r["half_width"],
-                         fmt(r["lower"], ".10g"), fmt(r["staircase"], ".10g"), f"≤ {target:g} s: {'met' if met else 'NOT met'}"])
-        else:
-            rows.append([d, D, eps, short_error(r), "", "", "", "", "", "", ""])
-    print(markdown_table(["d", "Δ", "ε", "seconds", "gap", "builder", "rows", "R", "lower bound", "ℓ1 lattice staircase",
-                          "target"], rows))
-    # the full lattice LP (symmetry "orbits": what solved these before the coupled layer LP), same run
-    frows = []
-    for d, D, eps, _ in cases[:2]:
-        r = run_isolated(solve_case, dict(d=d, D=D, eps=eps, symmetry="orbits"), args.baseline_budget)
-        out["full_lp"].append({"d": d, "D": D, "eps": eps, **r})
-        frows.append([d, D, eps, fmt(r.get("wall_s"), ".1f") if r.get("ok") else
-                      (f"> {args.baseline_budget:g} s" if r.get("error_type") == "HardTimeout" else short_error(r)),
-                      fmt(r.get("gap"), ".2e"), r.get("rows", "")])
-    print()
-    print(markdown_table(["d", "Δ", "ε", "full LP seconds", "full LP gap", "rows"], frows))
-    if args.skip_baseline:
-        out.pop("baseline")  # kept from the previous run by main()
-        return out
-    brows = []
-    for d, D, eps, R in [(2, 2, 1.0, 40), (3, 2, 1.0, 16), (3, 2, 1.0, 24), (3, 3, 1.0, 30)]:
-        r = run_isolated(baseline_case, dict(d=d, D=D, eps=eps, R=R), args.baseline_budget)
-        out["baseline"].append({"d": d, "D": D, "eps": eps, "R": R, **r})
-        if r.get("ok"):
-            brows.append([d, D, R, r["points"], r["orbits"], r["baseline_rows"], r["optmech_rows"], fmt(r["baseline_s"], ".2f"),
-                          fmt(r["optmech_s"], ".2f"), fmt(r["baseline_s"] / r["optmech_s"], ".0f"),
-                          fmt(abs(r["baseline_value"] - r["optmech_value"]) / r["optmech_value"], ".1e")])
-        else:
-            brows.append([d, D, R, "", "", "", "", short_error(r), "", "", ""])
-            break
-    print()
-    print(markdown_table(["d", "Δ", "R", "points", "orbits", "all-pairs rows", "optmech rows", "all-pairs s", "optmech s",
-                          "ratio", "value rel. diff"], brows))
-    return out
+for _eps in CONT_EPS:
+    for _n in CONT_RES:
+        add_case(continuous_case, f"continuous ε {_eps:g}, n {_n}", warmup=warm_continuous, timeout=300.0,
+                 params={"eps": _eps, "n": _n})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
