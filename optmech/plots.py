@@ -357,7 +357,7 @@ def _reference_law(ref, pr: dict):
 def _best_reference(result: "Result", lattice: bool, shift: bool):
     """(label, law, shift c) of the cheapest closed form among ``result.references``, each placed at
     the shift it is listed with (``parameters["shift"]``, chosen by
-    :func:`optmech.mechanisms.references.shift_references`, whose value is the listed one);
+    :func:`optmech.mechanisms.shifts.shift_references`, whose value is the listed one);
     (None, None, 0) when none can be drawn.  With ``shift`` False only laws listed centred are
     drawn."""
     pr = result.problem

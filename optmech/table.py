@@ -43,7 +43,7 @@ Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS
 * Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ (ℝ^d), taken
   from the solve's own references (those of
   :func:`optmech.mechanisms.approx_references.continuous_approx_references` for cost, ε, δ, Δ, dim and
-  norm, each at its best shift by :func:`optmech.mechanisms.references.shift_references` on ℝ, 0 on
+  norm, each at its best shift by :func:`optmech.mechanisms.shifts.shift_references` on ℝ, 0 on
   ℝ^d where the costs are the named ones), so a row and ``solve`` agree on every reference value;
   null when that reference is not a valid bound (its side
   condition fails or its value is not finite), or when it has no law in that dimension:

@@ -281,14 +281,14 @@ def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
 # -- references ------------------------------------------------------------------------------------
 def approx_reference_values(problem, lo: float, up: float, ctx=None, *, nonnegative_law=None) -> list[ReferenceValue]:
     """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`); in 1-D each
-    law at its best integer shift (:func:`optmech.mechanisms.references.shift_references`, the rule
+    law at its best integer shift (:func:`optmech.mechanisms.shifts.shift_references`, the rule
     of every family), except a uniform law whose second exact sum would not fit the time left.  In
     d > 1 the costs are the named l1, l2, l2sq, linf, so every law's best shift is 0, proven
-    (:func:`optmech.mechanisms.references.centre_is_best_nd`: convex costs even in every coordinate;
+    (:func:`optmech.mechanisms.shifts.centre_is_best_nd`: convex costs even in every coordinate;
     the product discrete Laplace, the ℓ1 staircase and the product uniform are symmetric under each
     coordinate reflection about a centre within 1/2 of 0): ``parameters["shift"]`` is d zeros."""
     from optmech.families.relaxed import UNIFORM_SECONDS_PER_POINT, approx_references
-    from optmech.mechanisms.references import shift_references, shift_references_nd
+    from optmech.mechanisms.shifts import shift_references, shift_references_nd
 
     D = int(problem.sensitivity)
     bounds = approx_references(problem.cost, problem.epsilon, problem.delta, D, problem.dim, ctx=ctx)

@@ -411,9 +411,9 @@ def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: floa
 
 def continuous_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
     """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx_references`), each at
-    its best shift (:func:`optmech.mechanisms.references.shift_references`, the rule of every family)."""
+    its best shift (:func:`optmech.mechanisms.shifts.shift_references`, the rule of every family)."""
     from optmech.mechanisms.approx.references import continuous_approx_references
-    from optmech.mechanisms.references import shift_references
+    from optmech.mechanisms.shifts import shift_references
 
     bounds = continuous_approx_references(problem.cost, problem.epsilon, problem.delta, problem.sensitivity)
     bounds = shift_references(bounds, problem.cost, epsilon=problem.epsilon, sensitivity=problem.sensitivity,

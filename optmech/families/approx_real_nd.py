@@ -240,13 +240,13 @@ class ApproxRealNDFamily:
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
         """The references of :func:`optmech.mechanisms.approx_references.continuous_approx_references`, each
-        at its best shift, ``parameters["shift"]`` (:func:`optmech.mechanisms.references.shift_references_nd`,
+        at its best shift, ``parameters["shift"]`` (:func:`optmech.mechanisms.shifts.shift_references_nd`,
         the rule of every family): d zeros, proven for the named costs l1, l2, l2sq
-        (:func:`optmech.mechanisms.references.centre_is_best_nd`: convex and even in every coordinate; the
+        (:func:`optmech.mechanisms.shifts.centre_is_best_nd`: convex and even in every coordinate; the
         product uniform, i.i.d. Laplace, ℓ2-Laplace, staircase and N(0, σ²I_d) are symmetric under each
         coordinate reflection).  A cost expression has none (their costs are closed forms of the named costs)."""
         from optmech.mechanisms.approx.references import continuous_approx_references
-        from optmech.mechanisms.references import shift_references_nd
+        from optmech.mechanisms.shifts import shift_references_nd
 
         if self.expression:  # the references' costs are closed forms of the named costs
             return []

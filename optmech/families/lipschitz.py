@@ -354,7 +354,7 @@ def _references(eps, mode, cost, dim, domain, power, lo, up) -> list[ReferenceVa
     geometric (ℤ^d) laws, listed for the costs |x| and x² (summed over the coordinates; ‖x‖₂ or ‖x‖₂² in
     radial mode) only, each with ``parameters["shift"]`` = 0 (d zeros in d > 1), the rule of every family.
 
-    0 is a best shift, proven (:func:`optmech.mechanisms.references.centre_is_best_nd`): the cost c is
+    0 is a best shift, proven (:func:`optmech.mechanisms.shifts.centre_is_best_nd`): the cost c is
     convex and even in every coordinate (|x|, x², their sums over the coordinates, ‖x‖₂ and ‖x‖₂²), and
     the law X is symmetric under each coordinate reflection (and log-concave): a product of symmetric
     1-D laws, or a function of ‖x‖₂.  So g(t) = E c(X + t) is convex and even in each t_i, hence

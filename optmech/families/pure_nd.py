@@ -745,15 +745,15 @@ def _mechanism_nd(up: _Upper, s: _Setup) -> dict:
 def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue]:
     """Closed forms: the ℓ1 staircase (continuous, its best γ) or lattice staircase (its best r; Δ = 1:
     i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace; each at
-    its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.references.shift_references_nd`,
+    its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.shifts.shift_references_nd`,
     the rule of every family): 0 for the named costs (proven,
-    :func:`optmech.mechanisms.references.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
+    :func:`optmech.mechanisms.shifts.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
     discrete Laplace is listed (when its sum fits), priced by an exact lattice sum with a proven tail bound
-    (:func:`optmech.mechanisms.references.product_discrete_laplace_price`) at the shift vector a
+    (:func:`optmech.mechanisms.shifts.product_discrete_laplace_price`) at the shift vector a
     coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
     from optmech.mechanisms.laplace import DiscreteLaplace
     from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
-    from optmech.mechanisms.references import product_discrete_laplace_price, shift_references_nd
+    from optmech.mechanisms.shifts import product_discrete_laplace_price, shift_references_nd
 
     out: list[ReferenceValue] = []
     if s.cost.kind == "expr":

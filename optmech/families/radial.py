@@ -229,7 +229,7 @@ class RadialFamily:
                     "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
             except SpecError:
                 pass
-        from optmech.mechanisms.references import shift_references_nd  # shift 0, proven for these costs
+        from optmech.mechanisms.shifts import shift_references_nd  # shift 0, proven for these costs
 
         return shift_references_nd(out, cost, dim=d, integer=False)
 

@@ -386,3 +386,27 @@ class Geometric(DiscreteLaplace):
     def __init__(self, *, epsilon, sensitivity=1) -> None:
         _check_geometric(sensitivity)
         super().__init__(epsilon=epsilon, sensitivity=1)
+
+
+def best_discrete_staircase_reference(cost, epsilon, sensitivity) -> Reference:
+    """The discrete staircase P_r [Geng13, (2.17)] with the best r for ``cost``: V* when the cost is
+    proven symmetric and nondecreasing (:func:`~optmech.mechanisms.discrete_staircase.discrete_staircase_reference`),
+    else the cheapest P_r, an ε-DP upper bound (numeric).
+
+    >>> from optmech.costs import parse_cost
+    >>> ref = best_discrete_staircase_reference(parse_cost("where(x > 0, x, 2*abs(x))"), 1, 3)
+    >>> ref.name, ref.parameters["r"] in (1, 2, 3), ref.note.startswith("upper bound")
+    ('discrete_staircase', True, True)
+    """
+    eps, delta = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True)
+    ref = discrete_staircase_reference(cost, eps, delta)
+    if ref is not None:
+        return ref
+    try:
+        r, v = optimal_r(cost, eps, delta)
+    except ProblemTooLarge as exc:
+        return Reference("discrete_staircase", math.nan, {"r": 0}, False, f"not computed: {exc}")
+    return Reference("discrete_staircase", v, {"r": r}, False,
+                     "upper bound: min over r of the discrete staircase P_r costs [Geng13, (2.17)], each epsilon-DP; "
+                     "the cost is not proven symmetric and nondecreasing, so it is not known to be V*; numeric "
+                     "(lattice period sums)")

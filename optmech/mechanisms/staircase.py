@@ -46,6 +46,7 @@ Tested by: tests/test_mechanisms.py (pdf mass, DP ratio, closed forms vs numeric
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -534,3 +535,29 @@ class Staircase(Mechanism):
         # E level = 2 Σ_k [aγΔ b^k k + a(1−γ)Δ b^{k+1}(k+1)] = 2aΔ b/(1 − b)²
         a, b, u = self._a, self._b, self._u
         return -math.log(a) + self.epsilon * 2.0 * a * self.sensitivity * b / (u * u)
+
+
+def best_staircase_reference(cost, epsilon, sensitivity) -> Reference:
+    """The staircase [Geng13, (2.13)] with the best γ for ``cost``: V* (named ``staircase``,
+    :func:`~optmech.mechanisms.staircase.staircase_reference`) when the cost is proven symmetric
+    and nondecreasing, else the cheapest staircase, an ε-DP upper bound (numeric).
+
+    >>> from optmech.costs import parse_cost
+    >>> ref = best_staircase_reference(parse_cost("where(x > 0, x, 2*abs(x))"), 1, 1)
+    >>> ref.name, ref.exact, ref.note.startswith("upper bound")
+    ('staircase', False, True)
+    """
+    eps, delta = nx.check_epsilon(epsilon), nx.check_sensitivity(sensitivity)
+    ref = staircase_reference(cost, eps, delta)
+    if ref is not None:
+        return ref
+    params: dict[str, Any] = {"gamma": math.nan, "gamma_heuristic": math.exp(-eps) / 2.0}
+    try:
+        g = optimal_gamma(cost, eps, delta)
+    except nx.SeriesDiverged as exc:
+        return Reference("staircase", math.inf, params, False, f"cost series diverges ({exc})")
+    params["gamma"] = g
+    return Reference("staircase", staircase_cost(cost, eps, delta, g), params, False,
+                     "upper bound: the best staircase [Geng13, (2.13)] over gamma, epsilon-DP; the cost is not proven "
+                     "symmetric and nondecreasing, so it is not known to be V*; numeric (periodised cost + adaptive "
+                     "Gauss-Legendre, gamma by grid + bounded Brent)")
