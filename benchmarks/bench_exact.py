@@ -24,14 +24,27 @@ time and certified bracket recorded; the ℓ1 lattice staircase on ℤ³ (ε = 1
 Each draw is also checked against the law's exact moments (mean z-score, relative error of the
 variance; E‖X‖₁ in d-D).
 
-Run ``python benchmarks/bench_exact.py`` (≈1 min; ``--quick`` ≈20 s: smaller n); writes
-``benchmarks/results/exact.json``.
+Through the harness (``benchmarks/harness.py``), one case per optmech sampler, OpenDP as a
+:func:`peer` baseline of the cases that have one (run in its own process, after optmech's, in
+the same run).  The figures are the samples/s each side measures inside its call (``rate``, best
+of ``repeats`` draws of ``n``, after the warm-ups above), not the harness's seconds (the whole
+case: build, warm-ups, the exact, via-mechanism and float draws): the baseline's note gives
+``× OpenDP`` (the ratio of the two rates; in brackets without the list conversion, measured by
+the baseline through ``make_identity`` in its process) and the target; optmech's note gives the
+rate target.  The discrete Gaussian's baseline also measures OpenDP's float Laplace (scale 2, the
+reference row).  Without opendp the baseline is recorded as failed (``ModuleNotFoundError``)::
+
+    python -m benchmarks.harness run benchmarks/bench_exact.py --repeats 1 [--only dstair]
+    python -m benchmarks.harness run benchmarks/bench_exact.py --repeats 1 --set n=200000 --set n_baseline=50000  # the former --quick
+    python benchmarks/bench_exact.py [same options]                    # the same
+
+Parameters (``--set KEY=VALUE``): ``n`` (1e6 samples per optmech call), ``repeats`` (5 optmech
+calls per sampler), ``n_baseline`` (2e5 per OpenDP call), ``repeats_baseline`` (3).  Results:
+``benchmarks/results/bench_exact.jsonl``.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import math
 import sys
 import time
@@ -39,7 +52,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import ASYMMETRIC_COST, RESULTS_DIR, fmt, markdown_table, run_isolated, short_error, write_json  # noqa: E402
+from _common import ASYMMETRIC_COST  # noqa: E402
+from harness import add_case, main, peer  # noqa: E402
 
 #: name -> (label, opendp baseline name or None, target kind, target value)
 CASES = {
@@ -121,7 +135,8 @@ def _moments_check(m, x) -> dict:
             "exact_mean": mean, "exact_var": var}
 
 
-def optmech_case(case: str, n: int, repeats: int) -> dict:
+def optmech_case(case: str, n: int, repeats: int, target_kind: str | None, target: float | None) -> dict:
+    """Build ``case``'s exact sampler and measure its rate, through the mechanism and the float sampler's."""
     import numpy as np
 
     import optmech.exact  # noqa: F401  (imports out of the build time)
@@ -158,7 +173,17 @@ def optmech_case(case: str, n: int, repeats: int) -> dict:
     rate_via_mech, _, _ = _best_rate(lambda k, i: m.sample(k, rng=2000 + i, exact=True), n, repeats)
     m.sample(16, rng=0)  # warm-up of the float sampler
     rate_float, rates_float, _ = _best_rate(lambda k, i: m.sample(k, rng=3000 + i), n, repeats)
-    return {"mechanism": repr(m), "dim": int(getattr(m, "dim", 1)), "n": n, "repeats": repeats,
+    note = f"{rate:.3g} samples/s (float {rate_float:.3g}/s), build {build_s * 1e3:.2f} + {first_draw_s * 1e3:.2f} ms"
+    if target_kind == "rate":
+        note += f"; ≥ {target:.0e}/s: {'met' if rate >= target else 'NOT met'}"
+    ok = cached is True and same
+    note += "" if ok else "; exact_sampler not cached or exact=True draws differ"
+    extra = {}
+    if case == "solved_asym":
+        extra = {"lower": info["lower_bound"], "upper": info["upper_bound"], "gap": info["relative_gap"],
+                 "certified": info["certified"]}
+    return {"note": note, **extra, "mechanism": repr(m), "dim": int(getattr(m, "dim", 1)), "n": n,
+            "repeats": repeats,
             "stream_init_s": stream_init_s, "construct_s": construct_s, "build_s": build_s,
             "first_draw_s": first_draw_s,
             "build_total_s": build_s + first_draw_s, "cached": bool(cached), "sample_exact_same_draws": same,
@@ -169,6 +194,7 @@ def optmech_case(case: str, n: int, repeats: int) -> dict:
 
 
 def opendp_case(kind: str, scale: float, n: int, repeats: int) -> dict:
+    """One OpenDP measurement (``BASELINES``' kinds): build, warm-up, best rate over ``repeats`` calls on n zeros."""
     import importlib.metadata as im
 
     import opendp.prelude as dp
@@ -207,127 +233,43 @@ def opendp_case(kind: str, scale: float, n: int, repeats: int) -> dict:
     return out
 
 
-def _check_text(r: dict) -> str:
-    if "mean_z" in r:
-        return f"mean z {r['mean_z']:+.1f}, var {r['var_rel_err']:+.1e}"
-    if "l1_rel_err" in r:
-        return f"E‖X‖₁ {r['l1_rel_err']:+.1e} (se {r['l1_rel_se']:.0e})"
-    return "—"
+def opendp_baseline(case: str, n_baseline: int, repeats_baseline: int, target_kind: str | None,
+                    target: float | None, ours: dict) -> dict:
+    """The peer side: OpenDP's sampler of the same law, the list round trip alone (and, for the discrete
+    Gaussian, the float Laplace reference), in this process; the ratio to optmech's rate."""
+    base_name = CASES[case][1]
+    _, kind, scale = BASELINES[base_name]
+    out = {"label": BASELINES[base_name][0], **opendp_case(kind, scale, n_baseline, repeats_baseline)}
+    trip = opendp_case("identity", 0.0, n_baseline, repeats_baseline)
+    out["roundtrip_rate"] = trip["rate"]
+    if case == "dgauss_s2":
+        out["float_laplace_s2"] = opendp_case("flap", 2.0, n_baseline, repeats_baseline)
+    ratio = ours["rate"] / out["rate"]
+    out["ratio"] = ratio
+    text = f"× OpenDP {ratio:.0f}"
+    if trip["rate"] > out["rate"]:
+        # OpenDP's rate with the list conversion taken out (time per sample minus the round trip's)
+        out["rate_excluding_list_conversion"] = 1.0 / (1.0 / out["rate"] - 1.0 / trip["rate"])
+        out["ratio_excluding_list_conversion"] = ours["rate"] / out["rate_excluding_list_conversion"]
+        text += f" ({out['ratio_excluding_list_conversion']:.0f} w/o list conversion)"
+    if target_kind == "ratio":
+        text += f"; ≥ {target:g}×: {'met' if ratio >= target else 'NOT met'}"
+    out["note"] = f"OpenDP {out['rate']:.3g}/s; {text}"
+    return out
 
 
-def _ratio_text(rec: dict) -> str:
-    if not rec["ratio"]:
-        return "—"
-    if rec.get("ratio_excluding_list_conversion"):
-        return f"{rec['ratio']:.0f} ({rec['ratio_excluding_list_conversion']:.0f})"
-    return f"{rec['ratio']:.0f}"
+def opendp_warmup() -> None:
+    """Untimed: import OpenDP (its shared library) before the timed call."""
+    import opendp.prelude  # noqa: F401
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="n = 2e5 for optmech, 5e4 for OpenDP")
-    ap.add_argument("--n", type=int, default=None, help="samples per optmech call (default 1e6; 2e5 with --quick)")
-    ap.add_argument("--n-baseline", type=int, default=None,
-                    help="samples per OpenDP call (default 2e5; 5e4 with --quick)")
-    ap.add_argument("--repeats", type=int, default=5, help="optmech calls per sampler (best rate reported)")
-    ap.add_argument("--repeats-baseline", type=int, default=3, help="OpenDP calls per case (best rate reported)")
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of: " + ",".join(CASES))
-    ap.add_argument("--skip-opendp", action="store_true", help="no OpenDP rows")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "exact.json")
-    args = ap.parse_args(argv)
-    n = args.n or (200_000 if args.quick else 10**6)
-    n_base = args.n_baseline or (50_000 if args.quick else 200_000)
-    cases = [c for c in args.cases.split(",") if c]
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {unknown}; choose from {list(CASES)}")
-
-    have_opendp = importlib.util.find_spec("opendp") is not None and not args.skip_opendp
-    opendp_note = None if have_opendp else ("skipped: --skip-opendp" if args.skip_opendp
-                                             else "skipped: opendp is not importable (pip install opendp)")
-    wanted = [CASES[c][1] for c in cases if CASES[c][1]]
-    wanted += (["opendp_flap_s2"] if "dgauss_s2" in cases else []) + (["opendp_roundtrip"] if wanted else [])
-    baselines: dict[str, dict] = {}
-    for name in wanted:
-        label, kind, scale = BASELINES[name]
-        if not have_opendp:
-            baselines[name] = {"ok": False, "skipped": True, "note": opendp_note, "label": label}
-            continue
-        print(f"running {name} …", flush=True)
-        baselines[name] = {"label": label, "kind": kind, "scale": scale,
-                           **run_isolated(opendp_case, dict(kind=kind, scale=scale, n=n_base,
-                                                            repeats=args.repeats_baseline), 300)}
-
-    results: dict[str, dict] = {}
-    for case in cases:
-        label, base_name, target_kind, target = CASES[case]
-        print(f"running {case} …", flush=True)
-        r = run_isolated(optmech_case, dict(case=case, n=n, repeats=args.repeats), 300)
-        rec = {"name": case, "label": label, "baseline_name": base_name, "target_kind": target_kind,
-               "target": target, **r}
-        b = baselines.get(base_name) if base_name else None
-        rec["baseline_rate"] = b["rate"] if b and b.get("ok") else None
-        rec["ratio"] = r["rate"] / rec["baseline_rate"] if r.get("ok") and rec["baseline_rate"] else None
-        trip = baselines.get("opendp_roundtrip", {})
-        if rec["ratio"] and trip.get("ok") and trip["rate"] > rec["baseline_rate"]:
-            # OpenDP's rate with the list conversion taken out (time per sample minus the round trip's)
-            rec["baseline_rate_excluding_list_conversion"] = 1.0 / (1.0 / rec["baseline_rate"] - 1.0 / trip["rate"])
-            rec["ratio_excluding_list_conversion"] = r["rate"] / rec["baseline_rate_excluding_list_conversion"]
-        if target_kind == "ratio":
-            rec["met"] = None if rec["ratio"] is None else bool(rec["ratio"] >= target)
-        elif target_kind == "rate":
-            rec["met"] = bool(r.get("ok") and r["rate"] >= target)
-        else:
-            rec["met"] = None
-        results[case] = rec
-
-    rows = []
-    for case, rec in results.items():
-        if not rec.get("ok"):
-            rows.append([rec["label"], short_error(rec), "—", "—", "—", "—", "—", "—", "—"])
-            continue
-        if rec["target_kind"] == "ratio":
-            tgt = f"≥ {rec['target']:g}× OpenDP: " + {True: "met", False: "NO", None: "— (no baseline)"}[rec["met"]]
-        elif rec["target_kind"] == "rate":
-            tgt = f"≥ {rec['target']:.0e}/s: " + ("met" if rec["met"] else "NO")
-        else:
-            tgt = "—"
-        rows.append([rec["label"], fmt(rec["rate"], ".3g"), fmt(rec["rate_float"], ".3g"),
-                     f"{rec['build_s'] * 1e3:.2f} + {rec['first_draw_s'] * 1e3:.2f}",
-                     fmt(rec["baseline_rate"], ".3g"),
-                     _ratio_text(rec),
-                     tgt,
-                     _check_text(rec), "yes" if rec["cached"] and rec["sample_exact_same_draws"] else "NO"])
-    print(f"\noptmech n = {n:,} per call, best of {args.repeats}; OpenDP n = {n_base:,} per call, best of "
-          f"{args.repeats_baseline}; samples/s (d-D: vectors/s)\n")
-    print(markdown_table(["exact sampler", "samples/s", "float sampler /s", "build ms (+ first draw)",
-                          "OpenDP /s", "× OpenDP (w/o list)", "target", "moments check", "cached, exact=True same"], rows))
-
-    rows = []
-    for name, b in baselines.items():
-        if b.get("skipped"):
-            rows.append([b["label"], b["note"], "—", "—"])
-        elif not b.get("ok"):
-            rows.append([b["label"], short_error(b), "—", "—"])
-        else:
-            rows.append([b["label"], fmt(b["rate"], ".3g"), f"{b['build_s'] * 1e3:.2f}", _check_text(b)])
-    if rows:
-        print("\nOpenDP, same run (list of n zeros in, list out)\n")
-        print(markdown_table(["OpenDP measurement", "samples/s", "build ms", "moments check"], rows))
-    if "solved_asym" in results and results["solved_asym"].get("ok"):
-        s = results["solved_asym"]
-        print(f"\nsolved optimum: solve {s['solve_wall_s']:.3f} s wall (r.seconds {s['solve_seconds']:.3f}), "
-              f"certified {s['certified']}, bracket [{s['lower_bound']:.11f}, {s['upper_bound']:.11f}], "
-              f"gap {s['relative_gap']:.1e}; exact-law ε = {s['exact_epsilon']:.12g}")
-    met = [r["met"] for r in results.values() if r.get("met") is not None]
-    print(f"\ntargets met: {sum(met)}/{len(met)}")
-    write_json(args.json, {"quick": args.quick, "n": n, "n_baseline": n_base, "repeats": args.repeats,
-                           "repeats_baseline": args.repeats_baseline, "opendp_note": opendp_note,
-                           "cases": list(results.values()), "baselines": baselines})
-    print(f"\nwrote {args.json}")
-    return 0
+for _case, (_label, _base, _tkind, _target) in CASES.items():
+    add_case(optmech_case, _case, timeout=300.0,
+             baseline=peer("opendp", opendp_baseline, label="OpenDP exact sampler", warmup=opendp_warmup)
+             if _base else None,
+             params={"case": _case, "n": 10**6, "repeats": 5, "n_baseline": 200_000, "repeats_baseline": 3,
+                     "target_kind": _tkind, "target": _target})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
