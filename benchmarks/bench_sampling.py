@@ -9,14 +9,28 @@ sample against the exact cdf, and the two samples against each other.
 
 Also reported: samples/s in secure mode (``rng="secure"``: ChaCha20 keyed from OS entropy), the
 discrete staircase, and the d-D ℓ1 staircase sampler (d = 2, 5).  Target: optmech ≥ 100× the
-diffprivlib loop.  Run ``python benchmarks/bench_sampling.py``; writes
-``benchmarks/results/sampling.json``.  Needs ``pip install ".[crosscheck]"`` for the baseline
-(the optmech rows run without it).
+diffprivlib loop.
+
+Through the harness (``benchmarks/harness.py``): one case per optmech sampler, each with the
+diffprivlib loop as its :func:`peer` baseline (in its own process, in the same run).  The figures
+are the samples/s each side measures inside its call (best rate over repeats lasting at least
+``min_seconds``), not the harness's seconds (≈ ``min_seconds`` on both sides by construction): the
+baseline's note gives ``× diffprivlib`` (optmech's rate over the loop's) and, for the
+``staircase`` case, the target; it also KS-tests its sample against the exact cdf and against a
+200 000-draw optmech sample of the same law (the two-sample test).  Needs ``pip install
+".[crosscheck]"`` for the baseline (without it the baseline is recorded as failed)::
+
+    python -m benchmarks.harness run benchmarks/bench_sampling.py --repeats 1 [--only staircase]
+    python benchmarks/bench_sampling.py [same options]                   # the same
+
+Parameters (``--set KEY=VALUE``): ``epsilon`` (1), ``sensitivity`` (1; the discrete staircase
+uses max(Δ, 10)), ``n`` (1e6 samples per optmech call), ``n_baseline`` (50 000 ``randomise()``
+calls per baseline repeat), ``min_seconds`` (2).  Results:
+``benchmarks/results/bench_sampling.jsonl``.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -24,7 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS_DIR, fmt, markdown_table, run_isolated, short_error, write_json  # noqa: E402
+from harness import add_case, main, peer  # noqa: E402
+
+#: (case name, kind, dim)
+CASES = [("staircase", "staircase", 1), ("secure", "secure", 1), ("discrete staircase", "discrete_staircase", 1),
+         ("staircase_nd d 2", "staircase_nd", 2), ("staircase_nd d 5", "staircase_nd", 5)]
 
 
 def _rate(fn, n: int, min_seconds: float) -> tuple[float, object]:
@@ -39,8 +57,13 @@ def _rate(fn, n: int, min_seconds: float) -> tuple[float, object]:
     return best, out
 
 
-def diffprivlib_case(epsilon: float, sensitivity: float, n: int, min_seconds: float) -> dict:
+def diffprivlib_case(epsilon: float, sensitivity: float, n_baseline: int, min_seconds: float, kind: str,
+                     ours: dict) -> dict:
+    """The baseline: ``randomise`` in a Python loop; its rate, KS tests (vs the cdf, vs optmech) and the ratio."""
     import numpy as np
+    from scipy import stats
+
+    from optmech.mechanisms import Staircase
 
     from diffprivlib.mechanisms import Staircase as DplStaircase
 
@@ -50,11 +73,26 @@ def diffprivlib_case(epsilon: float, sensitivity: float, n: int, min_seconds: fl
     def loop(m):
         return np.array([mech.randomise(0.0) for _ in range(m)])
 
-    rate, x = _rate(loop, n, min_seconds)
-    return {"rate": rate, "gamma": float(mech.gamma), "samples": x.tolist()}
+    rate, x = _rate(loop, n_baseline, min_seconds)
+    law = Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=float(mech.gamma))
+    ks_cdf = float(stats.kstest(x, law.cdf).pvalue)
+    ks_two = float(stats.ks_2samp(x, law.sample(200_000, np.random.default_rng(2))).pvalue)
+    ratio = ours["rate"] / rate
+    note = f"diffprivlib {rate:.3g}/s; × diffprivlib {ratio:.0f}"
+    if kind == "staircase":
+        note += f" (target ≥ 100×: {'met' if ratio >= 100 else 'NOT met'})"
+    note += f"; KS p vs cdf {ks_cdf:.3f}, two-sample vs optmech {ks_two:.3f}"
+    return {"rate": rate, "gamma": float(mech.gamma), "ratio": ratio, "ks_pvalue_vs_cdf": ks_cdf,
+            "ks_two_sample_pvalue": ks_two, "note": note}
+
+
+def diffprivlib_warmup() -> None:
+    """Untimed: import diffprivlib."""
+    import diffprivlib.mechanisms  # noqa: F401
 
 
 def optmech_case(kind: str, epsilon: float, sensitivity: float, n: int, min_seconds: float, dim: int = 1) -> dict:
+    """optmech's vectorised sampler of ``kind``: its best rate and checks (KS vs cdf; E‖X‖₁ in d-D)."""
     import numpy as np
     from scipy import stats
 
@@ -63,12 +101,13 @@ def optmech_case(kind: str, epsilon: float, sensitivity: float, n: int, min_seco
     gamma = 1.0 / (1.0 + math.exp(epsilon / 2.0))
     rng = np.random.default_rng(2)
     out: dict = {}
+    if kind == "discrete_staircase":
+        sensitivity = max(sensitivity, 10.0)
     if kind in ("staircase", "secure"):
         mech = Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma)
         draw = (lambda m: mech.sample(m, rng)) if kind == "staircase" else (lambda m: mech.sample(m, "secure"))
         rate, x = _rate(draw, n, min_seconds)
         out["ks_pvalue_vs_cdf"] = float(stats.kstest(x[:200_000], mech.cdf).pvalue)
-        out["samples"] = x[:200_000].tolist()
     elif kind == "discrete_staircase":
         mech = DiscreteStaircase(epsilon=epsilon, sensitivity=int(sensitivity), r=max(1, int(sensitivity) // 2))
         rate, x = _rate(lambda m: mech.sample(m, rng), n, min_seconds)
@@ -83,69 +122,31 @@ def optmech_case(kind: str, epsilon: float, sensitivity: float, n: int, min_seco
         out["mc_l1_rel_se"] = float(l1.std() / math.sqrt(l1.size) / mech.expected_cost("l1"))
     else:
         raise ValueError(kind)
-    return {"rate": rate, **out}
+    note = f"{rate:.3g} samples/s"
+    if "ks_pvalue_vs_cdf" in out:
+        note += f"; KS p vs cdf {out['ks_pvalue_vs_cdf']:.3f}"
+    if "mc_l1_rel_err" in out:
+        note += f"; E‖X‖₁ MC rel. err {out['mc_l1_rel_err']:+.1e} (se {out['mc_l1_rel_se']:.1e})"
+    return {"rate": rate, "sensitivity": sensitivity, **out, "note": note}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--epsilon", type=float, default=1.0)
-    ap.add_argument("--sensitivity", type=float, default=1.0)
-    ap.add_argument("--n", type=int, default=10**6, help="samples per optmech call")
-    ap.add_argument("--n-baseline", type=int, default=50_000, help="randomise() calls per baseline repeat")
-    ap.add_argument("--min-seconds", type=float, default=2.0, help="time spent per case (best rate reported)")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "sampling.json")
-    args = ap.parse_args(argv)
-    from scipy import stats
+def warm_optmech() -> None:
+    """Untimed: import the samplers and scipy.stats."""
+    import scipy.stats  # noqa: F401
 
-    eps, sens = args.epsilon, args.sensitivity
-    base = run_isolated(diffprivlib_case, dict(epsilon=eps, sensitivity=sens, n=args.n_baseline,
-                                               min_seconds=args.min_seconds), 600)
-    cases = [("staircase", 1), ("secure", 1), ("discrete_staircase", 1), ("staircase_nd", 2), ("staircase_nd", 5)]
-    results = {}
-    for kind, dim in cases:
-        sens_k = max(sens, 10.0) if kind == "discrete_staircase" else sens
-        results[f"{kind}-{dim}"] = run_isolated(optmech_case, dict(kind=kind, epsilon=eps, sensitivity=sens_k, n=args.n,
-                                                                   min_seconds=args.min_seconds, dim=dim), 600)
-    rows = []
-    b_rate = base.get("rate") if base.get("ok") else None
-    ks_two = None
-    if base.get("ok") and results["staircase-1"].get("ok"):
-        ks_two = float(stats.ks_2samp(base["samples"], results["staircase-1"]["samples"]).pvalue)
-    ks_base = None
-    if base.get("ok"):
-        from optmech.mechanisms import Staircase
+    import optmech.mechanisms  # noqa: F401
+    import optmech.mechanisms.multidim  # noqa: F401
 
-        ks_base = float(stats.kstest(base["samples"], Staircase(epsilon=eps, sensitivity=sens, gamma=base["gamma"]).cdf).pvalue)
-        rows.append(["diffprivlib Staircase.randomise loop (baseline)", 1, fmt(b_rate, ".3g"), "1", fmt(ks_base, ".3f"), "—"])
-    else:
-        rows.append(["diffprivlib Staircase.randomise loop (baseline)", 1, short_error(base), "—", "—", "—"])
-    labels = {"staircase": "optmech Staircase.sample", "secure": "optmech Staircase.sample, secure",
-              "discrete_staircase": f"optmech DiscreteStaircase.sample (Δ={max(sens, 10.0):g})",
-              "staircase_nd": "optmech StaircaseND.sample"}
-    for (kind, dim) in cases:
-        r = results[f"{kind}-{dim}"]
-        if not r.get("ok"):
-            rows.append([labels[kind], dim, short_error(r), "—", "—", "—"])
-            continue
-        ratio = r["rate"] / b_rate if b_rate else None
-        extra = ""
-        if "mc_l1_rel_err" in r:
-            extra = f"E‖X‖₁ MC rel. err {r['mc_l1_rel_err']:+.1e} (se {r['mc_l1_rel_se']:.1e})"
-        ks = r.get("ks_pvalue_vs_cdf")
-        rows.append([labels[kind], dim, fmt(r["rate"], ".3g"), fmt(ratio, ".0f") if ratio else "—",
-                     fmt(ks, ".3f") if ks is not None else "—", extra or "—"])
-    print(f"ε = {eps:g}, Δ = {sens:g}, γ = 1/(1+e^(ε/2)); samples/s are the best of repeats over ≥ {args.min_seconds:g} s")
-    print(markdown_table(["sampler", "d", "samples/s", "× baseline", "KS p vs cdf", "check"], rows))
-    if ks_two is not None:
-        print(f"\ntwo-sample KS p-value, diffprivlib vs optmech (same ε, Δ, γ): {ks_two:.3f}")
-    for r in (base, *results.values()):
-        r.pop("samples", None)
-    write_json(args.json, {"epsilon": eps, "sensitivity": sens, "baseline": base, "cases": results,
-                           "ks_two_sample_pvalue": ks_two, "ks_baseline_vs_cdf": ks_base})
-    print(f"\nwrote {args.json}")
-    return 0
+
+for _name, _kind, _dim in CASES:
+    add_case(optmech_case, _name, warmup=warm_optmech, timeout=600.0,
+             baseline=peer("diffprivlib", diffprivlib_case, label="diffprivlib Staircase.randomise loop",
+                           warmup=diffprivlib_warmup),
+             params={"kind": _kind, "epsilon": 1.0, "sensitivity": 1.0, "n": 10**6, "n_baseline": 50_000,
+                     "min_seconds": 2.0, "dim": _dim})
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
+
+
