@@ -1,32 +1,39 @@
 """Equal costs written differently: same bracket, same LP, about the same time (target: within 2x).
 
 Part 1 (issue 36, item 4): each expression that :mod:`optmech.costs.rewrite` proves to be a named
-cost |x|^p (or c·|x|^p) is timed against that named cost in the same run, as ``optmech solve
---epsilon 1 --cost ...`` runs it (pure DP, ℝ, Δ = 1, the default target gap) and on ℤ (Δ = 20,
-ε = 0.5); each time is the best of ``--repeat`` solves (more, up to 0.5 s, for millisecond solves), and the table gives the ratio
-rewrite/named (target <= 2x), the LP rows and the bracket (for c·|x|^p: the bracket / c, which
-should equal the named one).
+cost |x|^p (or c·|x|^p) is timed against that named cost in the same run (the baseline,
+``against(named)``), as ``optmech solve --epsilon 1 --cost ...`` runs it (pure DP, ℝ, Δ = 1, the
+default target gap) and on ℤ (Δ = 20, ε = 0.5).  Cases ``<ℤ|ℝ>: <expression> vs <named>``; the
+harness ratio is rewrite/named (target <= 2x); the baseline's note compares the LP rows and the
+bracket (for c·|x|^p: the bracket / c, which should equal the named one).
 Part 2: for each group of algebraically equal expressions that are no named cost, every member is
-solved on the integer domain (Δ = 20, ε = 0.5) and on ℝ (Δ = 1, ε = 1, target gap 1e-3); the
-table shows the certified bracket, the LP rows and the time of each member and the
-slowest/fastest ratio of the group.  Part 3 times the tight enclosure of a cost over 10^6 cells
-against the plain interval evaluation it starts from (the price of the breakpoint cuts, the
-monotonicity test and the subdivision).
+solved on the integer domain (Δ = 20, ε = 0.5) and on ℝ (Δ = 1, ε = 1, target gap 1e-3), against
+the group's first member as baseline (cases ``<ℤ|ℝ>: <group>: <expression>``; the first member's
+own case has no baseline): the certified brackets must overlap (the harness flags disjoint ones),
+and the slowest/fastest time ratio of a group (target <= 2x) is read off its members' ratios to
+the first.  Part 3 (``enclosure over 10^6 cells``) times the tight enclosure of a cost over 10^6
+cells against the plain interval evaluation it starts from (the baseline; the price of the
+breakpoint cuts, the monotonicity test and the subdivision).
 
-    python benchmarks/bench_rewrites.py [--quick] [--repeat N]
+Through the harness (``benchmarks/harness.py``: every solve after an untimed warm-up solve, in a
+fresh process per repeat, the median of ``--repeats``; the former runner took the best of
+``--repeat`` solves in one process)::
+
+    python -m benchmarks.harness run benchmarks/bench_rewrites.py [--repeats 5] [--only ℤ]   # --only ℤ: the former --quick
+    python benchmarks/bench_rewrites.py [same options]                 # the same
+
+Results: ``benchmarks/results/bench_rewrites.jsonl``.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
+import sys
 from fractions import Fraction
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import optmech
-from optmech.costs import parse_cost, parse_expr, tree_enclosure
-from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
+from harness import add_case, against, main  # noqa: E402
 
 #: named cost -> expressions proven equal to it (or to c times it)
 NAMED = {
@@ -46,81 +53,121 @@ GROUPS = {
 }
 
 
-def solve(text: str, domain: str) -> tuple[float, float, int, float]:
-    if domain == "integer":
-        p = Problem(privacy=PureDP(0.5), cost=text, sensitivity=20, domain=IntegerLattice())
-    else:
-        p = Problem(privacy=PureDP(1.0), cost=text, sensitivity=1.0, domain=Continuous(), target_gap=1e-3)
-    t0 = time.perf_counter()
-    r = optmech.solve(p, time_limit=300)
-    return r.lower_bound, r.upper_bound, int(r.lp["rows"]), time.perf_counter() - t0
+DOMAINS = {"integer": "ℤ", "continuous": "ℝ"}
+ENCLOSED = "sqrt(abs(x)) + 0.1*x**2"
 
 
-def solve_named(text: str, domain: str, repeat: int) -> tuple[float, float, int, float]:
-    """Part 1's solve: ``optmech solve --epsilon 1 --cost TEXT`` (ℝ, Δ = 1, default target gap) or
-    ℤ with Δ = 20, ε = 0.5; the best time of ``repeat`` runs."""
-    if domain == "integer":
-        p = Problem(privacy=PureDP(0.5), cost=text, sensitivity=20, domain=IntegerLattice())
-    else:
-        p = Problem(privacy=PureDP(1.0), cost=text, sensitivity=1.0, domain=Continuous())
-    best, spent, runs = float("inf"), 0.0, 0
-    while runs < repeat or (spent < 0.5 and runs < 100):  # millisecond solves: enough runs for a stable best
-        t0 = time.perf_counter()
-        r = optmech.solve(p, time_limit=300)
-        dt = time.perf_counter() - t0
-        best, spent, runs = min(best, dt), spent + dt, runs + 1
-    return r.lower_bound, r.upper_bound, int(r.lp["rows"]), best
+def warm() -> None:
+    """Untimed: imports and the solver profile (an asymmetric integer solve, Δ = 2)."""
+    import optmech
+    from optmech.spec import IntegerLattice, Problem, PureDP
 
-
-def named_part(domains: list[str], repeat: int) -> list[float]:
-    """Part 1: each rewrite against its named cost in the same run; returns the ratios."""
-    print(f"{'domain':10} {'cost':26} {'as':11} {'lower / c':>16} {'upper / c':>16} {'rows':>6} {'s':>7} {'ratio':>6}")
-    ratios = []
-    for domain in domains:
-        for name, texts in NAMED.items():
-            lo0, up0, rows0, t0 = solve_named(name, domain, repeat)
-            print(f"{domain:10} {name:26} {'named':11} {lo0:16.12g} {up0:16.12g} {rows0:6d} {t0:7.3f}")
-            for text in texts:
-                c = parse_cost(text)
-                scale, _ = c.monomial or (Fraction(1), None)
-                lo, up, rows, sec = solve_named(text, domain, repeat)
-                ratios.append(sec / t0)
-                print(f"{domain:10} {text:26} {c.canonical:11} {lo / float(scale):16.12g} {up / float(scale):16.12g} "
-                      f"{rows:6d} {sec:7.3f} {sec / t0:5.2f}x")
-    print(f"rewrite/named time: median {sorted(ratios)[len(ratios) // 2]:.2f}x, worst {max(ratios):.2f}x "
-          "(target <= 2x)\n")
-    return ratios
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="integer domain only")
-    ap.add_argument("--repeat", type=int, default=3, help="solves per cost in part 1 (the best time counts)")
-    args = ap.parse_args()
     optmech.solve(Problem(privacy=PureDP(1.0), cost="where(x > 0, x, 2*abs(x))", sensitivity=2,
-                          domain=IntegerLattice()))  # warm-up: imports, profile
-    domains = ["integer"] if args.quick else ["integer", "continuous"]
-    named_part(domains, max(1, args.repeat))
-    print(f"{'domain':10} {'group':11} {'cost':42} {'lower':>14} {'upper':>14} {'rows':>7} {'s':>7}")
-    for domain in domains:
-        for name, group in GROUPS.items():
-            times = []
-            for text in group:
-                lo, up, rows, sec = solve(text, domain)
-                times.append(sec)
-                print(f"{domain:10} {name:11} {text:42} {lo:14.10g} {up:14.10g} {rows:7d} {sec:7.3f}")
-            print(f"{'':10} {name:11} slowest/fastest = {max(times) / min(times):.2f}x (target <= 2x)")
-    c = parse_cost("sqrt(abs(x)) + 0.1*x**2")
-    lo = np.linspace(-100, 100, 1_000_000)
-    t0 = time.perf_counter()
-    tree_enclosure(parse_expr(c.spec), lo, lo + 1e-3)  # the plain evaluation, as the baseline
-    plain = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    c.enclose(lo, lo + 1e-3)
-    tight = time.perf_counter() - t0
-    print(f"enclosure of sqrt(abs(x)) + 0.1*x**2 over 10^6 cells: plain {plain:.3f} s, tight {tight:.3f} s "
-          f"({tight / plain:.2f}x)")
+                          domain=IntegerLattice()))
+
+
+def _problem(text: str, domain: str, group: bool) -> object:
+    from optmech.spec import Continuous, IntegerLattice, Problem, PureDP
+
+    if domain == "integer":
+        return Problem(privacy=PureDP(0.5), cost=text, sensitivity=20, domain=IntegerLattice())
+    if group:
+        return Problem(privacy=PureDP(1.0), cost=text, sensitivity=1.0, domain=Continuous(), target_gap=1e-3)
+    return Problem(privacy=PureDP(1.0), cost=text, sensitivity=1.0, domain=Continuous())
+
+
+def _solve(text: str, domain: str, group: bool) -> dict:
+    import optmech
+
+    r = optmech.solve(_problem(text, domain, group), time_limit=300)
+    return {"lower": float(r.lower_bound), "upper": float(r.upper_bound), "gap": float(r.relative_gap),
+            "certified": bool(r.certified), "rows": int(r.lp["rows"])}
+
+
+def rewrite(text: str, domain: str) -> dict:
+    """Part 1, our side: the expression as written; its bracket also divided by its monomial's c."""
+    from optmech.costs import parse_cost
+
+    out = _solve(text, domain, False)
+    c = parse_cost(text)
+    scale, _ = c.monomial or (Fraction(1), None)
+    out.update(canonical=str(c.canonical), scale=float(scale), lower_over_c=out["lower"] / float(scale),
+               upper_over_c=out["upper"] / float(scale), note=f"as {c.canonical}")
+    return out
+
+
+def named(name: str, domain: str, ours: dict) -> dict:
+    """Part 1, the baseline: the named cost; the note compares the rewrite's bracket / c and LP rows."""
+    out = _solve(name, domain, False)
+    d = max(abs(ours["lower_over_c"] - out["lower"]), abs(ours["upper_over_c"] - out["upper"])) / abs(out["upper"])
+    out["bracket_over_c_rel_diff"] = d
+    out["note"] = f"named bracket vs rewrite's / c: {d:.1e} rel.; rows {out['rows']} vs {ours['rows']}"
+    return out
+
+
+def member(text: str, domain: str) -> dict:
+    """Part 2: one member of a group of equal expressions (bracket, LP rows)."""
+    out = _solve(text, domain, True)
+    out["note"] = f"rows {out['rows']}"
+    return out
+
+
+def first_member(first: str, domain: str) -> dict:
+    """Part 2, the baseline: the group's first member."""
+    return member(first, domain)
+
+
+_CELLS: list = []
+
+
+def _cells() -> tuple:
+    """The cost and its 10^6 cells, made once a process (by the untimed warm-up)."""
+    if not _CELLS:
+        import numpy as np
+
+        from optmech.costs import parse_cost
+
+        lo = np.linspace(-100, 100, 1_000_000)
+        _CELLS.append((parse_cost(ENCLOSED), lo, lo + 1e-3))
+    return _CELLS[0]
+
+
+def tight_enclosure() -> dict:
+    """Part 3, our side: the cost's tight enclosure over 10^6 cells."""
+    c, lo, hi = _cells()
+    c.enclose(lo, hi)
+    return {"cells": int(lo.size), "cost": ENCLOSED}
+
+
+def plain_enclosure() -> dict:
+    """Part 3, the baseline: the plain interval evaluation of the expression tree."""
+    from optmech.costs import parse_expr, tree_enclosure
+
+    c, lo, hi = _cells()
+    tree_enclosure(parse_expr(c.spec), lo, hi)
+    return {"cells": int(lo.size), "cost": ENCLOSED}
+
+
+def warm_enclosure() -> None:
+    """Untimed: numpy and the cost module."""
+    _cells()
+
+
+for _domain, _dl in DOMAINS.items():
+    for _name, _texts in NAMED.items():
+        for _text in _texts:
+            add_case(rewrite, f"{_dl}: {_text} vs {_name}", warmup=warm,
+                     baseline=against(named, label=f"named {_name}", warmup=warm),
+                     params={"text": _text, "name": _name, "domain": _domain})
+for _domain, _dl in DOMAINS.items():
+    for _group, _members in GROUPS.items():
+        for _k, _text in enumerate(_members):
+            add_case(member, f"{_dl}: {_group}: {_text}", warmup=warm,
+                     baseline=against(first_member, label=f"first member: {_members[0]}", warmup=warm) if _k else None,
+                     params={"text": _text, "first": _members[0], "domain": _domain})
+add_case(tight_enclosure, "enclosure over 10^6 cells", warmup=warm_enclosure,
+         baseline=against(plain_enclosure, label="plain tree_enclosure", warmup=warm_enclosure))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
