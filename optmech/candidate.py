@@ -8,7 +8,7 @@ series of :mod:`optmech.mechanisms`.
 
 * ``staircase``: the best member of the staircase family for the cost (continuous staircase [Geng13,
   Thm 2.4], discrete staircase [Geng13, Thm 2.13], the ℓ1 lattice staircase on ℤ^d, and on ℝ^d the
-  staircase in the sensitivity's own norm, :class:`~optmech.mechanisms.multidim.StaircaseND`);
+  staircase in the sensitivity's own norm, :class:`~optmech.mechanisms.staircase_nd.StaircaseND`);
 * ``layered``: the best mechanism constant on ℓ1 shells (lattice spheres, or shells of width
   Δ/resolution), from the shell LP of :mod:`optmech.problems.pure_nd`: its value is the audited
   upper end of that LP's own certified bracket;

@@ -22,7 +22,7 @@ What is certified and what is not
 - The bracket is the solve's: both ends certified when ``certified`` is true (exit status 3 and the
   label UNCERTIFIED otherwise).
 - A candidate's cost is the exact value of a closed form (or a certified enclosure: the deployed
-  integer laws of :mod:`optmech.mechanisms.deployed_integer`, the discrete Gaussian's tail-bounded
+  integer laws of :mod:`optmech.mechanisms.approx.deployed_integer`, the discrete Gaussian's tail-bounded
   sum), evaluated in floating point; the ratios widen it by ``COST_MARGIN`` (relative) on each side
   and divide with outward rounding, so ``ratio_low <= C / V* <= ratio_high`` holds whenever the
   closed form is accurate to that margin (``ratio_certified``; a reference computed numerically, such
@@ -92,7 +92,7 @@ CATALOGUE: dict[str, Entry] = {
     "l2_laplace": Entry("ℓ2-Laplace (density ∝ e^(-ε‖x‖₂/Δ))", "no", "float"),
 }
 
-#: The (ε, δ) integer laws of :mod:`optmech.mechanisms.deployed_integer` added on ℤ in 1-D (abs, square).
+#: The (ε, δ) integer laws of :mod:`optmech.mechanisms.approx.deployed_integer` added on ℤ in 1-D (abs, square).
 #: The discrete Gaussian is among them for Δ beyond what the solve prices (its family skips it above Δ = 64).
 _DEPLOYED = ("truncated_geometric", "rounded_tulap", "discrete_gaussian")
 
@@ -386,7 +386,7 @@ def _row(name: str, entry: Entry, cost_lo: float, cost_hi: float, exact: bool, p
 
 def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanisms: dict) -> list[dict] | None:
     """The truncated discrete Laplace and the rounded Tulap, calibrated to (ε, δ) exactly, with their
-    certified cost enclosures (:mod:`optmech.mechanisms.deployed_integer`)."""
+    certified cost enclosures (:mod:`optmech.mechanisms.approx.deployed_integer`)."""
     from optmech.mechanisms.approx.deployed_integer import deployed_laws
 
     cost = problem.cost.canonical if hasattr(problem.cost, "canonical") else None

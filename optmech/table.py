@@ -42,7 +42,7 @@ Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS
   closed-form lower bound for (ε, δ)-DP noise on ℝ, and the certified lower bound is ``v_star_lower``.
 * Every ``ub_*`` is the expected cost of one (ε, δ)-DP (or stronger) noise law on ℝ (ℝ^d), taken
   from the solve's own references (those of
-  :func:`optmech.mechanisms.approx_references.continuous_approx_references` for cost, ε, δ, Δ, dim and
+  :func:`optmech.mechanisms.approx.references.continuous_approx_references` for cost, ε, δ, Δ, dim and
   norm, each at its best shift by :func:`optmech.mechanisms.shifts.shift_references` on ℝ, 0 on
   ℝ^d where the costs are the named ones), so a row and ``solve`` agree on every reference value;
   null when that reference is not a valid bound (its side
@@ -55,7 +55,7 @@ Real line and ℝ^d (``--domain continuous``, d in :data:`CONTINUOUS_APPROX_DIMS
   [BW18, Thm 8] (valid for every ε; E|Z| = σ√(2/π), E Z² = σ²);
   ``ub_truncated_laplace``: the truncated Laplace of [GDGK20] (null at ε = 0, and in d > 1,
   where the references have no truncated Laplace).
-  In d > 1 (module docstring of :mod:`optmech.mechanisms.approx_references`): the Gaussians are
+  In d > 1 (module docstring of :mod:`optmech.mechanisms.approx.references`): the Gaussians are
   N(0, σ²I_d) calibrated to the ℓ2 sensitivity (Δ for either norm); ``ub_laplace`` is i.i.d.
   Laplace(Δ/ε) coordinates for ``--norm l1``, the ℓ2-Laplace for ``--norm l2``; ``ub_staircase``
   the best ℓ1 staircase; ``ub_uniform`` the product uniform.
@@ -247,7 +247,7 @@ def approx_row(cost: str, sensitivity: int, epsilon: float, delta: float, dim: i
 def approx_real_row(cost: str, sensitivity: float, epsilon: float, delta: float, dim: int, solver: str,
                     time_limit: float | None, target_gap: float | None, norm: str = "l1") -> dict[str, Any]:
     """One row of an (ε, δ) table on ℝ or ℝ^d (module docstring: no theorem columns; the references the
-    solve lists, those of :func:`optmech.mechanisms.approx_references.continuous_approx_references` for the
+    solve lists, those of :func:`optmech.mechanisms.approx.references.continuous_approx_references` for the
     row's cost, dim and norm, each at its best shift as the solve lists it, so that the row and ``solve``
     agree on every reference value)."""
     import optmech

@@ -19,7 +19,10 @@ from scipy import integrate, optimize, stats
 
 from optmech.errors import SpecError
 from optmech.mechanisms import DiscreteLaplace, Laplace, Staircase, optimal_gamma, staircase_cost
+from optmech.mechanisms import geometry as geo
+from optmech.mechanisms import laplace_nd as lnd
 from optmech.mechanisms import multidim as md
+from optmech.mechanisms import staircase_nd as snd
 from optmech.mechanisms.base import Mechanism
 from optmech.mechanisms.multidim import (
     COSTS_ND,
@@ -212,9 +215,9 @@ def _abs_cost():
 def test_direction_factors():
     """E‖Θ‖₂ = E‖G‖₂/d (G i.i.d. Exp(1)), E‖Θ‖∞ = H_d/d, E‖Θ‖₂² = 2/(d+1): quadrature / known laws."""
     # E‖G‖₂ for d = 1 is E G = 1; for d = 2 by a double integral
-    assert md._exp_l2_mean(1) == pytest.approx(1.0, rel=1e-13)
+    assert geo.exp_l2_mean(1) == pytest.approx(1.0, rel=1e-13)
     ref2 = integrate.dblquad(lambda y, x: math.exp(-x - y) * math.hypot(x, y), 0, 60, 0, 60, epsabs=1e-13, epsrel=1e-13)[0]
-    assert md._exp_l2_mean(2) == pytest.approx(ref2, rel=1e-10)
+    assert geo.exp_l2_mean(2) == pytest.approx(ref2, rel=1e-10)
     # large-t / small-t branches of 1 − φ for Exp(1) against mpmath
     t = np.array([1e-12, 1e-6, 1e-3, 0.06, 0.0626, 0.07, 1.0, 1e3, 1e9])
     with mpmath.workdps(40):
@@ -222,18 +225,18 @@ def test_direction_factors():
             float(mpmath.quad(lambda x: mpmath.exp(-x) * -mpmath.expm1(-mpmath.mpf(tt) * x * x), [0, 1, 10, mpmath.inf]))
             for tt in t
         ]
-    np.testing.assert_allclose(md._omphi_exp(t), ref, rtol=3e-15)
+    np.testing.assert_allclose(geo.omphi_exp(t), ref, rtol=3e-15)
     # E‖Z‖∞ for d = 1 is √(2/π); d = 3 by the order-statistic integral via scipy
-    assert md._normal_linf_mean(1) == pytest.approx(math.sqrt(2 / math.pi), rel=1e-13)
+    assert geo.normal_linf_mean(1) == pytest.approx(math.sqrt(2 / math.pi), rel=1e-13)
     ref3 = integrate.quad(lambda s: 1 - (2 * stats.norm.cdf(s) - 1) ** 3, 0, np.inf, epsabs=1e-14)[0]
-    assert md._normal_linf_mean(3) == pytest.approx(ref3, rel=1e-9)
+    assert geo.normal_linf_mean(3) == pytest.approx(ref3, rel=1e-9)
     # Monte Carlo of the ℓ1-sphere direction factors
     rng = np.random.default_rng(8)
     for d in (2, 3, 5):
         e = rng.standard_exponential((200_000, d))
         theta = e / e.sum(axis=1, keepdims=True)
-        mc_check(np.sqrt((theta**2).sum(axis=1)), md._exp_l2_mean(d) / d)
-        mc_check(theta.max(axis=1), md._harmonic(d) / d)
+        mc_check(np.sqrt((theta**2).sum(axis=1)), geo.exp_l2_mean(d) / d)
+        mc_check(theta.max(axis=1), geo.harmonic(d) / d)
         mc_check((theta**2).sum(axis=1), 2.0 / (d + 1))
 
 
@@ -264,7 +267,7 @@ def test_quartic_root_is_the_minimum():
         assert optimal_gamma_nd("l1", eps, 2) == pytest.approx((2 * math.exp(-eps)) ** (1 / 3), rel=1e-6)
     # the quartic and the general high-precision route agree
     for eps in (0.01, 1.0, 10.0, 300.0):
-        assert md._gamma_quartic(eps) == pytest.approx(md._gamma_mp(eps, 2, 1), rel=1e-12)
+        assert snd.gamma_quartic(eps) == pytest.approx(snd.gamma_mp(eps, 2, 1), rel=1e-12)
 
 
 def test_small_eps_limit_d2():
@@ -303,13 +306,13 @@ def test_gamma_star_against_mpmath_grid(d, eps, cost):
 def test_gamma_star_precision_is_enough(monkeypatch):
     """Flat cases (small ε, larger d: V varies by ~(ε/2π)^d relative) do not move with 40 more
     digits, and a too-low starting precision is detected from the spread of V and raised."""
-    g = md._gamma_mp.__wrapped__(0.005, 6, 1)
-    g20 = md._gamma_mp.__wrapped__(0.3, 20, 1)
-    base = md._mp_digits
-    monkeypatch.setattr(md, "_mp_digits", lambda e, d, m: base(e, d, m) + 40)
-    assert md._gamma_mp.__wrapped__(0.005, 6, 1) == pytest.approx(g, rel=1e-13)
-    monkeypatch.setattr(md, "_mp_digits", lambda e, d, m: 20)
-    assert md._gamma_mp.__wrapped__(0.3, 20, 1) == pytest.approx(g20, rel=1e-13)
+    g = snd.gamma_mp.__wrapped__(0.005, 6, 1)
+    g20 = snd.gamma_mp.__wrapped__(0.3, 20, 1)
+    base = snd.gamma_mp_digits
+    monkeypatch.setattr(snd, "gamma_mp_digits", lambda e, d, m: base(e, d, m) + 40)
+    assert snd.gamma_mp.__wrapped__(0.005, 6, 1) == pytest.approx(g, rel=1e-13)
+    monkeypatch.setattr(snd, "gamma_mp_digits", lambda e, d, m: 20)
+    assert snd.gamma_mp.__wrapped__(0.3, 20, 1) == pytest.approx(g20, rel=1e-13)
 
 
 def test_gamma_star_shared_by_l1_proportional_costs():
@@ -422,7 +425,7 @@ def test_staircase_sampler_laws(d):
 
 
 def test_staircase_mixture_shell_sampler(monkeypatch):
-    monkeypatch.setattr(md, "MAX_TABLE_SHELLS", 0)  # force the exact mixture
+    monkeypatch.setattr(snd, "MAX_TABLE_SHELLS", 0)  # force the exact mixture
     for d in (1, 2, 5):
         m = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=d)
         x = m.sample(40_000, rng=7)
@@ -518,12 +521,12 @@ def test_discrete_laplace_series_branches():
         k = np.arange(1.0, math.ceil(45 / a) + 1)
         ts = np.array([1e-11, 1e-8, 1e-6, 1e-4, 1e-2, 1.0, 30.0])
         ref = [2 * math.tanh(a / 2) * math.fsum(np.exp(-a * k) * -np.expm1(-t * k * k)) for t in ts]
-        np.testing.assert_allclose(md._omphi_dlap(ts, a), ref, rtol=4e-15)
+        np.testing.assert_allclose(lnd.omphi_dlap(ts, a), ref, rtol=4e-15)
     a, d = 1e-5, 4
     lam = math.exp(-a)
     n = np.arange(int(41.5 / a) + 2, dtype=float)
     direct = float(np.sum(-np.expm1(d * np.log1p(-2 / (1 + lam) * np.exp(-a * (n + 1))))))
-    assert md._dlap_linf_mean(a, d) == pytest.approx(direct, rel=1e-12)
+    assert lnd.dlap_linf_mean(a, d) == pytest.approx(direct, rel=1e-12)
     # tiny ε/Δ: the discrete law approaches Laplace(Δ/ε)
     assert discrete_laplace_nd_cost("l2", 1e-6, 1, 3) == pytest.approx(laplace_nd_cost("l2", 1e-6, 1.0, 3), rel=1e-9)
 
@@ -828,8 +831,8 @@ def test_l1_norm_is_bit_identical_to_the_default():
         base = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=d)
         x = base.sample(2000, rng=5)
         rng = np.random.default_rng(5)
-        radius = md._StaircaseSampler(0.7, 0.3, d).radius(2000, rng)
-        np.testing.assert_array_equal(x, md._l1_directions_scaled(radius * 1.3, d, rng))
+        radius = snd.StaircaseSampler(0.7, 0.3, d).radius(2000, rng)
+        np.testing.assert_array_equal(x, geo.l1_directions_scaled(radius * 1.3, d, rng))
         for norm in ("l1", "lp:1", " L1 "):
             m = StaircaseND(epsilon=0.7, sensitivity=1.3, gamma=0.3, dim=d, norm=norm)
             assert m.to_dict() == base.to_dict() and "norm" not in m.to_dict() and m == base

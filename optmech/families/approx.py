@@ -200,7 +200,7 @@ NONNEGATIVE_AUDIT_TERMS = 1e9
 def nonnegative_geometric_upper(cost, epsilon: float, delta: float, sensitivity: int) -> "_Upper | None":
     """The truncated discrete Laplace law p(x) ∝ λ^{|x|} on [−T, T], λ = e^{−ε/Δ}, with the smallest
     private half-width T (derived and certified in interval arithmetic by
-    :func:`optmech.mechanisms.deployed_integer.truncated_geometric_law`), moved onto ℕ: p(x) ∝
+    :func:`optmech.mechanisms.approx.deployed_integer.truncated_geometric_law`), moved onto ℕ: p(x) ∝
     λ^{|x − T|} on [0, 2T] (a shift of (ε, δ)-DP noise is (ε, δ)-DP); audited again here for every shift
     with outward rounding on the float masses and priced at the integers: a certified upper bound for
     noise on ℕ (T is raised by one, at most three times, if the float masses fail the audit).  None
@@ -239,7 +239,7 @@ def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, d
                        norm: str = "l1") -> list[_Upper]:
     """The valid closed-form references on ℝ or ℝ^d as certified upper bounds on V*.
 
-    Each reference of :func:`~optmech.mechanisms.approx_references.continuous_approx_references`
+    Each reference of :func:`~optmech.mechanisms.approx.references.continuous_approx_references`
     that is ``valid`` (its side conditions hold) and ``exact`` (a closed form, not a quadrature) is an
     (ε, δ)-DP noise law (the staircase and Laplace are ε-DP, the truncated Laplace and the Gaussians
     meet δ at the worst shift, the uniform is (0, δ)-DP) with that expected cost; the value is widened
@@ -253,7 +253,7 @@ def closed_form_uppers(cost, epsilon: float, delta: float, sensitivity: float, d
 
 
 def _closed_form_upper(bound) -> list[_Upper]:
-    """A valid, exact closed-form upper :class:`~optmech.mechanisms.approx_bounds.Bound` as a certified
+    """A valid, exact closed-form upper :class:`~optmech.mechanisms.approx.bounds.Bound` as a certified
     upper bound (its value widened by ``CLOSED_FORM_WIDENING``; no masses or cells: ``p`` and ``cells``
     are None, ``reference`` and ``parameters`` name the law), or none."""
     v = float(bound.value)
@@ -280,7 +280,7 @@ def _mechanism_nd(up: _Upper, d: int, D: int) -> dict:
 
 # -- references ------------------------------------------------------------------------------------
 def approx_reference_values(problem, lo: float, up: float, ctx=None, *, nonnegative_law=None) -> list[ReferenceValue]:
-    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx_bounds`); in 1-D each
+    """The closed forms and the paper's bounds (:mod:`optmech.mechanisms.approx.bounds`); in 1-D each
     law at its best integer shift (:func:`optmech.mechanisms.shifts.shift_references`, the rule
     of every family), except a uniform law whose second exact sum would not fit the time left.  In
     d > 1 the costs are the named l1, l2, l2sq, linf, so every law's best shift is 0, proven
@@ -338,7 +338,7 @@ SHIFTED_UNIFORM_SECONDS = 0.5
 
 
 def reference_values(bounds: list, lo: float, up: float) -> list[ReferenceValue]:
-    """:class:`~optmech.mechanisms.approx_bounds.Bound` objects as the Result's references, each placed
+    """:class:`~optmech.mechanisms.approx.bounds.Bound` objects as the Result's references, each placed
     against the certified bracket [lo, up] (:func:`optmech.certify.reference_inside`)."""
     out = []
     for b in bounds:
@@ -801,7 +801,7 @@ class ApproxFamily:
             audit = {"realised_delta": up.realised_delta, "target_delta": delta, "epsilon": eps, "passed": True,
                      "shifts": D, "method": "closed form: delta(T) of the truncated discrete Laplace, the largest over "
                      "the shifts 1..sensitivity (proven), certified in interval arithmetic "
-                     "(optmech.mechanisms.deployed_integer); the law on N is its translate by T",
+                     "(optmech.mechanisms.approx.deployed_integer); the law on N is its translate by T",
                      "mixed_weight": None}
             claims.append(f"upper bound: the truncated discrete Laplace law on [0, 2T], T = {up.parameters['half_width']}, "
                           "private by its closed-form delta(T) and priced by its closed-form moments (widened by 1e-12 "

@@ -318,7 +318,7 @@ class ApproxRealFamily:
         cells = "aligned cells [kh, (k+1)h)" if aligned else "centred cells [(k-1/2)h, (k+1/2)h)"
         if ref is not None:
             upper_claim = (f"upper bound: the closed-form reference {ref!r} (parameters {_plain(mech.parameters if mech is not None else best_up.parameters)}), "
-                           "(epsilon, delta)-DP by its own proof (module optmech.mechanisms.approx_references), its "
+                           "(epsilon, delta)-DP by its own proof (module optmech.mechanisms.approx.references), its "
                            "closed-form expected cost widened by 1e-12 relative; no audited cell density at the "
                            "resolutions solved was cheaper")
         elif pure_upper:
@@ -383,7 +383,7 @@ def _plain(parameters: dict) -> str:
 
 def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: float, sensitivity: float):
     """The 1-D mechanism object of a closed-form reference with its calibration ``parameters``
-    (:func:`~optmech.mechanisms.approx_references.continuous_approx_references`), or None for a
+    (:func:`~optmech.mechanisms.approx.references.continuous_approx_references`), or None for a
     reference without one here.
 
     >>> m = reference_mechanism("staircase", {"gamma": 0.25}, 1.0, 1e-6, 1.0)
@@ -410,7 +410,7 @@ def reference_mechanism(name: str, parameters: dict, epsilon: float, delta: floa
 
 
 def continuous_reference_values(problem, lo: float, up: float) -> list[ReferenceValue]:
-    """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx_references`), each at
+    """The reference mechanisms for (ε, δ) on ℝ (:mod:`optmech.mechanisms.approx.references`), each at
     its best shift (:func:`optmech.mechanisms.shifts.shift_references`, the rule of every family)."""
     from optmech.mechanisms.approx.references import continuous_approx_references
     from optmech.mechanisms.shifts import shift_references

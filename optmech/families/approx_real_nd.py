@@ -239,7 +239,7 @@ class ApproxRealNDFamily:
         return 2 * n, 2 * alp.N
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        """The references of :func:`optmech.mechanisms.approx_references.continuous_approx_references`, each
+        """The references of :func:`optmech.mechanisms.approx.references.continuous_approx_references`, each
         at its best shift, ``parameters["shift"]`` (:func:`optmech.mechanisms.shifts.shift_references_nd`,
         the rule of every family): d zeros, proven for the named costs l1, l2, l2sq
         (:func:`optmech.mechanisms.shifts.centre_is_best_nd`: convex and even in every coordinate; the
@@ -318,7 +318,7 @@ class ApproxRealNDFamily:
             return None, (f"mechanism: none returned; the upper bound is the {name} reference N(0, sigma^2 I_d), "
                           f"sigma = {par.get('sigma')!r} (its calibration {par.get('theorem', '')}), i.e. {self.d} "
                           "i.i.d. N(0, sigma^2) coordinates, but the library's Gaussian mechanism "
-                          "(optmech.mechanisms.gaussian.Gaussian) is 1-D only")
+                          "(optmech.mechanisms.approx.gaussian.Gaussian) is 1-D only")
         return None, (f"mechanism: none returned; the upper bound is the {name} reference (parameters {par}), which "
                       "has no d-dimensional library mechanism with that calibration")
 

@@ -6,7 +6,7 @@ rearrangement (Brunn–Minkowski) reduces the problem to one dimension, the same
 :mod:`optmech.solvers.chain` (or any backend of the profile) and certified by the repaired dual
 (:func:`optmech.certify.dual_lower_bound`): a lower bound with O(h²) error.  The upper bound is
 the staircase in the norm K at its best γ, a closed form [GKOV15, §II; derived for other norms in
-:mod:`optmech.mechanisms.multidim`], ε-DP by the triangle inequality, widened by
+:mod:`optmech.mechanisms.staircase_nd`], ε-DP by the triangle inequality, widened by
 ``CLOSED_FORM_WIDENING``.
 
 Sizes are the grid's nodes per Δ, n (a power of two); the period count P is fixed by ε, d and m

@@ -5,7 +5,7 @@ and runs it through :func:`optmech.loop.run` as a lower-bound-only family
 (:class:`RelaxedLPFamily`: no upper bound; the window K is doubled until the certified value
 improves by at most ``LP_IMPROVEMENT_RTOL``), so it shares the loop's time budget, failure
 handling and history records.  :func:`approx_references` lists every bound of one (ε, δ)
-problem: the theorem bounds and closed forms of :mod:`optmech.mechanisms.approx_bounds` plus this
+problem: the theorem bounds and closed forms of :mod:`optmech.mechanisms.approx.bounds` plus this
 one.
 """
 

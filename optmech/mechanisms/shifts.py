@@ -277,7 +277,7 @@ class Price(NamedTuple):
 def at_best_shift(item: T, cost, law: Mechanism | None, price: Callable[[Any], Price | None], *,
                   integer: bool, unsearched: str | None = None) -> T:
     """``item`` (a :class:`~optmech.mechanisms.base.Reference` or an (ε, δ)
-    :class:`~optmech.mechanisms.approx_bounds.Bound` of the centred ``law``) at its best shift: the
+    :class:`~optmech.mechanisms.approx.bounds.Bound` of the centred ``law``) at its best shift: the
     one rule of every family (module docstring).
 
     The search (:func:`search_shift`) runs unless ``unsearched`` gives a reason not to (it is

@@ -2,7 +2,7 @@ r"""Report "How far from optimal is the Gaussian?": published (ε, δ) noise aga
 
 For (ε, δ)-DP additive noise on ℝ (sensitivity Δ, here 1) the solver brackets the optimal expected cost
 V* ∈ [lower, upper] (:mod:`optmech.families.approx_real`); each result also carries the exact costs of
-reference mechanisms (:mod:`optmech.mechanisms.approx_references`).  This report puts each reference's
+reference mechanisms (:mod:`optmech.mechanisms.approx.references`).  This report puts each reference's
 cost V_ref beside V* as the certified ratio interval
 
 .. math:: V_\mathrm{ref}/V^* \in [V_\mathrm{ref}/\mathrm{upper},\ V_\mathrm{ref}/\mathrm{lower}],
@@ -24,7 +24,7 @@ certified lower bound is 0 (in d = 2, when no LP fits the problem's time limit t
 The report recomputes the Gaussian and truncated-Laplace costs here, independently of
 :mod:`optmech.mechanisms` (σ by root finding on the [BW18] equation with :func:`scipy.special.ndtr`;
 E|Z| = σ√(2/π), E Z² = σ²; the truncated Laplace's E|X| = λ − A·2δ/(e^ε − 1) and
-E X² = 2λ² − (A² + 2Aλ)·2δ/(e^ε − 1) [derived in :mod:`optmech.mechanisms.approx_references`]), and
+E X² = 2λ² − (A² + 2Aλ)·2δ/(e^ε − 1) [derived in :mod:`optmech.mechanisms.approx.truncated`]), and
 checks them against the references' values.  Its statements: [BW18]'s "at least a third of the
 variance" removed by the analytic calibration, [GDGK20]'s improvement of the truncated Laplace over
 the optimal Gaussian and its vanishing gap at high privacy, and [SLW25]'s optimised noise beating the
@@ -55,7 +55,7 @@ __all__ = ["Ratio", "GapRow", "gap_rows", "gaussian_cost", "analytic_sigma", "cl
 WIDE = 0.01
 #: a ratio interval narrower than this (hi/lo − 1) is also given as a point value
 NARROW = 1e-3
-#: the references' names in a result (:mod:`optmech.mechanisms.approx_references`)
+#: the references' names in a result (:mod:`optmech.mechanisms.approx.references`)
 AG, CG, TL = "analytic_gaussian", "gaussian", "truncated_laplace"
 #: the ε-DP laws (δ = 0), the best of which is the "best ε-DP noise" column
 PURE = ("staircase", "laplace")

@@ -2,7 +2,7 @@ r"""Report "How far from optimal is deployed integer noise?": integer (ε, δ) n
 
 For (ε, δ)-DP additive noise on ℤ with integer sensitivity Δ and cost |x| the solver brackets the optimum
 V* ∈ [lower, upper] (``privacy = approx``, ``domain = integer``).  Beside it this report puts the exact costs of
-the deployed laws of :mod:`optmech.mechanisms.deployed_integer`, each calibrated to the problem's (ε, δ, Δ) and
+the deployed laws of :mod:`optmech.mechanisms.approx.deployed_integer`, each calibrated to the problem's (ε, δ, Δ) and
 certified (δ(ε) <= δ audited or proven; E|X| enclosed in [cost_lo, cost_hi]):
 
 * the discrete Laplace λ^{|x|}, λ = e^{−ε/Δ} (ε-DP);

@@ -11,13 +11,13 @@ V* to about 1e-6.  The staircase in K, with density ∝ g(‖x‖_K) and (Δ = 1
 has E‖X‖_K^m = d/(d+m) · Σ_k b^k [((k+γ)^{d+m} − k^{d+m}) + b((k+1)^{d+m} − (k+γ)^{d+m})] /
 Σ_k b^k [((k+γ)^d − k^d) + b((k+1)^d − (k+γ)^d)] (the volume of the unit ball cancels, so the cost does not
 depend on K).  This report recomputes it here by that series and minimises over γ
-(:func:`staircase_cost`, :func:`best_staircase`), independently of :mod:`optmech.mechanisms.multidim`, and
+(:func:`staircase_cost`, :func:`best_staircase`), independently of :mod:`optmech.mechanisms.staircase_nd`, and
 checks (a) the best staircase lies inside every certified bracket, (b) the brackets of ℓ1, ℓ2 and ℓ∞ are
 identical at equal d, ε and m (the reduction says V* does not depend on K), (c) the recomputed cost equals
 optmech's closed form.  Beside them: the i.i.d. Laplace (optmech's reference, scale cΔ/ε with c = 1, √d, d for
 ℓ1, ℓ2, ℓ∞) and the ℓ2-Laplace p ∝ e^{−ε'‖x‖₂} [KHP15], ε-DP at ε' = ε/c₂ with c₂ = 1 for ℓ1 and ℓ2
 sensitivity (‖t‖₂ <= ‖t‖₁) and c₂ = √d for ℓ∞ (‖t‖₂ <= √d‖t‖∞), whose cost
-(:func:`optmech.mechanisms.multidim.l2_laplace_cost`) is a closed form for ‖x‖₁, ‖x‖₂, ‖x‖₂² and a
+(:func:`optmech.mechanisms.laplace_nd.l2_laplace_cost`) is a closed form for ‖x‖₁, ‖x‖₂, ‖x‖₂² and a
 quadrature for ‖x‖∞ (printed "≈", not a certified value); it has none for ‖x‖₁² and ‖x‖∞² ("—").
 
 **Mismatched pairs** (ℓ1 sensitivity with cost ‖x‖₂², ℓ2 sensitivity with cost ‖x‖₁): no theorem applies (the

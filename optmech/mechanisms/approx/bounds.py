@@ -614,7 +614,7 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
 
     (ε, 0)-DP, hence (ε, δ)-DP: a valid upper bound for ε > 0.  Not defined at ε = 0 (value inf,
     ``valid=False``).  d > 1: product law; ``l1`` = 2dλ/(1−λ²), ``l2sq`` = 2dλ/(1−λ)² exact,
-    ``l2``/``linf`` numeric (:func:`~optmech.mechanisms.multidim.discrete_laplace_nd_cost`).
+    ``l2``/``linf`` numeric (:func:`~optmech.mechanisms.laplace_nd.discrete_laplace_nd_cost`).
     """
     eps, D, d = check_epsilon(epsilon), nx.check_sensitivity(sensitivity, integer=True), check_dim(dim)
     marg, name_nd = resolve_cost(cost, d)
@@ -629,7 +629,7 @@ def laplace_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int = 
 
         ref = discrete_laplace_reference(marg, eps, D)
         return make_bound("discrete_laplace", ref.value, "upper", conds, params, ref.exact, ref.note)
-    from optmech.mechanisms.multidim import discrete_laplace_nd_cost
+    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost
 
     value = discrete_laplace_nd_cost(name_nd, eps, D, d)
     exact = name_nd in SEPARABLE
@@ -663,7 +663,7 @@ def staircase_upper_bound(cost: Any, epsilon: float, sensitivity: int, dim: int 
         return make_bound("discrete_staircase", v, "upper", conds, {"r": r}, False,
                       "upper bound: min_r of the discrete staircase P_r costs, each (ε,0)-DP [Geng13, (2.17)]; numeric")
     if D == 1:
-        from optmech.mechanisms.multidim import discrete_laplace_nd_cost
+        from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost
 
         value = discrete_laplace_nd_cost(name_nd, eps, 1, d)
         exact = name_nd in SEPARABLE

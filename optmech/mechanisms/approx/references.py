@@ -171,14 +171,14 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
         out.append(make_bound("laplace", ref.value, "upper", pos, dict(ref.parameters), ref.exact,
                               "epsilon-DP hence (epsilon, delta)-DP [Geng13, §2.6.1]; " + ref.note))
     elif nrm == "l1":
-        from optmech.mechanisms.multidim import laplace_nd_cost
+        from optmech.mechanisms.laplace_nd import laplace_nd_cost
 
         value = laplace_nd_cost(name_nd, eps, D, d)
         out.append(make_bound("laplace", value, "upper", pos, {"scale": D / eps, "dim": d, "law": "product"},
                               name_nd != "l2", "i.i.d. Laplace(Delta/epsilon) coordinates, epsilon-DP for l1 sensitivity "
                               "Delta [GKOV15, Def. 3]" + ("; E||X||_2 numeric" if name_nd == "l2" else "")))
     else:
-        from optmech.mechanisms.multidim import l2_laplace_cost
+        from optmech.mechanisms.laplace_nd import l2_laplace_cost
 
         value = l2_laplace_cost(name_nd, eps, d, D)
         out.append(make_bound("l2_laplace", value, "upper", pos, {"scale": D / eps, "dim": d, "law": "l2_laplace"},
@@ -207,7 +207,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
         # f(x)/f(x + v) = g(r)/g(r') with |r - r'| <= ||v||_2 <= Delta (triangle inequality): epsilon-DP
         # [MDA26]; its cost is the closed-form radial moment E R^m (the cone factor of ||x||_2 on its own sphere
         # is 1) at the numerically chosen gamma, a valid law whatever gamma is
-        from optmech.mechanisms.multidim import optimal_gamma_nd, staircase_nd_cost
+        from optmech.mechanisms.staircase_nd import optimal_gamma_nd, staircase_nd_cost
 
         g = optimal_gamma_nd(name_nd, eps, d, D)  # γ* does not depend on the norm (the cone factor does not)
         value = staircase_nd_cost(name_nd, eps, D, g, d, norm="l2")
@@ -215,7 +215,7 @@ def continuous_approx_references(cost, epsilon, delta, sensitivity, dim=1, norm=
                               "the l2 staircase g(||x||_2) [MDA26] at its best gamma, epsilon-DP for l2 sensitivity "
                               "Delta (triangle inequality), hence (epsilon, delta)-DP; closed-form radial moment"))
     else:
-        from optmech.mechanisms.multidim import staircase_nd_optimal_cost
+        from optmech.mechanisms.staircase_nd import staircase_nd_optimal_cost
 
         value = staircase_nd_optimal_cost(name_nd, eps, D1, d)
         out.append(make_bound("staircase", value, "upper", pos, {"dim": d, "l1_sensitivity": D1}, False,

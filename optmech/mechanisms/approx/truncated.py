@@ -278,7 +278,7 @@ class TruncatedLaplace(Mechanism):
         real = truncated_laplace_shift_delta(self.sensitivity, self.epsilon, self.delta, self.sensitivity)
         return Privacy("approx", self.epsilon, min(real, self.delta), self.sensitivity, "abs",
                        "delta(epsilon) of the truncated Laplace law at the shift Delta, the worst shift "
-                       "[GDGK20; derived in optmech.mechanisms.approx_references]")
+                       "[GDGK20; derived in optmech.mechanisms.approx.truncated]")
 
     def support(self) -> tuple[float, float]:
         """``(−A, A)``."""
@@ -398,7 +398,7 @@ class TruncatedDiscreteLaplace(Mechanism):
     def privacy(self) -> Privacy:
         return Privacy("approx", self.epsilon, self.delta, self.sensitivity, "abs",
                        f"delta(epsilon) = the mass of the top {self.sensitivity} points of [-T, T], T = {self.half_width}, "
-                       "in interval arithmetic, rounded up (optmech.mechanisms.truncated_discrete_laplace)")
+                       "in interval arithmetic, rounded up (optmech.mechanisms.approx.truncated)")
 
     def support(self) -> tuple[float, float]:
         return (float(-self.half_width), float(self.half_width))

@@ -23,7 +23,7 @@ import numpy as np
 
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Privacy
-from optmech.mechanisms.multidim import NDMechanism
+from optmech.mechanisms.base_nd import NDMechanism
 from optmech.mechanisms.solved.common import (
     BLOCK_PAIRS,
     MAX_PAIRS,

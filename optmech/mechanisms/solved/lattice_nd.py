@@ -24,7 +24,7 @@ import numpy as np
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
 from optmech.mechanisms.discrete_staircase_nd import sphere_sizes
-from optmech.mechanisms.multidim import NDMechanism
+from optmech.mechanisms.base_nd import NDMechanism
 from optmech.mechanisms.solved.common import (
     MAX_PAIRS,
     SolvedMechanism,

@@ -37,7 +37,7 @@ from scipy.special import exprel, gammaln
 
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
-from optmech.mechanisms.multidim import NDMechanism
+from optmech.mechanisms.base_nd import NDMechanism
 from optmech.mechanisms.solved.common import (
     SolvedMechanism,
     categorical,

@@ -193,7 +193,7 @@ def orbit_sizes_exact(pts: np.ndarray, group: str) -> list[int]:
 
 def read_listed_points(mech, d: dict) -> None:
     """Read the listed points of a solver dict onto ``mech`` (an
-    :class:`~optmech.mechanisms.multidim.NDMechanism`): its dimension ``dim``, ``norm`` (default
+    :class:`~optmech.mechanisms.base_nd.NDMechanism`): its dimension ``dim``, ``norm`` (default
     ``l1``), the group of ``symmetry`` (``group``), the integer ``representatives`` (``reps``,
     canonical for the group), one nonnegative ``mass`` each (``mass``) and their :class:`PointIndex`
     (``index``).  The fields the lattice, cell and cube laws share."""
