@@ -26,11 +26,12 @@ variance; E‖X‖₁ in d-D).
 
 Through the harness (``benchmarks/harness.py``), one case per optmech sampler, OpenDP as a
 :func:`peer` baseline of the cases that have one (run in its own process, after optmech's, in
-the same run).  The figures are the samples/s each side measures inside its call (``rate``, best
-of ``repeats`` draws of ``n``, after the warm-ups above), not the harness's seconds (the whole
-case: build, warm-ups, the exact, via-mechanism and float draws): the baseline's note gives
-``× OpenDP`` (the ratio of the two rates; in brackets without the list conversion, measured by
-the baseline through ``make_identity`` in its process) and the target; optmech's note gives the
+the same run).  The compared figure is the samples/s each side measures inside its call
+(``metric=("rate", "higher")``: ``rate``, best of ``repeats`` draws of ``n``, after the warm-ups
+above), not the harness's seconds (the whole case: build, warm-ups, the exact, via-mechanism and
+float draws), so the table's ratio column is ``× OpenDP`` (optmech's rate over OpenDP's; above 1,
+optmech is faster).  The baseline's note repeats it (in brackets without the list conversion,
+measured by the baseline through ``make_identity`` in its process) and gives the target; optmech's note gives the
 rate target.  The discrete Gaussian's baseline also measures OpenDP's float Laplace (scale 2, the
 reference row).  Without opendp the baseline is recorded as failed (``ModuleNotFoundError``)::
 
@@ -264,7 +265,7 @@ def opendp_warmup() -> None:
 
 
 for _case, (_label, _base, _tkind, _target) in CASES.items():
-    add_case(optmech_case, _case, timeout=300.0,
+    add_case(optmech_case, _case, timeout=300.0, metric=("rate", "higher"),
              baseline=peer("opendp", opendp_baseline, label="OpenDP exact sampler", warmup=opendp_warmup)
              if _base else None,
              params={"case": _case, "n": 10**6, "repeats": 5, "n_baseline": 200_000, "repeats_baseline": 3,

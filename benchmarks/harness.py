@@ -36,7 +36,17 @@ The two sides alternate (ours first on even repeats, so a callable baseline can 
 figure is the median over ``--repeats`` (a case's ``max_repeats`` caps it).  Peak memory is the
 child process's peak resident set (``ru_maxrss`` as seen by the launcher: interpreter, imports and
 warm-up included; the largest over the repeats).  A repeat that raises, dies or exceeds the
-timeout ends that side: the record says ``failed`` with the error and the run goes on.
+timeout ends that side: the record says ``failed`` with the error and the run goes on.  Each side
+has its own timeout per repeat: optmech's is the case's ``timeout`` (else ``--timeout``); the
+baseline's is ``against(fn, timeout=...)`` / ``peer(..., timeout=...)``, else the case's
+``baseline_timeout`` (the way to give :data:`COMMIT` its own), else optmech's.
+
+The compared figure.  By default (``metric="seconds"``) the ratio compares the median seconds,
+lower is better.  A case may instead name a number its function returns, ``metric=(key,
+"higher")`` or ``(key, "lower")``, e.g. ``("rate", "higher")`` for a throughput benchmark that
+measures samples/s inside its call: both sides' returned dicts must hold a number under ``key``
+(a side whose dict lacks it is recorded as failed, ``MissingMetric``), and the ratio is the
+median of optmech's values over the baseline's.  The seconds are recorded either way.
 
 Results format (schema 1): one JSON object per line, one line per case per run, appended to
 ``benchmarks/results/<bench file stem>.jsonl`` (the folder is git-ignored).  Non-finite floats are
@@ -55,13 +65,17 @@ written as the strings ``"inf"``, ``"-inf"``, ``"nan"``.  Keys:
     One *side* each: ``kind`` (``"optmech"`` for ours; ``"commit"``, ``"callable"``, ``"peer"`` or
     ``"none"`` for the baseline), ``label``, ``tree`` and ``commit`` (``dirty``: uncommitted
     changes under ``optmech/``) for sides that run optmech from a tree, ``package``/``version``
-    for a peer, ``ok``, ``skipped`` (a reason, or null), ``seconds`` (every repeat),
-    ``seconds_median``, ``peak_rss_bytes`` (largest over repeats, or null), ``result`` (the dict
+    for a peer, ``ok``, ``skipped`` (a reason, or null), ``timeout_s`` (the limit per repeat;
+    absent for no baseline), ``seconds`` (every repeat), ``seconds_median``, ``metric_values``
+    (the compared figure, every repeat; the seconds by default), ``metric_median``, ``peak_rss_bytes`` (largest over repeats, or null), ``result`` (the dict
     the last repeat returned), ``error`` (``{"type", "message", "traceback"}`` or null) and, when
     ``result`` carries them (keys ``lower``/``lower_bound``, ``upper``/``upper_bound``,
     ``gap``/``relative_gap``, ``certified``), ``lower``, ``upper``, ``gap``, ``certified``.
+``metric``
+    ``{"key", "better"}``: ``{"key": "seconds", "better": "lower"}`` unless the case named another.
 ``ratio``
-    ``ours.seconds_median / baseline.seconds_median`` (below 1: optmech faster), or null.
+    ``ours.metric_median / baseline.metric_median``, or null: for seconds, below 1 means optmech
+    is faster; for a ``"higher"`` figure such as a rate, above 1 does.
 ``brackets_overlap``
     For two certified brackets: whether they intersect (both contain the optimum, so they must);
     null otherwise.
@@ -73,7 +87,7 @@ written as the strings ``"inf"``, ``"-inf"``, ``"nan"``.  Keys:
 
 The table (``table``) takes, for every (file, case), the latest record found in the results files
 and prints one markdown table per bench file: case, baseline, optmech seconds, baseline seconds,
-the ratio, optmech's gap (marked *uncertified* unless the case said ``certified``) and the case's
+the ratio (tagged with the figure and its direction when it is not the seconds), optmech's gap (marked *uncertified* unless the case said ``certified``) and the case's
 ``note``; under it, the runs' dates, machines, commits and repeats.  ``--write-readme`` replaces
 the text between ``<!-- benchmarks:begin -->`` and ``<!-- benchmarks:end -->`` in
 ``benchmarks/README.md`` with it (idempotent).
@@ -127,21 +141,51 @@ class Baseline:
     label: str = ""
     package: str | None = None
     warmup: Callable[..., Any] | None = None
+    timeout: float | None = None
 
 
 #: The same case on another tree of optmech (``--baseline-commit SHA`` or ``--baseline-tree PATH``).
 COMMIT = Baseline("commit", label="baseline commit")
 
 
-def against(fn: Callable[..., dict], label: str | None = None, warmup: Callable[..., Any] | None = None) -> Baseline:
-    """A callable baseline (e.g. a naive LP); ``fn`` must be a module-level function of the bench file."""
-    return Baseline("callable", fn, label or fn.__name__, None, warmup)
+def against(fn: Callable[..., dict], label: str | None = None, warmup: Callable[..., Any] | None = None,
+            timeout: float | None = None) -> Baseline:
+    """A callable baseline (e.g. a naive LP); ``fn`` must be a module-level function of the bench file.
+
+    ``timeout`` (s): each baseline repeat's limit (default: the case's ``baseline_timeout``, else its timeout).
+    """
+    return Baseline("callable", fn, label or fn.__name__, None, warmup, _positive(timeout, "timeout"))
 
 
 def peer(package: str, fn: Callable[..., dict], label: str | None = None,
-         warmup: Callable[..., Any] | None = None) -> Baseline:
-    """A baseline that runs the peer library ``package`` (its installed version is recorded)."""
-    return Baseline("peer", fn, label or package, package, warmup)
+         warmup: Callable[..., Any] | None = None, timeout: float | None = None) -> Baseline:
+    """A baseline that runs the peer library ``package`` (its installed version is recorded); ``timeout`` as
+    in :func:`against`."""
+    return Baseline("peer", fn, label or package, package, warmup, _positive(timeout, "timeout"))
+
+
+def _positive(x: float | None, what: str) -> float | None:
+    if x is not None and not (isinstance(x, (int, float)) and x > 0 and math.isfinite(x)):
+        raise ValueError(f"{what} must be a positive number of seconds, not {x!r}")
+    return None if x is None else float(x)
+
+
+#: What a case compares by default: the harness's wall seconds of the call, lower is better.
+SECONDS = ("seconds", "lower")
+
+
+def _as_metric(metric: str | tuple[str, str]) -> tuple[str, str]:
+    """``"seconds"`` or ``(key, "higher" | "lower")``: the figure the ratio compares (see :func:`case`)."""
+    if metric == "seconds" or metric == SECONDS or metric == ["seconds", "lower"]:
+        return SECONDS
+    if isinstance(metric, str):
+        return (metric, "lower")
+    if (isinstance(metric, (tuple, list)) and len(metric) == 2 and isinstance(metric[0], str) and metric[0]
+            and metric[1] in ("higher", "lower")):
+        if metric[0] == "seconds" and metric[1] != "lower":
+            raise ValueError("metric 'seconds' is lower-is-better")
+        return (metric[0], metric[1])
+    raise ValueError(f"metric must be 'seconds', a result key, or (key, 'higher'|'lower'), not {metric!r}")
 
 
 @dataclass(frozen=True)
@@ -155,6 +199,8 @@ class Case:
     warmup: Callable[..., Any] | None = None
     max_repeats: int | None = None
     timeout: float | None = None
+    baseline_timeout: float | None = None
+    metric: tuple[str, str] = SECONDS
 
 
 def _as_baseline(b: Baseline | Callable[..., dict] | str | None) -> Baseline | None:
@@ -167,27 +213,41 @@ def _as_baseline(b: Baseline | Callable[..., dict] | str | None) -> Baseline | N
     raise ValueError(f"baseline must be COMMIT, 'commit', a callable or a Baseline, not {b!r}")
 
 
+def _make_case(fn: Callable[..., dict], name: str | None, baseline: Any, params: dict | None,
+               warmup: Callable[..., Any] | None, max_repeats: int | None, timeout: float | None,
+               baseline_timeout: float | None, metric: str | tuple[str, str]) -> Case:
+    return Case(name or fn.__name__, fn, dict(params or {}), _as_baseline(baseline), warmup, max_repeats,
+                _positive(timeout, "timeout"), _positive(baseline_timeout, "baseline_timeout"), _as_metric(metric))
+
+
 def add_case(fn: Callable[..., dict], name: str | None = None, *, baseline: Any = None, params: dict | None = None,
              warmup: Callable[..., Any] | None = None, max_repeats: int | None = None,
-             timeout: float | None = None) -> Case:
-    """Register ``fn`` as a case (after the cases it already has); for cases made in a loop."""
-    c = Case(name or fn.__name__, fn, dict(params or {}), _as_baseline(baseline), warmup, max_repeats, timeout)
+             timeout: float | None = None, baseline_timeout: float | None = None,
+             metric: str | tuple[str, str] = "seconds") -> Case:
+    """Register ``fn`` as a case (after the cases it already has); for cases made in a loop.  Options as
+    in :func:`case`."""
+    c = _make_case(fn, name, baseline, params, warmup, max_repeats, timeout, baseline_timeout, metric)
     fn.__bench_cases__ = [*getattr(fn, "__bench_cases__", []), c]  # type: ignore[attr-defined]
     return c
 
 
 def case(name: str | None = None, *, baseline: Any = None, params: dict | None = None,
          warmup: Callable[..., Any] | None = None, max_repeats: int | None = None,
-         timeout: float | None = None) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
+         timeout: float | None = None, baseline_timeout: float | None = None,
+         metric: str | tuple[str, str] = "seconds") -> Callable[[Callable[..., dict]], Callable[..., dict]]:
     """Decorator: make the function a case (stacked decorators give several cases, top one first).
 
     ``baseline``: :data:`COMMIT`, a callable / :func:`against`, :func:`peer`, or None (no baseline).
     ``warmup(**params)`` runs untimed before each timed call; ``max_repeats`` caps ``--repeats``;
-    ``timeout`` (s) overrides ``--timeout`` for each repeat.
+    ``timeout`` (s) overrides ``--timeout`` for each repeat of optmech's side; ``baseline_timeout`` (s)
+    for each repeat of the baseline's (default: the case's timeout; an ``against``/``peer`` timeout
+    wins over it).  ``metric``: what the ratio compares, ``"seconds"`` (the harness's wall seconds,
+    lower is better; the default) or ``(key, "higher" | "lower")``, the number each side's returned
+    dict holds under ``key`` (median over the repeats), e.g. ``("rate", "higher")`` for samples/s.
     """
 
     def deco(fn: Callable[..., dict]) -> Callable[..., dict]:
-        c = Case(name or fn.__name__, fn, dict(params or {}), _as_baseline(baseline), warmup, max_repeats, timeout)
+        c = _make_case(fn, name, baseline, params, warmup, max_repeats, timeout, baseline_timeout, metric)
         fn.__bench_cases__ = [c, *getattr(fn, "__bench_cases__", [])]  # type: ignore[attr-defined]
         return fn
 
@@ -379,17 +439,28 @@ _BRACKET_KEYS = {"lower": ("lower", "lower_bound"), "upper": ("upper", "upper_bo
                  "gap": ("gap", "relative_gap"), "certified": ("certified",)}
 
 
-def _summarise(side: dict, runs: list[dict]) -> dict:
-    """Fill a side's timing, memory, result, error and bracket fields from its repeats."""
+def _summarise(side: dict, runs: list[dict], metric: tuple[str, str] = SECONDS) -> dict:
+    """Fill a side's timing, metric, memory, result, error and bracket fields from its repeats."""
     ok_runs = [r for r in runs if r.get("ok")]
     failed = [r for r in runs if not r.get("ok")]
     side["ok"] = bool(runs) and not failed
     side["seconds"] = [r["seconds"] for r in ok_runs]
     side["seconds_median"] = statistics.median(side["seconds"]) if side["seconds"] else None
+    if metric == SECONDS:
+        side["metric_values"] = list(side["seconds"])
+    else:
+        vals = [_number((r.get("result") or {}).get(metric[0])) for r in ok_runs]
+        side["metric_values"] = [v for v in vals if v is not None and not math.isnan(v)]
+        if ok_runs and len(side["metric_values"]) < len(ok_runs) and side["ok"]:
+            side["ok"] = False
+            side["error"] = {"type": "MissingMetric", "traceback": "",
+                             "message": f"the returned dict has no number under {metric[0]!r}"}
+    side["metric_median"] = statistics.median(side["metric_values"]) if side["metric_values"] else None
     peaks = [r.get("peak_rss_bytes") for r in runs if r.get("peak_rss_bytes")]
     side["peak_rss_bytes"] = max(peaks) if peaks else None
     side["result"] = ok_runs[-1]["result"] if ok_runs else None
-    side["error"] = failed[0].get("error") if failed else None
+    if failed or "error" not in side:
+        side["error"] = failed[0].get("error") if failed else None
     res = side["result"] or {}
     for key, names in _BRACKET_KEYS.items():
         side[key] = next((res[n] for n in names if res.get(n) is not None), None)
@@ -410,8 +481,10 @@ def run_case(c: Case, file: Path, *, repeats: int, timeout: float, baseline_tree
     params = {**c.params, **(overrides or {})}
     n = max(1, min(repeats, c.max_repeats or repeats))
     limit = float(c.timeout or timeout)
-    ours = {"kind": "optmech", "label": "optmech", **tree_info(REPO_ROOT), "skipped": None}
     b = c.baseline
+    base_limit = float((b.timeout if b is not None and getattr(b, "timeout", None) else None)
+                       or c.baseline_timeout or limit)
+    ours = {"kind": "optmech", "label": "optmech", **tree_info(REPO_ROOT), "skipped": None, "timeout_s": limit}
     if b is None:
         base: dict[str, Any] = {"kind": "none", "label": "—", "skipped": "no baseline"}
     elif b.kind == "commit":
@@ -424,6 +497,8 @@ def run_case(c: Case, file: Path, *, repeats: int, timeout: float, baseline_tree
         base = {"kind": b.kind, "label": b.label, "package": b.package, "skipped": None}
         if b.package:
             base["version"] = _versions([b.package])[b.package]
+    if b is not None:
+        base["timeout_s"] = base_limit
     ours_runs: list[dict] = []
     base_runs: list[dict] = []
     first_ours: dict | None = None
@@ -445,16 +520,19 @@ def run_case(c: Case, file: Path, *, repeats: int, timeout: float, baseline_tree
                     base["skipped"] = "optmech's side failed (this baseline needs its result)"
                     continue
                 if b is not None and b.kind == "commit":
-                    r = _run_child(file, c.name, "ours", params, baseline_tree, None, limit)  # type: ignore[arg-type]
+                    r = _run_child(file, c.name, "ours", params, baseline_tree, None,  # type: ignore[arg-type]
+                                   base_limit)
                 else:
-                    r = _run_child(file, c.name, "baseline", params, REPO_ROOT, first_ours, limit)
+                    r = _run_child(file, c.name, "baseline", params, REPO_ROOT, first_ours, base_limit)
                 base_runs.append(r)
-    _summarise(ours, ours_runs)
+    metric = getattr(c, "metric", SECONDS)
+    _summarise(ours, ours_runs, metric)
     if base["skipped"] is None or base_runs:
-        _summarise(base, base_runs)
+        _summarise(base, base_runs, metric)
     else:
-        base.update(ok=None, seconds=[], seconds_median=None, peak_rss_bytes=None, result=None, error=None)
-    tn, tb = _number(ours.get("seconds_median")), _number(base.get("seconds_median"))
+        base.update(ok=None, seconds=[], seconds_median=None, metric_values=[], metric_median=None,
+                    peak_rss_bytes=None, result=None, error=None)
+    tn, tb = _number(ours.get("metric_median")), _number(base.get("metric_median"))
     ratio = tn / tb if tn is not None and tb and ours["ok"] and base.get("ok") else None
     overlap = None
     if ours.get("certified") is True and base.get("certified") is True:
@@ -464,8 +542,8 @@ def run_case(c: Case, file: Path, *, repeats: int, timeout: float, baseline_tree
             overlap = max(lo) <= min(hi)  # type: ignore[type-var]
     status = "failed" if not ours["ok"] else ("baseline_failed" if base.get("ok") is False else "ok")
     return {"schema": SCHEMA, "run_id": run_id, "date": date, "file": _rel(file), "case": c.name, "params": params,
-            "repeats": n, "status": status, "ours": ours, "baseline": base, "ratio": ratio,
-            "brackets_overlap": overlap, "machine": machine(), "versions": _versions()}
+            "repeats": n, "status": status, "ours": ours, "baseline": base,
+            "metric": {"key": metric[0], "better": metric[1]}, "ratio": ratio, "brackets_overlap": overlap, "machine": machine(), "versions": _versions()}
 
 
 def _rel(file: Path) -> str:
@@ -560,7 +638,15 @@ def _one_line(rec: dict) -> str:
         return text + f"; baseline skipped ({b['skipped']})"
     if b.get("ok") is False:
         return text + f"; baseline {b['label']} FAILED {_err(b)}"
-    return text + f", {b['label']} {_s(b.get('seconds_median'))} s, ratio {_s(rec.get('ratio'))}"
+    return text + f", {b['label']} {_s(b.get('seconds_median'))} s, ratio {_s(rec.get('ratio'))}" + _metric_tag(rec)
+
+
+def _metric_tag(rec: dict) -> str:
+    """Empty for seconds; else `` (KEY, higher is better)``, the figure the ratio compares."""
+    m = rec.get("metric") or {}
+    if not m or m.get("key", "seconds") == "seconds":
+        return ""
+    return f" ({m['key']}, {m.get('better', 'lower')} is better)"
 
 
 def _err(side: dict) -> str:
@@ -623,7 +709,9 @@ def render_table(records: Iterable[dict]) -> str:
             if r.get("brackets_overlap") is False:
                 note = ("certified brackets DISJOINT; " + note).rstrip("; ")
             rows.append([r["case"], b.get("label", "—") + (f" {b['version']}" if b.get("version") else ""),
-                         _s(o.get("seconds_median")), bcell, _s(r.get("ratio")), _gap_cell(o), note])
+                         _s(o.get("seconds_median")), bcell,
+                         _s(r.get("ratio")) + (_metric_tag(r) if r.get("ratio") is not None else ""),
+                         _gap_cell(o), note])
         parts.append(f"#### `{file}`\n")
         rows = [[str(cell).replace("\\|", "|").replace("|", "\\|") for cell in row] for row in rows]
         parts.append(markdown_table(["case", "baseline", "optmech s", "baseline s", "optmech/baseline", "gap",
@@ -640,7 +728,9 @@ def render_table(records: Iterable[dict]) -> str:
                          f"({m.get('cpu_model', '?')}), load {m.get('load_average')}; median of {rec.get('repeats')}"
                          " (fresh process per repeat, imports and warm-up untimed).")
         parts.append("")
-    parts.append("optmech/baseline below 1: optmech is faster. gap: optmech's certified relative gap.")
+    parts.append("optmech/baseline: the ratio of the seconds (below 1: optmech is faster) or, where the cell names "
+                 "another figure, of that figure (e.g. rate, higher is better: above 1, optmech is faster). "
+                 "gap: optmech's certified relative gap.")
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -181,3 +181,123 @@ def test_cli_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture, ran: tupl
     assert harness.main(["table", "--results", str(ran[1])]) == 0
     assert "| quick" in capsys.readouterr().out
     assert json.loads(ran[1].read_text().splitlines()[0])["schema"] == 1
+
+
+# -- per-side timeouts and the compared figure ------------------------------------------------------------
+
+FAKE2 = '''
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, {bench!r})
+from harness import COMMIT, case, against, peer
+
+TREE = {tree!r}
+
+def forever() -> dict:
+    time.sleep(30)
+    return {{}}
+
+def fast() -> dict:
+    return {{"rate": 100.0, "cost": 8.0}}
+
+def no_rate() -> dict:
+    return {{"cost": 1.0}}
+
+@case(name="baseline own timeout", baseline=against(forever, timeout=1.0))
+def c1() -> dict:
+    return {{}}
+
+@case(name="baseline default timeout", baseline=forever, timeout=1.0)
+def c2() -> dict:
+    return {{}}
+
+@case(name="baseline longer timeout", baseline=peer("numpy", fast, timeout=30.0), timeout=20.0)
+def c3() -> dict:
+    return {{}}
+
+@case(name="commit baseline timeout", baseline=COMMIT, baseline_timeout=1.0)
+def c4() -> dict:
+    if Path.cwd().resolve() == Path(TREE).resolve():  # the baseline tree's side only
+        time.sleep(30)
+    return {{}}
+
+@case(name="rate higher", baseline=fast, metric=("rate", "higher"))
+def c5() -> dict:
+    time.sleep(0.05)  # slower in seconds, faster by its own rate
+    return {{"rate": 300.0}}
+
+@case(name="cost lower", baseline=fast, metric=("cost", "lower"))
+def c6() -> dict:
+    return {{"cost": 2.0}}
+
+@case(name="metric missing", baseline=no_rate, metric=("rate", "higher"))
+def c7() -> dict:
+    return {{"rate": 5.0}}
+'''
+
+
+@pytest.fixture(scope="module")
+def ran2(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The second fake bench file, run once against a fake baseline tree (an empty ``optmech/``)."""
+    d = tmp_path_factory.mktemp("bench2")
+    tree = d / "tree"
+    (tree / "optmech").mkdir(parents=True)
+    (tree / "optmech" / "__init__.py").write_text("")
+    bench = d / "bench_fake2.py"
+    bench.write_text(FAKE2.format(bench=str(ROOT / "benchmarks"), tree=str(tree)))
+    results = d / "fake2.jsonl"
+    records = harness.run_file(bench, repeats=1, timeout=60, baseline_tree=tree, results=results,
+                               echo=lambda s: None)
+    return results, {r["case"]: r for r in records}
+
+
+def test_baseline_timeouts(ran2: tuple) -> None:
+    recs = ran2[1]
+    own = recs["baseline own timeout"]
+    assert own["status"] == "baseline_failed" and own["ours"]["ok"] is True
+    assert own["baseline"]["error"]["type"] == "Timeout" and "killed after 1 s" in own["baseline"]["error"]["message"]
+    assert own["baseline"]["timeout_s"] == 1.0 and own["ours"]["timeout_s"] == 60.0
+    dflt = recs["baseline default timeout"]  # no baseline timeout: the case's
+    assert dflt["baseline"]["timeout_s"] == 1.0 and dflt["ours"]["timeout_s"] == 1.0
+    assert dflt["baseline"]["error"]["type"] == "Timeout" and dflt["ours"]["ok"] is True
+    longer = recs["baseline longer timeout"]  # a peer's own timeout wins over the case's
+    assert longer["status"] == "ok" and longer["baseline"]["timeout_s"] == 30.0 and longer["ours"]["timeout_s"] == 20.0
+    com = recs["commit baseline timeout"]
+    assert com["baseline"]["kind"] == "commit" and com["baseline"]["timeout_s"] == 1.0
+    assert com["status"] == "baseline_failed" and com["baseline"]["error"]["type"] == "Timeout"
+    assert com["ours"]["ok"] is True and com["ours"]["timeout_s"] == 60.0
+
+
+def test_metric_ratio(ran2: tuple) -> None:
+    results, recs = ran2
+    hi = recs["rate higher"]
+    assert hi["metric"] == {"key": "rate", "better": "higher"}
+    assert hi["ours"]["metric_median"] == 300.0 and hi["baseline"]["metric_median"] == 100.0
+    assert hi["ratio"] == pytest.approx(3.0)  # 300/100, not the seconds' ratio
+    assert hi["ours"]["seconds_median"] >= 0.05  # the seconds are still recorded
+    lo = recs["cost lower"]
+    assert lo["metric"] == {"key": "cost", "better": "lower"} and lo["ratio"] == pytest.approx(0.25)
+    miss = recs["metric missing"]
+    assert miss["status"] == "baseline_failed" and miss["baseline"]["error"]["type"] == "MissingMetric"
+    assert miss["ratio"] is None and miss["ours"]["ok"] is True
+    secs = recs["baseline longer timeout"]
+    assert secs["metric"] == {"key": "seconds", "better": "lower"}
+    assert secs["ratio"] == pytest.approx(secs["ours"]["seconds_median"] / secs["baseline"]["seconds_median"])
+    table = harness.render_table(harness.read_records([results]))
+    row = next(ln for ln in table.splitlines() if ln.startswith("| rate higher"))
+    assert [c.strip() for c in row.strip("|").split(" | ")][4] == "3 (rate, higher is better)"
+
+
+def test_bad_case_options() -> None:
+    def f() -> dict:
+        return {}
+
+    with pytest.raises(ValueError, match="metric"):
+        harness.add_case(f, "bad metric", metric=("rate", "up"))
+    with pytest.raises(ValueError, match="metric"):
+        harness.add_case(f, "bad seconds", metric=("seconds", "higher"))
+    with pytest.raises(ValueError, match="baseline_timeout"):
+        harness.add_case(f, "bad timeout", baseline_timeout=-1.0)
+    with pytest.raises(ValueError, match="timeout"):
+        harness.against(f, timeout=0)
+    assert harness.add_case(f, "by name", metric="cost").metric == ("cost", "lower")
