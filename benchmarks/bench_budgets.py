@@ -14,13 +14,20 @@ reads that child's own peak resident set (``_common.run_measured``, through a ba
   ``over`` = wall − T − start-up, and the next column says whether wall <= T + max(1 s, 10 % of T)
   + start-up (the start-up: a tiny solve's wall time minus the seconds it reports).
 
-Run ``python benchmarks/bench_budgets.py`` (≈6 min; ``--quick`` ≈1 min); writes
-``benchmarks/results/budgets.json``.
+Through the harness (``benchmarks/harness.py``), no baseline: one case per row, ``memory: <label>``
+and ``time: <label>, T <limit>``; the ``--quick`` subsets are the cases whose names the former
+``QUICK_*`` lists picked (``--only`` them).  Each time case measures the start-up first (the
+minimum over 3 tiny solves, in the same call), then the solve with its limit; its note says
+``within`` or ``NOT within``.  A memory case's note gives ``peak/est`` (must stay <= 1).  Results:
+``benchmarks/results/bench_budgets.jsonl``::
+
+    python -m benchmarks.harness run benchmarks/bench_budgets.py --repeats 1 [--only memory] [--only time]
+    python benchmarks/bench_budgets.py --repeats 1 --only "time: general Δ=2000, T 2"   # ≈10 s
+    python benchmarks/bench_budgets.py [same options]            # the same
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -28,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS_DIR, fmt, markdown_table, run_measured, write_json  # noqa: E402
+from _common import fmt, run_measured  # noqa: E402
+from harness import add_case, main  # noqa: E402
 
 EXPR = "abs(x-3)+0.1*x**2"  # asymmetric and non-monotone: the general 1-D builder
 ASYM = "where(x > 0, x, 2*abs(x))"
@@ -98,77 +106,51 @@ def startup_seconds() -> float:
     return r["wall"] - r["result"]["seconds"]
 
 
-def memory_rows(cases, env) -> list[dict]:
-    rows = []
-    for label, args, limit in cases:
-        r = run_child([*args, "--time-limit", str(limit)], env)
-        res = r["result"] or {}
-        lp = res.get("lp", {})
-        budget = lp.get("budget", {})
-        big = max(res.get("history", []), key=lambda h: h["lp"]["nonzeros"], default={"lp": lp})["lp"]
-        est = budget.get("estimated_peak_bytes")
-        rows.append({"case": label, "args": args, "time_limit": limit, "rc": r["rc"], "status": res.get("status"),
-                     "builder_estimated": budget.get("builder"), "builder_ran": lp.get("builder"),
-                     "rows": big.get("rows"), "cols": big.get("cols"), "nonzeros": big.get("nonzeros"),
-                     "estimate_bytes": est, "peak_bytes": r["peak_bytes"], "wall": r["wall"],
-                     "ratio": r["peak_bytes"] / est if est else None, "stderr": r["stderr"][:200]})
-        print(f"  {label}: peak {r['peak_bytes'] / 2**20:.0f} MiB, estimate "
-              f"{(est or 0) / 2**20:.0f} MiB, {r['wall']:.1f} s", flush=True)
-    return rows
+def memory_case(args: list[str], time_limit: float) -> dict:
+    """One memory row: the estimate (``lp.budget``) against the child's measured peak RSS."""
+    r = run_child([*args, "--time-limit", str(time_limit)])
+    res = r["result"] or {}
+    lp = res.get("lp", {})
+    budget = lp.get("budget", {})
+    big = max(res.get("history", []), key=lambda h: h["lp"]["nonzeros"], default={"lp": lp})["lp"]
+    est = budget.get("estimated_peak_bytes")
+    ratio = r["peak_bytes"] / est if est else None
+    note = (f"peak {r['peak_bytes'] / 2**20:.0f} MiB / est {(est or 0) / 2**20:.0f} MiB = {fmt(ratio, '.2f')}"
+            f" ({'<= 1' if ratio is not None and ratio <= 1 else 'OVER the estimate' if ratio else 'no estimate'});"
+            f" builder {budget.get('builder')} / {lp.get('builder')}; exit {r['rc']}, {res.get('status')}")
+    return {"args": args, "time_limit": time_limit, "rc": r["rc"], "status": res.get("status"),
+            "builder_estimated": budget.get("builder"), "builder_ran": lp.get("builder"),
+            "rows": big.get("rows"), "cols": big.get("cols"), "nonzeros": big.get("nonzeros"),
+            "estimate_bytes": est, "peak_bytes": r["peak_bytes"], "wall": r["wall"],
+            "ratio": ratio, "stderr": r["stderr"][:200], "note": note}
 
 
-def time_rows(cases, env, startup: float) -> list[dict]:
-    rows = []
-    for label, args, limit in cases:
-        e = dict(env or os.environ)
-        if label.endswith("*"):  # past the default memory budget: the time limit is what is measured
-            e["OPTMECH_MAX_MEMORY_GB"] = "1000"
-        r = run_child([*args, "--time-limit", str(limit)], e)
-        res = r["result"]
-        margin = max(1.0, 0.1 * limit)
-        rows.append({"case": label, "time_limit": limit, "wall": r["wall"], "over": r["wall"] - limit - startup,
-                     "ratio": r["wall"] / limit, "margin": margin, "within": r["wall"] <= limit + margin + startup,
-                     "rc": r["rc"], "status": res.get("status") if res else None,
-                     "outcome": (f"[{fmt(res['lower_bound'], '.4g')}, {fmt(res['upper_bound'], '.4g')}] {res['status']}"
-                                 if res else r["stderr"][:90]),
-                     "seconds_in_solve": res.get("seconds") if res else None})
-        print(f"  {label} T={limit}: wall {r['wall']:.1f} s, exit {r['rc']}", flush=True)
-    return rows
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a few cases of each table (≈1 min)")
-    ap.add_argument("--skip-memory", action="store_true")
-    ap.add_argument("--skip-time", action="store_true")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "budgets.json")
-    a = ap.parse_args(argv)
+def time_case(args: list[str], time_limit: float, label: str) -> dict:
+    """One time row: the child's wall time against ``--time-limit`` (+ max(1 s, 10 %) + start-up)."""
     startup = min(startup_seconds() for _ in range(3))
-    print(f"interpreter start-up, imports and output (a tiny solve's wall minus its seconds): {startup:.2f} s")
-    payload: dict = {"startup_seconds": startup}
-    if not a.skip_memory:
-        mem = memory_rows(QUICK_MEMORY if a.quick else MEMORY, None)
-        payload["memory"] = mem
-        print("\nMemory: estimated peak (lp.budget) against the measured peak RSS of the child\n")
-        print(markdown_table(
-            ["case", "builder (est / ran)", "rows", "nonzeros", "estimate MiB", "peak MiB", "peak/est", "exit", "status"],
-            [[m["case"], f"{m['builder_estimated']} / {m['builder_ran']}", m["rows"], m["nonzeros"],
-              fmt((m["estimate_bytes"] or 0) / 2**20, ".0f"), fmt(m["peak_bytes"] / 2**20, ".0f"),
-              fmt(m["ratio"], ".2f"), m["rc"], m["status"]] for m in mem]))
-    if not a.skip_time:
-        tim = time_rows(QUICK_TIME if a.quick else TIME, None, startup)
-        payload["time"] = tim
-        print(f"\nTime: --time-limit T against the child's wall time (start-up {startup:.2f} s included; over = "
-              "wall − T − start-up; * = OPTMECH_MAX_MEMORY_GB=1000)\n")
-        print(markdown_table(
-            ["case", "limit s", "wall s", "wall/limit", "over s", "within T + max(1 s, 10%) + start-up", "exit",
-             "outcome"],
-            [[t["case"], fmt(t["time_limit"], "g"), fmt(t["wall"], ".2f"), fmt(t["ratio"], ".2f"),
-              fmt(t["over"], "+.2f"), "yes" if t["within"] else "NO", t["rc"], t["outcome"]] for t in tim]))
-    path = write_json(a.json, payload)
-    print(f"\nwrote {path}")
-    return 0
+    e = dict(os.environ)
+    if label.endswith("*"):  # past the default memory budget: the time limit is what is measured
+        e["OPTMECH_MAX_MEMORY_GB"] = "1000"
+    r = run_child([*args, "--time-limit", str(time_limit)], e)
+    res = r["result"]
+    margin = max(1.0, 0.1 * time_limit)
+    within = r["wall"] <= time_limit + margin + startup
+    outcome = (f"[{fmt(res['lower_bound'], '.4g')}, {fmt(res['upper_bound'], '.4g')}] {res['status']}"
+               if res else r["stderr"][:90])
+    note = (f"wall {r['wall']:.2f} s, over {r['wall'] - time_limit - startup:+.2f} s (start-up {startup:.2f} s): "
+            f"{'within' if within else 'NOT within'} T + max(1 s, 10%) + start-up; exit {r['rc']}; {outcome}")
+    return {"time_limit": time_limit, "wall": r["wall"], "startup_seconds": startup,
+            "over": r["wall"] - time_limit - startup, "ratio": r["wall"] / time_limit, "margin": margin,
+            "within": within, "rc": r["rc"], "status": res.get("status") if res else None, "outcome": outcome,
+            "seconds_in_solve": res.get("seconds") if res else None, "note": note}
+
+
+for _label, _args, _limit in MEMORY:
+    add_case(memory_case, f"memory: {_label}", params={"args": _args, "time_limit": _limit}, timeout=900.0)
+for _label, _args, _limit in TIME:
+    add_case(time_case, f"time: {_label}, T {_limit:g}", params={"args": _args, "time_limit": _limit, "label": _label},
+             timeout=900.0)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
