@@ -9,21 +9,31 @@ Series (target gap 1e-8; issue 23's target: Δ = 256 within 10 s for both costs)
   shift and point, mass outside dropped), built with scipy and solved by HiGHS's dual simplex; not
   certified.  Cost |x|.
 
-``--baseline PATH`` runs ``abs`` and ``asymmetric`` a second time on another checkout of optmech
-(``git worktree add /tmp/optmech-base <commit>``), in the same run, as ``abs@base`` and
-``asymmetric@base``.  A series stops at the first Δ over ``--limit`` seconds (60 by default, so
-that the growth is measured past the 10 s target), failing the gap, or raising.  Each solve runs in
-its own process after an untimed warm-up.  The growth exponent is the least-squares slope of
-log(seconds) against log(Δ) over the passing points with Δ >= 16.  A second pass solves every Δ with
-``time_limit=10`` and records the certified gap reached (from Δ = 32 on the loop starts on the
-coarse lattices kℤ, so large Δ gets a bracket within the limit).
+Through the harness (``benchmarks/harness.py``), each repeat of each side in its own process after
+an untimed warm-up solve at Δ = 2:
 
-Run ``python benchmarks/bench_approx_scale.py``; writes ``benchmarks/results/approx_scale.json``.
+* ``abs Δ D`` and ``asymmetric Δ D`` against :data:`harness.COMMIT` (``--baseline-commit SHA`` or
+  ``--baseline-tree PATH``: the former ``--baseline`` checkout, the ``@base`` rows), with
+  ``time_limit`` 60 s (the former ``--limit``), each repeat killed after 1.5 × 60 + 30 s; the note
+  says whether the certified gap reached ``target_gap`` within the limit (and, at Δ = 256, within
+  the 10 s target);
+* ``abs Δ D, naive LP``: |x| with the naive LP above as the callable baseline (the former
+  ``naive`` series, side by side with optmech's);
+* ``abs Δ D, 10 s`` and ``asymmetric Δ D, 10 s`` (no baseline): the second pass, ``time_limit``
+  10 s, the certified gap reached (the table's gap column).
+
+Every Δ runs (the former runner stopped a series at its first failure: read a series up to its
+first "NOT met").  The growth exponent (the least-squares slope of log(seconds) against log(Δ) over
+the passing points with Δ >= 16, ``bench_scale.loglog_slope``) is no longer printed: compute it
+from the records.  ``--set time_limit=T`` changes the limit of every selected case.  Results:
+``benchmarks/results/bench_approx_scale.jsonl``::
+
+    python -m benchmarks.harness run benchmarks/bench_approx_scale.py --baseline-commit <sha> --repeats 1 [--only "abs Δ 8"]
+    python benchmarks/bench_approx_scale.py [same options]              # the same
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -31,9 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (ASYMMETRIC_COST, RESULTS_DIR, fmt, markdown_table, result_summary, run_isolated,  # noqa: E402
-                     short_error, write_json, highs_solve_csc)
-from bench_scale import loglog_slope  # noqa: E402
+from _common import ASYMMETRIC_COST, highs_solve_csc, result_summary  # noqa: E402
+from harness import COMMIT, add_case, against, main  # noqa: E402
 
 EPSILON, DELTA = 0.1, 0.01
 SERIES = {
@@ -45,23 +54,35 @@ DELTAS = [8, 16, 32, 64, 128, 256]
 TARGET_DELTA, TARGET_SECONDS = 256, 10.0
 
 
-def approx_case(cost: str, symmetry: str, sensitivity: int, target_gap: float, time_limit: float,
-                tree: str | None = None) -> dict:
-    """One solve in a child process after a warm-up at Δ = 2; ``tree``: another checkout to import."""
-    if tree:
-        sys.path.insert(0, tree)
-    import optmech
+def _problem(cost: str, symmetry: str, sensitivity: int, target_gap: float):
     from optmech.costs import parse_cost
     from optmech.spec import ApproxDP, IntegerLattice, Problem
 
-    def problem(d: int) -> Problem:
-        return Problem(privacy=ApproxDP(EPSILON, DELTA), cost=parse_cost(cost), sensitivity=d, domain=IntegerLattice(),
-                       target_gap=target_gap, symmetry=symmetry)
+    return Problem(privacy=ApproxDP(EPSILON, DELTA), cost=parse_cost(cost), sensitivity=sensitivity,
+                   domain=IntegerLattice(), target_gap=target_gap, symmetry=symmetry)
 
-    optmech.solve(problem(2))
+
+def approx_warmup(cost: str, symmetry: str, target_gap: float) -> None:
+    """Untimed: a solve at Δ = 2 (imports, solver start-up)."""
+    import optmech
+
+    optmech.solve(_problem(cost, symmetry, 2, target_gap))
+
+
+def approx_case(cost: str, symmetry: str, sensitivity: int, target_gap: float, time_limit: float) -> dict:
+    """One solve under ``time_limit``; the note judges it against the target gap (and the 10 s target at Δ = 256)."""
+    import optmech
+
     t0 = time.perf_counter()
-    r = optmech.solve(problem(sensitivity), time_limit=time_limit)
-    return {**result_summary(r), "wall_s": time.perf_counter() - t0}
+    r = optmech.solve(_problem(cost, symmetry, sensitivity, target_gap), time_limit=time_limit)
+    out = {**result_summary(r), "wall_s": time.perf_counter() - t0}
+    met = bool(r.certified) and r.relative_gap <= target_gap and r.seconds <= time_limit
+    note = f"gap ≤ {target_gap:g} in ≤ {time_limit:g} s: {'met' if met else 'NOT met'} ({r.status})"
+    if sensitivity == TARGET_DELTA and time_limit > TARGET_SECONDS:
+        hit = met and r.seconds <= TARGET_SECONDS
+        note += f"; Δ {TARGET_DELTA} in {TARGET_SECONDS:g} s: {'met' if hit else 'NOT met'}"
+    out["note"] = note + f"; {out['lp'].get('rows')} rows"
+    return out
 
 
 def naive_case(cost: str, sensitivity: int, time_limit: float) -> dict:
@@ -117,107 +138,19 @@ def naive_case(cost: str, sensitivity: int, time_limit: float) -> dict:
             "window": [-N, N], "refinements": 1, "wall_s": seconds}
 
 
-def judge(res: dict, args: argparse.Namespace, naive: bool) -> tuple[bool, str]:
-    if not res.get("ok"):
-        return False, short_error(res, 120)
-    if res["seconds"] > args.limit:
-        return False, f"{res['seconds']:.1f} s > {args.limit:g} s"
-    if naive:
-        ok = res["status"].endswith("kOptimal")
-        return ok, "" if ok else res["status"]
-    if not res["certified"] or not res["relative_gap"] <= args.target_gap:
-        return False, f"gap {res['relative_gap']:.3g} ({res['status']}: {res['message']})"
-    return True, ""
-
-
-def run_series(name: str, spec: dict, args: argparse.Namespace, tree: str | None = None) -> dict:
-    points = []
-    for D in [d for d in DELTAS if d <= args.max_delta]:
-        print(f"  [{name}] Δ={D} …", end="", flush=True)
-        hard = args.limit * 1.5 + 30
-        try:
-            if spec.get("naive"):
-                res = run_isolated(naive_case, dict(cost=spec["cost"], sensitivity=D, time_limit=args.limit), hard)
-            else:
-                res = run_isolated(approx_case, dict(cost=spec["cost"], symmetry=spec["symmetry"], sensitivity=D,
-                                                     target_gap=args.target_gap, time_limit=args.limit, tree=tree), hard)
-        except Exception as exc:  # noqa: BLE001
-            res = {"ok": False, "error_type": type(exc).__name__, "error": str(exc)}
-        ok, why = judge(res, args, bool(spec.get("naive")))
-        res.update(delta=D, passed=ok, reason=why)
-        points.append(res)
-        if res.get("ok"):
-            print(f" {res['seconds']:.3g} s, gap {res['relative_gap']:.3g}, {res['lp'].get('rows')} rows"
-                  + ("" if ok else f"  FAIL: {why}"), flush=True)
-        else:
-            print(f" FAILED: {why}", flush=True)
-        if not ok:
-            break
-    passed = [p for p in points if p["passed"]]
-    fit = [p for p in passed if p["delta"] >= 16]
-    in_target = [p["delta"] for p in passed if p["seconds"] <= TARGET_SECONDS]
-    return {"series": name + ("@base" if tree else ""), "cost": spec["cost"], "symmetry": spec["symmetry"],
-            "largest_delta_passed": max((p["delta"] for p in passed), default=None),
-            "largest_delta_within_10s": max(in_target, default=None),
-            "pass_target": TARGET_DELTA in in_target,
-            "slope": loglog_slope([p["delta"] for p in fit], [p["seconds"] for p in fit]),
-            "points": points}
-
-
-def within_limit(name: str, spec: dict, args: argparse.Namespace) -> dict:
-    """Every Δ with ``time_limit=TARGET_SECONDS``: the certified gap reached (coarse levels for large Δ)."""
-    points = []
-    for D in [d for d in DELTAS if d <= args.max_delta]:
-        print(f"  [{name}, {TARGET_SECONDS:g} s] Δ={D} …", end="", flush=True)
-        try:
-            res = run_isolated(approx_case, dict(cost=spec["cost"], symmetry=spec["symmetry"], sensitivity=D,
-                                                 target_gap=args.target_gap, time_limit=TARGET_SECONDS),
-                               TARGET_SECONDS * 3 + 30)
-        except Exception as exc:  # noqa: BLE001
-            res = {"ok": False, "error_type": type(exc).__name__, "error": str(exc)}
-        res.update(delta=D)
-        points.append(res)
-        print(f" {res['seconds']:.3g} s, gap {res['relative_gap']:.3g}" if res.get("ok") else f" FAILED: {short_error(res)}",
-              flush=True)
-    return {"series": f"{name} within {TARGET_SECONDS:g} s", "points": points}
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--series", default=",".join(SERIES))
-    ap.add_argument("--target-gap", type=float, default=1e-8)
-    ap.add_argument("--limit", type=float, default=60.0, help="seconds allowed per solve")
-    ap.add_argument("--max-delta", type=int, default=max(DELTAS))
-    ap.add_argument("--baseline", default=None, help="another checkout of optmech: abs and asymmetric run on it too")
-    ap.add_argument("--skip-limited", action="store_true",
-                    help=f"skip the pass that records the certified gap of every Δ within {TARGET_SECONDS:g} s")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "approx_scale.json")
-    args = ap.parse_args(argv)
-    names = [n.strip() for n in args.series.split(",") if n.strip()]
-    out = []
-    for n in names:
-        out.append(run_series(n, SERIES[n], args))
-        if args.baseline and not SERIES[n].get("naive"):
-            out.append(run_series(n, SERIES[n], args, tree=args.baseline))
-    limited = [] if args.skip_limited else [within_limit(n, SERIES[n], args) for n in names if not SERIES[n].get("naive")]
-    print("\n### (ε, δ) = (0.1, 0.01) on ℤ: seconds per Δ to the target gap\n")
-    print(markdown_table(
-        ["series"] + [f"Δ={d}" for d in DELTAS if d <= args.max_delta] + ["largest Δ in 10 s", "growth exponent"],
-        [[s["series"]] + [next((fmt(p["seconds"]) + ("" if p["passed"] else " ✗") for p in s["points"]
-                                if p["delta"] == d and p.get("ok")), "—") for d in DELTAS if d <= args.max_delta]
-         + [fmt(s["largest_delta_within_10s"]), fmt(s["slope"], ".2f")] for s in out]))
-    if limited:
-        print(f"\n### certified gap (seconds) with time_limit = {TARGET_SECONDS:g} s\n")
-        print(markdown_table(
-            ["series"] + [f"Δ={d}" for d in DELTAS if d <= args.max_delta],
-            [[s["series"]] + [f"{fmt(p['relative_gap'], '.2g')} ({fmt(p['seconds'], '.3g')})" if p.get("ok") else "✗"
-                              for p in s["points"]] for s in limited]))
-    write_json(args.json, {"epsilon": EPSILON, "delta": DELTA, "target_gap": args.target_gap, "limit": args.limit,
-                           "target": {"sensitivity": TARGET_DELTA, "seconds": TARGET_SECONDS}, "series": out,
-                           "within_target_seconds": limited})
-    return 0
+for _name in ("abs", "asymmetric"):
+    _spec = SERIES[_name]
+    for _D in DELTAS:
+        _params = {"cost": _spec["cost"], "symmetry": _spec["symmetry"], "sensitivity": _D, "target_gap": 1e-8,
+                   "time_limit": 60.0}
+        add_case(approx_case, f"{_name} Δ {_D}", baseline=COMMIT, params=_params, warmup=approx_warmup,
+                 timeout=60.0 * 1.5 + 30)
+        if _name == "abs":
+            add_case(approx_case, f"abs Δ {_D}, naive LP", params=_params, warmup=approx_warmup,
+                     baseline=against(naive_case, label="naive hockey-stick LP"), timeout=60.0 * 1.5 + 30)
+        add_case(approx_case, f"{_name} Δ {_D}, {TARGET_SECONDS:g} s", params=dict(_params, time_limit=TARGET_SECONDS),
+                 warmup=approx_warmup, timeout=TARGET_SECONDS * 3 + 30)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
