@@ -20,8 +20,8 @@ How each candidate is calibrated
   below it takes δ_i = δ/(2k) and searches ε_i.
 - **The optimum.**  The LP optimum is computed for one release at a given (ε_i, δ_i); under composition
   there is no single-release problem whose optimum is known to be optimal for the composition.  We take
-  δ_i = δ/(2k) and bisect ε_i geometrically in [ε/k, ε] (solving the (ε_i, δ_i) problem at each step, accounting its
-  audited law by PLD) to a factor k^(1/128) (1.8 % at k = 10).  This is a *heuristic* per-release budget split, stated as such: the row is a
+  δ_i = δ/(2k) and search ε_i upward from ε/k (a gallop by factors 1.01, 1.02, 1.04, ..., then bisection;
+  four solves of the (ε_i, δ_i) problem, each audited law accounted by PLD).  This is a *heuristic* per-release budget split, stated as such: the row is a
   certified-private mechanism with a certified cost, not an optimum under composition.
 
 Laws without a privacy loss distribution here (the truncated Laplace on ℝ, the rounded Tulap) are
@@ -36,8 +36,11 @@ from optmech.errors import SpecError
 
 __all__ = ["compose_candidates", "OPTIMUM_STEPS"]
 
-#: Bisection steps on ε_i for the optimum (each one solve and one PLD): ε_i to a factor k^(2^-7).
-OPTIMUM_STEPS = 7
+#: Solves of the optimum's search beyond ε/k (each one solve and one PLD): a gallop up from ε/k by factors
+#: 1 + GALLOP_START·2^j, then bisection between the last success and the first failure.
+OPTIMUM_STEPS = 4
+#: The gallop's first relative step above ε/k.
+GALLOP_START = 0.01
 
 
 def compose_candidates(problem, rec, k: int, *, solver: str | None = None, time_limit: float | None = None,
@@ -139,7 +142,8 @@ def _family(name: str, eps: float, delta: float, sens: float, k: int, cost, inte
 
 
 def _optimum(problem, eps: float, delta: float, k: int, solver, time_limit) -> dict:
-    """The (ε_i, δ/(2k)) optimum with the largest ε_i (to a factor k^(2^-7)) whose k-fold composition meets (ε, δ)."""
+    """The (ε_i, δ/(2k)) optimum with the largest ε_i found (gallop and bisection, OPTIMUM_STEPS solves) whose
+    k-fold composition meets (ε, δ)."""
     import dataclasses
 
     from optmech.drive import solve
@@ -164,9 +168,22 @@ def _optimum(problem, eps: float, delta: float, k: int, solver, time_limit) -> d
     if d_best > delta:  # basic composition guarantees k·δ_i = δ/2 at ε; the PLD should agree
         raise SpecError(f"the optimum at ε/k composes to δ = {d_best:.3g} > {delta:g} by PLD accounting")
     e_best = lo
-    for _ in range(OPTIMUM_STEPS):
-        mid = (lo * hi) ** 0.5   # geometric: the answer sits near ε/k, within a few % of it
+    steps = 0
+    step = GALLOP_START  # gallop up from ε/k (the optimal laws' losses sit at ±ε_i: the answer is near ε/k) ...
+    while steps < OPTIMUM_STEPS and lo * (1 + step) < hi:
+        trial = lo * (1 + step)
+        res, d = attempt(trial)
+        steps += 1
+        if d <= delta:
+            lo, best, d_best, e_best = trial, res, d, trial
+            step *= 2
+        else:
+            hi = trial
+            break
+    while steps < OPTIMUM_STEPS:  # ... then bisect between the last success and the first failure
+        mid = (lo * hi) ** 0.5
         res, d = attempt(mid)
+        steps += 1
         if d <= delta:
             lo, best, d_best, e_best = mid, res, d, mid
         else:
