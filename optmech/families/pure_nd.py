@@ -4,340 +4,29 @@
 Lower bound: the repaired dual of the relaxation (lattice points, or cells priced at their
 minimum cost), as in 1-D.
 
-Upper bound (the 1-D majorant repair of :mod:`optmech.certify`, in d dimensions).  The masses of an LP solution — the
-lattice LP itself, or on the continuous domain the restriction LP whose rows cover every
-connected cell pair — are repaired to their smallest β-majorant for the layers' step sets,
-φ = max(φ, β·dilate(φ)) iterated to its fixed point (β = e^{−ε + 1e-11}), on the LP's own
-domain.  Extended to ℤ^d by P(x) = max_y w(y) β^{ρ(x, y)} (ρ the number of moves, a move being
-one step per layer), it is a β-majorant everywhere, hence ε-DP.  On the domain the extension
-agrees with φ: the step sets are unconditional and down-closed, so a shortest path between two
-points of a cube (or of the ℓ1 ball for unit ℓ1 steps, or of an interval of shells) can be
-rearranged to stay inside (see :mod:`optmech.problems.pure_nd`).  Outside the domain
-P(x) <= A q^{‖x‖₁} with q = β^{1/M}, M the largest ℓ1 length of one move, and
-A = max_y w(y) q^{−‖y‖₁}, so the tail's mass and cost are bounded by series over ℓ1 spheres
-(summed, with a ratio bound on the remainder) using the cost's growth bound.  The upper bound is
-(Σ size·L⁺·φ + tail) / Σ size·φ, outward-rounded.
+The problem in the builders' terms, the LP plans and the upper end of an LP solution (the majorant
+repair, extension and audit) are in :mod:`optmech.families.pure_nd_setup`; the closed-form upper ends
+and the references in :mod:`optmech.families.pure_nd_references`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-from dataclasses import dataclass
-
-import numpy as np
 
 from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
-from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN, reference_inside
-from optmech.errors import SolveFailed, SpecError
-from optmech.costs_nd import norm_factor
+from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN
+from optmech.errors import SolveFailed
 from optmech.families.base import Built, Step, Stop, default_lower
-from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
 from optmech.result import ReferenceValue
-#: Cells per Δ on the continuous domain in d > 1 when none is given.
-DEFAULT_RESOLUTION = {2: 4}
-#: Truncation target on the continuous domain, where the discretisation's gap is O(1/n), percents.
-CELLS_TRUNCATION_GAP = 1e-3
-#: Shells per Δ of the layered LP that adds an upper bound on the continuous domain (ℓ1, costs l1/l2sq).
-LAYERED_SHELLS = 64
-#: Most signed-permutation orbits of the ℓ1 ball for which the coupled layer LP is tried first on ℤ^d.
-LAYER_ORBIT_LIMIT = 200_000
+from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, lattice_staircase_upper,
+                                                 references_nd)
+from optmech.families.pure_nd_setup import (LAYER_ORBIT_LIMIT, LAYERED_SHELLS, Setup, Upper, ball_orbits, lp_bytes,
+                                            lp_plan, radius, setup_for, upper_from_lp)
+
+__all__ = ["PureNDFamily", "setup_for", "upper_from_lp"]
 
 
-@dataclass
-class _Upper:
-    value: float
-    realised_epsilon: float
-    certified: bool
-    tail_mass: float
-    note: str = ""
-    reps: np.ndarray | None = None
-    masses: np.ndarray | None = None
-    tail_factor: float = math.nan
-    tail_rate: float = math.nan
-    layout: str = "points"  # what reps index: "points" (ℤ^d), "cells" (width `width`) or "shells" (ℓ1 shells)
-    width: float = 1.0
-    group: str = "none"  # the symmetry group of reps (see problems.pure_nd.Orbits)
-
-
-@dataclass(frozen=True)
-class _Setup:
-    """The problem in the builders' terms."""
-
-    eps: float
-    d: int
-    delta: float  # Δ (real)
-    n_lat: int  # sensitivity in lattice units
-    cells: bool
-    cost: object  # CostND
-    norm: str
-    reduced: bool
-    layered: bool
-    gap: float
-    monotone: bool = False  # layered upper side restricted to nonincreasing shells (no lower bound)
-
-    @property
-    def h(self) -> float:
-        return self.delta / self.n_lat if self.cells else 1.0
-
-    def build(self, R: int, side: str = "lower") -> PureNDLP:
-        reduced = self.reduced and (True if self.cost.kind != "expr"
-                                    else symmetry_on_cube(self.cost, self.d, R, self.h if self.cells else None))
-        return build_pure_nd(self.cost, self.eps, int(self.delta) if not self.cells else self.delta, R, dim=self.d,
-                             norm=self.norm, reduced=reduced, resolution=self.n_lat if self.cells else None,
-                             side=side, layered=self.layered, monotone=self.monotone and side == "upper")
-
-
-def setup_for(problem, *, layered: bool = False) -> _Setup:
-    """Check the problem and resolve its defaults (resolution, symmetry) for the builders."""
-    from optmech.costs_nd import as_cost_nd
-    from optmech.spec import Continuous
-
-    d = problem.dim
-    cost = as_cost_nd(problem.cost, d)
-    cells = isinstance(problem.domain, Continuous)
-    if cells:
-        n = problem.domain.resolution or DEFAULT_RESOLUTION.get(d, 2)
-    else:
-        n = int(problem.sensitivity)
-    if layered and problem.norm != "l1":
-        raise SpecError(f"the layered (shell) LP is for l1 sensitivity, not {problem.norm}")
-    reduced = problem.symmetry != "off" and not layered  # expressions: checked on each domain (_Setup.build)
-    return _Setup(problem.epsilon, d, float(problem.sensitivity), int(n), cells, cost, problem.norm, reduced,
-                  layered, problem.target_gap)
-
-
-@functools.lru_cache(maxsize=32)
-def symmetry_on_cube(cost, d: int, R: int, h: float | None) -> str:
-    """The largest of the groups "signed_permutations" ⊃ "signs" (each coordinate's sign) ⊃ "none"
-    under which an expression cost's enclosures are invariant at every point (h None) or cell of
-    width h of the cube [−R, R]^d, checked for generators in blocks of points (memory stays bounded)."""
-    side = 2 * R + 1
-    total = side**d
-    block = 1 << 20
-    for group, gens in (("signed_permutations", _generators(d, True)), ("signs", _generators(d, False))):
-        ok = True
-        for start in range(0, total, block):
-            flat = np.arange(start, min(total, start + block))
-            pts = (np.stack(np.unravel_index(flat, (side,) * d), axis=-1) - R).astype(float)
-            lo, hi = (pts, pts) if h is None else (h * (pts - 0.5), h * (pts + 0.5))
-            if not _boxes_invariant(cost, lo, hi, gens):
-                ok = False
-                break
-        if ok:
-            return group
-    return "none"
-
-
-def _generators(d: int, permutations: bool) -> list[tuple[np.ndarray, int | None]]:
-    """(coordinate permutation, coordinate to negate or None): a cyclic shift, a swap and the negation
-    of coordinate 0 generate the signed permutations; the negations of each coordinate the signs."""
-    ident = np.arange(d)
-    if permutations:
-        gens = [(np.roll(ident, 1), None), (ident, 0)]
-        if d > 2:
-            gens.append((np.array([1, 0] + list(range(2, d))), None))
-        return gens
-    return [(ident, i) for i in range(d)]
-
-
-def _boxes_invariant(cost, lo: np.ndarray, hi: np.ndarray, gens) -> bool:
-    """The cost's box enclosures are unchanged by each generator (points: lo = hi)."""
-    ref = cost.enclose_box(lo, hi)
-    for perm, neg in gens:
-        glo, ghi = lo[:, perm].copy(), hi[:, perm].copy()
-        if neg is not None:
-            glo[:, neg], ghi[:, neg] = -hi[:, perm][:, neg], -lo[:, perm][:, neg]
-        got = cost.enclose_box(glo, ghi)
-        if not (np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])):
-            return False
-    return True
-
-
-# -- the upper bound ------------------------------------------------------------------------------
-def _dilate(phi: np.ndarray, tables: list[np.ndarray]) -> np.ndarray:
-    """max of phi over one move: a step of each layer (neighbours outside the domain give 0)."""
-    out = phi
-    for nb in tables:
-        out = np.append(out, 0.0)[nb].max(axis=1)
-    return out
-
-
-def _tail_cost(s: _Setup):
-    """(g, (C, P, r)): g(k) bounds the cost of every point, cell or shell of ℓ1 index k (k >= 0, real
-    units), and g(k) <= C (1+k)^P e^{rk}; None when the cost's growth is unproven.
-
-    A cell z lies in ‖x‖₁ <= h(‖z‖₁ + d/2), a continuous shell k in ‖x‖₁ < h(k + 1); the named costs
-    are <= ‖x‖₁ (l2sq <= ‖x‖₁²); an expression is <= C(1 + ‖x‖₁)^P e^{r‖x‖₁} (its growth bound).
-    """
-    h = s.h
-    t = (1.0 if s.layered else s.d / 2.0) if s.cells else 0.0
-    if s.cost.kind != "expr":
-        P = 2 if s.cost.kind == "l2sq" else 1
-        return (lambda k: (h * (k + t)) ** P), ((h * max(1.0, t)) ** P * (1 + 1e-12), P, 0.0)
-    g = s.cost.growth()
-    if g is None:
-        return None
-    C, P, r = g
-    # 1 + h(k + t) <= (1 + k) max(1 + ht, h)
-    bound = (float(C * max(1.0 + h * t, h) ** P * math.exp(r * h * t)) * (1 + 1e-12), P, r * h * (1 + 1e-15))
-    return (lambda k: C * (1.0 + h * (k + t)) ** P * np.exp(r * h * (k + t)) * (1 + 1e-12)), bound
-
-
-def _tail_series(k0: int, s: _Setup, q: float) -> tuple[float, float]:
-    """(Σ_{k>=k0} w_k q^k, Σ_{k>=k0} w_k q^k g(k)) over ℓ1 spheres or shells w_k, g from
-    :func:`_tail_cost`, summed up to K and bounded beyond (w_k <= 3^d (1+k)^{d−1}, g(k) <= C(1+k)^P e^{rk};
-    each term's ratio is <= e^{−a/2} past K >= 2m/a)."""
-    d = s.d
-    a0 = -math.log(q)
-    tc = _tail_cost(s)
-    if tc is None:
-        return math.inf, math.inf
-    g, (C, P, r) = tc
-    a = a0 - r
-    if not a > 0:
-        return math.inf, math.inf
-    m = d - 1 + P
-    K = k0 + int(math.ceil(2 * (m + 1) / a)) + int(math.ceil(45.0 / a)) + 2
-    k = np.arange(k0, K + 1)
-    w = shell_sizes(k, d, s.cells and s.layered)
-    kf = k.astype(float)
-    with np.errstate(under="ignore"):
-        qk = np.exp(-a0 * kf)
-        gk = g(kf)
-    mass = math.fsum(w * qk)
-    cost = math.fsum(w * qk * gk)
-
-    def rem(Cc: float, mm: float, aa: float) -> float:
-        return Cc * math.exp(mm * math.log(K + 2.0) - aa * (K + 1)) / -math.expm1(-aa / 2.0)
-
-    return (mass + rem(3.0**d, d - 1, a0)) * (1 + 1e-12), (cost + rem(3.0**d * C, m, a)) * (1 + 1e-12)
-
-
-def upper_from_lp(alp: PureNDLP, x: np.ndarray, s: _Setup) -> _Upper:
-    """Majorant repair, audit and pricing (module docstring)."""
-    sup = alp.support
-    w = alp.masses(x)
-    if not np.any(w > 0):
-        w = np.zeros_like(w)
-        w[int(np.argmin(sup.l1))] = 1.0  # the origin
-    beta = math.exp(-s.eps + min(PRIVACY_MARGIN, s.eps * 1e-3))
-    phi = w.copy()
-    for _ in range(100_000):
-        new = np.maximum(phi, beta * _dilate(phi, alp.tables))
-        if np.array_equal(new, phi):
-            break
-        phi = new
-    # audit: phi(x) >= β_true · phi(y) for every in-domain pair one move apart
-    worst = float(np.max(_dilate(phi, alp.tables) / np.maximum(phi, np.finfo(float).tiny)))
-    u = 2.0**-53
-    realised = float(np.nextafter(math.log(worst) * (1 + 4 * u) + 4 * u, np.inf)) if worst > 0 else 0.0
-    q = beta ** (1.0 / reach(alp.steps))
-    top = float(np.max(w * np.exp(sup.l1 * -math.log(q)))) * (1 + 1e-12)
-    T0, Tc = _tail_series(sup.R + 1, s, q)
-    mass = math.fsum(sup.size * phi)
-    num = math.fsum(sup.size * alp.cost_hi * phi) * (1 + 1e-12)
-    value = (num + top * Tc) * (1 + 1e-12) / (mass * (1 - 1e-12))
-    ok = realised <= s.eps and math.isfinite(value)
-    note = "" if ok else (f"audit failed: realised epsilon {realised:.17g} > {s.eps:.17g}" if realised > s.eps
-                          else "the cost's growth could not be bounded on the tail")
-    layout = "shells" if isinstance(sup, Shells) else "cells" if s.cells else "points"
-    return _Upper(float(np.nextafter(value, np.inf)), min(realised, s.eps) if ok else realised, ok,
-                  top * T0 / mass, note, sup.reps, phi / mass, top / mass, q, layout, s.h, getattr(sup, "group", "none"))
-
-
-# -- sizing ---------------------------------------------------------------------------------------
-def _candidate_value(s: _Setup) -> float | None:
-    """An easy ε-DP law's cost (real units), to size the domain: i.i.d. (discrete) Laplace."""
-    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, laplace_nd_cost
-
-    if s.cost.kind == "expr":
-        return None
-    e = s.eps / norm_factor(s.norm, s.d)
-    if s.cells:
-        return laplace_nd_cost(s.cost.spec, e, s.delta, s.d)
-    return discrete_laplace_nd_cost(s.cost.spec, e, int(s.delta), s.d)
-
-
-def _radius(s: _Setup) -> int:
-    """Half-width (lattice units) where the far mass's cost floor exceeds 4× an easy law's cost and
-    an ℓ1-decaying law's mass beyond is far below the target gap."""
-    from optmech.problems.pure_nd import domain_outside_min
-
-    n = s.n_lat
-    c = norm_factor(s.norm, s.d)
-    d = s.d
-    R = n
-    v0 = _candidate_value(s)
-    ball = s.norm == "l1" and s.cost.kind != "expr"
-    shape = "shells" if s.layered else ("cells_ball" if ball else "cells") if s.cells else ("ball" if ball else "cube")
-    if v0 is not None:
-        while domain_outside_min(s.cost, R, d, shape, s.h if s.cells else None) < 4 * v0:
-            R += n
-    gap = max(s.gap, CELLS_TRUNCATION_GAP) if s.cells and not s.layered else s.gap
-    # |S_R| <= 2^d (R+1)^(d−1)/(d−1)!; an ℓ1-decaying law's mass beyond R is about
-    # a |S_R| λ^R / (1 − λ), λ = e^{−ε/(cn)}, with a = ((1 − λ)/(1 + λ))^d for the discrete Laplace; the
-    # optimum's tail is heavier, so half of log a is used (calibrated on d = 3, Δ = 4: gap 8e-7 at R = 44)
-    lam = -s.eps / (c * n)
-    log_a = 0.5 * d * (math.log(-math.expm1(lam)) - math.log1p(math.exp(lam)))
-    lgam = math.lgamma(d)
-    while (log_a + d * math.log(2) + (d - 1) * math.log(R + 1) - lgam + lam * R - math.log(-math.expm1(lam))) > math.log(gap):
-        R += n
-    return R
-
-
-def _ball_points(R: int, d: int) -> int:
-    """Points of ℤ^d with ‖x‖₁ <= R: Σ_i 2^i C(d, i) C(R, i)."""
-    return sum(2**i * math.comb(d, i) * math.comb(R, i) for i in range(min(d, R) + 1))
-
-
-def _ball_orbits(R: int, d: int) -> int:
-    """Signed-permutation orbits of the ℓ1 ball of radius R in ℤ^d: partitions of 0..R into at most d parts."""
-    ways = [1] + [0] * R
-    for part in range(1, d + 1):  # partitions into at most d parts = into parts of size at most d
-        for k in range(part, R + 1):
-            ways[k] += ways[k - part]
-    return sum(ways)
-
-
-def lp_plan(s: _Setup, R: int, group: str | None = None, side: str = "lower") -> LPPlan:
-    """The LP on the domain of half-width R before it is built: n points (orbits of the cube under the
-    group the builder will use, at least those of the domain; ``group`` as :func:`symmetry_on_cube`
-    finds it for an expression cost, None: found here where the cube is small enough), at most one
-    row per (point, neighbour) of each layer step (``_assemble``), and the builder's name
-    (``build_pure_nd``'s variant); ``side="upper"``: the cells' restriction LP."""
-    steps = layer_steps(s.norm, s.d, s.n_lat, upper_cells=s.cells and side == "upper", shells=s.layered)
-    # build_pure_nd's domain: the ℓ1 ball for a named cost (but the cube for the cells' restriction LP)
-    ball = s.norm == "l1" and s.cost.kind != "expr" and (not s.cells or side == "lower")
-    if s.layered:
-        n, group = R + 1, "none"
-    elif not s.reduced:
-        n, group = (_ball_points(R, s.d) if ball else (2 * R + 1) ** s.d), "none"
-    elif s.cost.kind != "expr":
-        group = "signed_permutations"
-        n = _ball_orbits(R, s.d) if ball else math.comb(R + s.d, s.d)  # orbits: sorted |x| of the ball or the cube
-    else:
-        n = (2 * R + 1) ** s.d
-        if group is None:
-            group = symmetry_on_cube(s.cost, s.d, R, s.h if s.cells else None) if n <= 10**8 else "none"
-        n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
-    L = len(steps)
-    per = sum(len(t) for t in steps) if L > 1 else len(steps[0])
-    builder = ("shells_nd" if s.layered else "cells_nd" if s.cells else "lattice_nd") + (
-        {"signed_permutations": "_orbits", "signs": "_sign_orbits"}.get(group, ""))
-    if L > 1:  # the unit-step recursion: auxiliaries m_1..m_L, one row per (point, step) and the ratio rows
-        return LPPlan(rows=1 + n * per + n, cols=n * (L + 1) + 1, nonzeros=n + 1 + 2 * n * per + 2 * n, builder=builder)
-    return LPPlan(rows=1 + n * per, cols=n + 1, nonzeros=n + 1 + 2 * n * per, builder=builder)
-
-
-def lp_bytes(s: _Setup, R: int) -> tuple[float, int]:
-    """(estimated peak bytes of the process, variables) of the LP on the domain of half-width R."""
-    plan = lp_plan(s, R)
-    return plan.peak_bytes(), plan.cols - 1
-
-
-# -- the family ------------------------------------------------------------------------------------
 class PureNDFamily:
     """Pure ε-DP on ℤ^d or ℝ^d (cells), or the ℓ1-layer (shell) LP with ``layered=True``.
 
@@ -353,7 +42,7 @@ class PureNDFamily:
     def __init__(self, problem, ctx, *, layered: bool = False) -> None:
         self.problem, self.ctx = problem, ctx
         self.s = setup_for(problem, layered=layered)
-        self.fine: _Upper | None = None
+        self.fine: Upper | None = None
         self.prev_gap = math.inf
         self._plans: dict = {}
 
@@ -369,10 +58,10 @@ class PureNDFamily:
         laws (:func:`closed_form_uppers_nd`); on ℤ^d with the coupled layer bound, the best ℓ1 lattice
         staircase: the bracket's upper end is the best of them and the LPs'."""
         if self._coupled_layers():
-            return [_lattice_staircase_upper(self.s)]  # the lattice staircase: V* in every case solved so far
+            return [lattice_staircase_upper(self.s)]  # the lattice staircase: V* in every case solved so far
         out = []
         if self.s.cells:
-            need, _ = lp_bytes(self.s, _radius(self.s))
+            need, _ = lp_bytes(self.s, radius(self.s))
             if need <= memory_budget():
                 self.fine = _fine_layered_upper(self.s, self.ctx)
             if self.s.cost.kind != "expr" and not self.s.layered:  # the layered variant bounds layered laws only
@@ -381,9 +70,9 @@ class PureNDFamily:
 
     def start(self):
         """The domain's half-width R, or first the coupled ℓ1-layer LP ``("layers", R)`` where it applies."""
-        if self._coupled_layers() and _ball_orbits(_radius(self.s), self.s.d) <= LAYER_ORBIT_LIMIT:
-            return ("layers", _radius(self.s))
-        return _radius(self.s)
+        if self._coupled_layers() and ball_orbits(radius(self.s), self.s.d) <= LAYER_ORBIT_LIMIT:
+            return ("layers", radius(self.s))
+        return radius(self.s)
 
     def initial_lower(self) -> float:
         """On ℝ^d with a named cost and ``symmetry="auto"``: the norm-comparison bound
@@ -455,10 +144,10 @@ class PureNDFamily:
 
     lower = staticmethod(default_lower)
 
-    def upper(self, built: Built, raw) -> _Upper:
+    def upper(self, built: Built, raw) -> Upper:
         s = self.s
         if built.builder == "layers_coupled":
-            return _lattice_staircase_upper(s)
+            return lattice_staircase_upper(s)
         if s.cells and self.fine is not None and self.fine.certified:
             return self.fine
         if s.cells:
@@ -477,7 +166,7 @@ class PureNDFamily:
 
     def grow(self, step: Step, best) -> int | Stop:
         if step.built.builder == "layers_coupled":  # not tight enough: the full LP (its own growth rules)
-            return _radius(self.s)
+            return radius(self.s)
         s, alp, gap = self.s, step.built.model, step.gap
         far, up = step.diagnostics["far_mass"], step.upper
         prev, self.prev_gap = self.prev_gap, gap
@@ -493,7 +182,7 @@ class PureNDFamily:
         return int(math.ceil(1.5 * alp.support.R / s.n_lat)) * s.n_lat
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
-        return _references(self.problem, self.s, lower, upper)
+        return references_nd(self.problem, self.s, lower, upper)
 
     def report(self, best, last: Step | None, status: str) -> dict:
         if last is not None and last.built.builder == "layers_coupled":
@@ -562,72 +251,7 @@ class PureNDFamily:
         }
 
 
-@dataclass
-class ReferenceUpper:
-    """A certified upper bound from a closed-form ε-DP law: its exact expected cost widened by
-    ``CLOSED_FORM_WIDENING``, its name and calibration, and the mechanism object."""
-
-    value: float
-    reference: str
-    parameters: dict
-    mechanism: object
-    note: str
-    certified: bool = True
-
-
-#: (law, cost) pairs whose expected cost is a quadrature, not a closed form: never certified upper bounds.
-NUMERIC_COSTS = {("laplace", "l2"), ("l2_laplace", "linf"), ("staircase:l1", "l2"), ("staircase:l2", "linf")}
-
-
-def closed_form_uppers_nd(s: _Setup) -> list[ReferenceUpper]:
-    """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ), for ℓ2 the
-    ℓ2-Laplace [KHP15], and the staircase in the sensitivity's own norm at its best γ (ε-DP by the
-    triangle inequality): ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
-    operations, cone moments by Gamma functions; ``CLOSED_FORM_WIDENING``)."""
-    from optmech.mechanisms.laplace_nd import L2Laplace, LaplaceND
-    from optmech.mechanisms.staircase_nd import StaircaseND
-
-    out = []
-    c = norm_factor(s.norm, s.d)
-    laws = [("laplace", LaplaceND(epsilon=s.eps, sensitivity=c * s.delta, dim=s.d),
-             f"i.i.d. Laplace(scale {c * s.delta / s.eps:g}), epsilon-DP for {s.norm} sensitivity {s.delta:g}")]
-    if s.norm == "l2":
-        laws.append(("l2_laplace", L2Laplace(epsilon=s.eps, sensitivity=s.delta, dim=s.d),
-                     "density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15, Thm 8]"))
-    if (f"staircase:{s.norm}", s.cost.spec) not in NUMERIC_COSTS:
-        try:
-            st = StaircaseND.optimal(s.cost.spec, epsilon=s.eps, sensitivity=s.delta, dim=s.d, norm=s.norm)
-            laws.append(("staircase", st, f"the staircase in the {s.norm} norm at its best gamma = {st.gamma:.6g} "
-                                          "(epsilon-DP by the triangle inequality)"))
-        except SpecError:
-            pass
-    for name, mech, note in laws:
-        try:
-            v = float(mech.expected_cost(s.cost.spec))
-        except SpecError:
-            continue
-        key = f"staircase:{s.norm}" if name == "staircase" else name
-        numeric = (key, s.cost.spec) in NUMERIC_COSTS  # quadratures, not closed forms
-        if math.isfinite(v) and v > 0 and not numeric:
-            out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
-                                      dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {}),
-                                      mech, note))
-    return out
-
-
-def _lattice_staircase_upper(s: _Setup) -> ReferenceUpper:
-    """The best ℓ1 lattice staircase (ε-DP for ℓ1 sensitivity Δ on ℤ^d: the level moves by at most one),
-    its series cost widened by 1e-10 relative (the sums of up to ~10^4 positive terms)."""
-    from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discrete_staircase_nd_costs
-
-    vals = discrete_staircase_nd_costs("l1", s.eps, int(s.delta), s.d)
-    r = int(np.argmin(vals)) + 1
-    mech = DiscreteStaircaseND(epsilon=s.eps, sensitivity=int(s.delta), r=r, dim=s.d)
-    return ReferenceUpper(float(np.nextafter(vals[r - 1] * (1 + 1e-10), np.inf)), "discrete_staircase", {"r": r}, mech,
-                          f"the best l1 lattice staircase (r = {r}), its series cost widened by 1e-10 relative")
-
-
-def _report_layers(s: _Setup, best, info: dict) -> dict:
+def _report_layers(s: Setup, best, info: dict) -> dict:
     """The report when the coupled ℓ1-layer LP was the last step (its gap met the target)."""
     up = best.upper
     claims = [
@@ -651,7 +275,7 @@ def _report_layers(s: _Setup, best, info: dict) -> dict:
     }
 
 
-def _report_reference(s: _Setup, best, last: Step | None) -> dict:
+def _report_reference(s: Setup, best, last: Step | None) -> dict:
     """The report when no LP of the lower bound fitted the time limit (``last`` None: the fallback
     bracket), or when a closed-form law is the bracket's upper end: the mechanism of the upper end (that
     law, or the audited shell density solved first)."""
@@ -690,7 +314,7 @@ def _report_reference(s: _Setup, best, last: Step | None) -> dict:
     }
 
 
-def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
+def _fine_layered_upper(s: Setup, ctx) -> Upper | None:
     """On the continuous domain with ℓ1 sensitivity and an ℓ1-shell-priced cost (l1, l2sq): the best
     nonincreasing density constant on thin ℓ1 shells (LAYERED_SHELLS per Δ; a restriction of the
     layered LP with 2 rows per shell) is an exactly ε-DP, audited upper bound, far tighter than the
@@ -701,7 +325,7 @@ def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
         return None
     f = dataclasses.replace(s, layered=True, reduced=False, monotone=True, n_lat=max(LAYERED_SHELLS, 8 * s.n_lat),
                             gap=min(s.gap, 1e-9))
-    ulp = f.build(_radius(f), "upper")
+    ulp = f.build(radius(f), "upper")
     try:
         raw = ctx.solve_lp(ulp.lp, share=0.25)
     except SolveFailed:
@@ -711,7 +335,7 @@ def _fine_layered_upper(s: _Setup, ctx) -> _Upper | None:
     return up
 
 
-def _mechanism_nd(up: _Upper, s: _Setup) -> dict:
+def _mechanism_nd(up: Upper, s: Setup) -> dict:
     """The upper-bound mechanism as JSON: per-point (or per-cell) masses of the representatives, or
     the density per ℓ1 shell."""
     tail = {"tail_factor": up.tail_factor, "tail_rate": up.tail_rate}
@@ -740,84 +364,3 @@ def _mechanism_nd(up: _Upper, s: _Setup) -> dict:
         out["rule"] = ("cells h*(z + [-1/2, 1/2)^d) with h = cell_width carry the mass of their index z, by the rule: "
                        + out["rule"].replace("x", "z") + "; the density is mass / h^d on the cell")
     return out
-
-
-def _references(problem, s: _Setup, lo: float, up: float) -> list[ReferenceValue]:
-    """Closed forms: the ℓ1 staircase (continuous, its best γ) or lattice staircase (its best r; Δ = 1:
-    i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace; each at
-    its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.shifts.shift_references_nd`,
-    the rule of every family): 0 for the named costs (proven,
-    :func:`optmech.mechanisms.shifts.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
-    discrete Laplace is listed (when its sum fits), priced by an exact lattice sum with a proven tail bound
-    (:func:`optmech.mechanisms.shifts.product_discrete_laplace_price`) at the shift vector a
-    coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
-    from optmech.mechanisms.laplace import DiscreteLaplace
-    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
-    from optmech.mechanisms.shifts import product_discrete_laplace_price, shift_references_nd
-
-    out: list[ReferenceValue] = []
-    if s.cost.kind == "expr":
-        if s.cells:
-            return out
-        c, D = norm_factor(s.norm, s.d), int(s.delta)
-        lam = math.exp(-s.eps / (c * D))
-        centred = product_discrete_laplace_price(s.cost, lam)
-        if centred is None:
-            return out
-        v = float(centred.value)
-        ref = ReferenceValue("discrete_laplace", v, {"lambda": lam}, reference_inside(v, lo, up, centred.exact),
-                             centred.exact, f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {s.norm} sensitivity "
-                             f"{D}; {centred.note}", kind="upper")
-        marginal = DiscreteLaplace(epsilon=s.eps / c, sensitivity=D)
-        return shift_references_nd([ref], s.cost, dim=s.d, integer=True,
-                                   law=lambda item: (marginal, lambda cost: product_discrete_laplace_price(cost, lam)))
-    eps, d, cost, norm = s.eps, s.d, s.cost.spec, s.norm
-
-    def add(name, value, params, exact, note, kind="upper"):
-        v = float(value)
-        inside = reference_inside(v, lo, up, exact)
-        out.append(ReferenceValue(name, v, params, inside, exact, note, kind=kind))
-
-    c = norm_factor(norm, d)
-    if s.cells:
-        add("laplace", laplace_nd_cost(cost, eps / c, s.delta, d), {"scale": c * s.delta / eps}, True,
-            f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {s.delta:g}")
-        if norm == "l2":
-            add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
-                "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
-        if norm in ("l2", "linf"):  # the staircase in the sensitivity's own norm (ε-DP: triangle inequality)
-            from optmech.mechanisms.staircase_nd import StaircaseND
-
-            try:
-                st = StaircaseND.optimal(cost, epsilon=eps, sensitivity=s.delta, dim=d, norm=norm)
-                v = st.expected_cost(cost)
-            except SpecError:  # no exact cost of this norm's staircase for this cost
-                v = None
-            if v is not None:
-                add("staircase", v, {"gamma": st.gamma, "norm": norm}, False,
-                    f"the staircase in the {norm} norm at its best gamma: epsilon-DP for {norm} sensitivity "
-                    f"{s.delta:g} (the level moves by at most one, triangle inequality), an upper bound; whether it is "
-                    "V* is open")
-        if norm == "l1" and cost in ("l1", "l2sq"):
-            from optmech.mechanisms.staircase_nd import optimal_gamma_nd, staircase_nd_optimal_cost
-
-            g = optimal_gamma_nd(cost, eps, d, s.delta)
-            proven = cost == "l1"
-            add("staircase", staircase_nd_optimal_cost(cost, eps, s.delta, d), {"gamma": g}, False,
-                "the d-D staircase at its best gamma [GKOV15; Geng13, (3.7) for d = 2]: "
-                + ("V* for l1 cost ([GKOV15, Thm 1] for d = 2; the [GKOV15] conjecture, since proved, for every d)" if proven
-                   else "an upper bound; its optimality for l2sq cost is open"), kind=None if proven else "upper")
-        return shift_references_nd(out, s.cost, dim=d, integer=False)
-    D = int(s.delta)
-    add("discrete_laplace", discrete_laplace_nd_cost(cost, eps / c, D, d), {"lambda": math.exp(-eps / (c * D))}, True,
-        f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {norm} sensitivity {D}")
-    if norm == "l1" and cost in ("l1", "l2sq"):
-        from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
-
-        vals = discrete_staircase_nd_costs(cost, eps, D, d)
-        r = int(np.argmin(vals)) + 1
-        add("discrete_staircase", vals[r - 1], {"r": r}, False,
-            "the best l1 lattice staircase: an upper bound; equal to the lattice optimum in "
-            "every case tested so far (d = 3..5)")
-    return shift_references_nd(out, s.cost, dim=d, integer=True)
-

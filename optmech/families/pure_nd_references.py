@@ -1,0 +1,163 @@
+"""The pure ε-DP family in d dimensions, part 2: the closed-form laws as certified upper ends
+(:func:`closed_form_uppers_nd`) and the references listed beside the bracket (:func:`references_nd`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from optmech.certify import CLOSED_FORM_WIDENING, reference_inside
+from optmech.errors import SpecError
+from optmech.costs_nd import norm_factor
+from optmech.result import ReferenceValue
+from optmech.families.pure_nd_setup import Setup
+
+__all__ = ["ReferenceUpper", "NUMERIC_COSTS", "closed_form_uppers_nd", "lattice_staircase_upper", "references_nd"]
+
+
+@dataclass
+class ReferenceUpper:
+    """A certified upper bound from a closed-form ε-DP law: its exact expected cost widened by
+    ``CLOSED_FORM_WIDENING``, its name and calibration, and the mechanism object."""
+
+    value: float
+    reference: str
+    parameters: dict
+    mechanism: object
+    note: str
+    certified: bool = True
+
+
+#: (law, cost) pairs whose expected cost is a quadrature, not a closed form: never certified upper bounds.
+NUMERIC_COSTS = {("laplace", "l2"), ("l2_laplace", "linf"), ("staircase:l1", "l2"), ("staircase:l2", "linf")}
+
+
+def closed_form_uppers_nd(s: Setup) -> list[ReferenceUpper]:
+    """i.i.d. Laplace (ε-DP for the ℓ1 sensitivity c·Δ ≥ any ‖t‖₁ with ‖t‖ <= Δ), for ℓ2 the
+    ℓ2-Laplace [KHP15], and the staircase in the sensitivity's own norm at its best γ (ε-DP by the
+    triangle inequality): ε-DP on ℝ^d with exact costs for the named costs (closed forms of a few
+    operations, cone moments by Gamma functions; ``CLOSED_FORM_WIDENING``)."""
+    from optmech.mechanisms.laplace_nd import L2Laplace, LaplaceND
+    from optmech.mechanisms.staircase_nd import StaircaseND
+
+    out = []
+    c = norm_factor(s.norm, s.d)
+    laws = [("laplace", LaplaceND(epsilon=s.eps, sensitivity=c * s.delta, dim=s.d),
+             f"i.i.d. Laplace(scale {c * s.delta / s.eps:g}), epsilon-DP for {s.norm} sensitivity {s.delta:g}")]
+    if s.norm == "l2":
+        laws.append(("l2_laplace", L2Laplace(epsilon=s.eps, sensitivity=s.delta, dim=s.d),
+                     "density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15, Thm 8]"))
+    if (f"staircase:{s.norm}", s.cost.spec) not in NUMERIC_COSTS:
+        try:
+            st = StaircaseND.optimal(s.cost.spec, epsilon=s.eps, sensitivity=s.delta, dim=s.d, norm=s.norm)
+            laws.append(("staircase", st, f"the staircase in the {s.norm} norm at its best gamma = {st.gamma:.6g} "
+                                          "(epsilon-DP by the triangle inequality)"))
+        except SpecError:
+            pass
+    for name, mech, note in laws:
+        try:
+            v = float(mech.expected_cost(s.cost.spec))
+        except SpecError:
+            continue
+        key = f"staircase:{s.norm}" if name == "staircase" else name
+        numeric = (key, s.cost.spec) in NUMERIC_COSTS  # quadratures, not closed forms
+        if math.isfinite(v) and v > 0 and not numeric:
+            out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
+                                      dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {}),
+                                      mech, note))
+    return out
+
+
+def lattice_staircase_upper(s: Setup) -> ReferenceUpper:
+    """The best ℓ1 lattice staircase (ε-DP for ℓ1 sensitivity Δ on ℤ^d: the level moves by at most one),
+    its series cost widened by 1e-10 relative (the sums of up to ~10^4 positive terms)."""
+    from optmech.mechanisms.discrete_staircase_nd import DiscreteStaircaseND, discrete_staircase_nd_costs
+
+    vals = discrete_staircase_nd_costs("l1", s.eps, int(s.delta), s.d)
+    r = int(np.argmin(vals)) + 1
+    mech = DiscreteStaircaseND(epsilon=s.eps, sensitivity=int(s.delta), r=r, dim=s.d)
+    return ReferenceUpper(float(np.nextafter(vals[r - 1] * (1 + 1e-10), np.inf)), "discrete_staircase", {"r": r}, mech,
+                          f"the best l1 lattice staircase (r = {r}), its series cost widened by 1e-10 relative")
+
+
+def references_nd(problem, s: Setup, lo: float, up: float) -> list[ReferenceValue]:
+    """Closed forms: the ℓ1 staircase (continuous, its best γ) or lattice staircase (its best r; Δ = 1:
+    i.i.d. geometric, exactly optimal for separable costs), and the i.i.d. (discrete) Laplace; each at
+    its best shift (``parameters["shift"]``, :func:`optmech.mechanisms.shifts.shift_references_nd`,
+    the rule of every family): 0 for the named costs (proven,
+    :func:`optmech.mechanisms.shifts.centre_is_best_nd`).  For a cost expression on ℤ^d the i.i.d.
+    discrete Laplace is listed (when its sum fits), priced by an exact lattice sum with a proven tail bound
+    (:func:`optmech.mechanisms.shifts.product_discrete_laplace_price`) at the shift vector a
+    coordinate-wise search finds; on ℝ^d an expression has no reference (no certified route)."""
+    from optmech.mechanisms.laplace import DiscreteLaplace
+    from optmech.mechanisms.laplace_nd import discrete_laplace_nd_cost, l2_laplace_cost, laplace_nd_cost
+    from optmech.mechanisms.shifts import product_discrete_laplace_price, shift_references_nd
+
+    out: list[ReferenceValue] = []
+    if s.cost.kind == "expr":
+        if s.cells:
+            return out
+        c, D = norm_factor(s.norm, s.d), int(s.delta)
+        lam = math.exp(-s.eps / (c * D))
+        centred = product_discrete_laplace_price(s.cost, lam)
+        if centred is None:
+            return out
+        v = float(centred.value)
+        ref = ReferenceValue("discrete_laplace", v, {"lambda": lam}, reference_inside(v, lo, up, centred.exact),
+                             centred.exact, f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {s.norm} sensitivity "
+                             f"{D}; {centred.note}", kind="upper")
+        marginal = DiscreteLaplace(epsilon=s.eps / c, sensitivity=D)
+        return shift_references_nd([ref], s.cost, dim=s.d, integer=True,
+                                   law=lambda item: (marginal, lambda cost: product_discrete_laplace_price(cost, lam)))
+    eps, d, cost, norm = s.eps, s.d, s.cost.spec, s.norm
+
+    def add(name, value, params, exact, note, kind="upper"):
+        v = float(value)
+        inside = reference_inside(v, lo, up, exact)
+        out.append(ReferenceValue(name, v, params, inside, exact, note, kind=kind))
+
+    c = norm_factor(norm, d)
+    if s.cells:
+        add("laplace", laplace_nd_cost(cost, eps / c, s.delta, d), {"scale": c * s.delta / eps}, True,
+            f"upper bound: i.i.d. Laplace, epsilon-DP for {norm} sensitivity {s.delta:g}")
+        if norm == "l2":
+            add("l2_laplace", l2_laplace_cost(cost, eps, d, s.delta), {"scale": s.delta / eps}, True,
+                "upper bound: density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15]")
+        if norm in ("l2", "linf"):  # the staircase in the sensitivity's own norm (ε-DP: triangle inequality)
+            from optmech.mechanisms.staircase_nd import StaircaseND
+
+            try:
+                st = StaircaseND.optimal(cost, epsilon=eps, sensitivity=s.delta, dim=d, norm=norm)
+                v = st.expected_cost(cost)
+            except SpecError:  # no exact cost of this norm's staircase for this cost
+                v = None
+            if v is not None:
+                add("staircase", v, {"gamma": st.gamma, "norm": norm}, False,
+                    f"the staircase in the {norm} norm at its best gamma: epsilon-DP for {norm} sensitivity "
+                    f"{s.delta:g} (the level moves by at most one, triangle inequality), an upper bound; whether it is "
+                    "V* is open")
+        if norm == "l1" and cost in ("l1", "l2sq"):
+            from optmech.mechanisms.staircase_nd import optimal_gamma_nd, staircase_nd_optimal_cost
+
+            g = optimal_gamma_nd(cost, eps, d, s.delta)
+            proven = cost == "l1"
+            add("staircase", staircase_nd_optimal_cost(cost, eps, s.delta, d), {"gamma": g}, False,
+                "the d-D staircase at its best gamma [GKOV15; Geng13, (3.7) for d = 2]: "
+                + ("V* for l1 cost ([GKOV15, Thm 1] for d = 2; the [GKOV15] conjecture, since proved, for every d)" if proven
+                   else "an upper bound; its optimality for l2sq cost is open"), kind=None if proven else "upper")
+        return shift_references_nd(out, s.cost, dim=d, integer=False)
+    D = int(s.delta)
+    add("discrete_laplace", discrete_laplace_nd_cost(cost, eps / c, D, d), {"lambda": math.exp(-eps / (c * D))}, True,
+        f"upper bound: i.i.d. discrete Laplace, epsilon-DP for {norm} sensitivity {D}")
+    if norm == "l1" and cost in ("l1", "l2sq"):
+        from optmech.mechanisms.discrete_staircase_nd import discrete_staircase_nd_costs
+
+        vals = discrete_staircase_nd_costs(cost, eps, D, d)
+        r = int(np.argmin(vals)) + 1
+        add("discrete_staircase", vals[r - 1], {"r": r}, False,
+            "the best l1 lattice staircase: an upper bound; equal to the lattice optimum in "
+            "every case tested so far (d = 3..5)")
+    return shift_references_nd(out, s.cost, dim=d, integer=True)
