@@ -234,7 +234,18 @@ def _l2lap_cost(name: str, s: float, d: int) -> float:
     return r2 * normal_linf_mean(d) / z2
 
 
-class LaplaceND(NDMechanism):
+class ScaledByEpsilon(NDMechanism):
+    """The Laplace-type laws in d dimensions: scale Δ/ε, density exp(log-density)."""
+
+    @property
+    def scale(self) -> float:
+        return self.sensitivity / self.epsilon
+
+    def _pdf_nd(self, x):
+        return np.exp(self._logpdf_nd(x))
+
+
+class LaplaceND(ScaledByEpsilon):
     r"""i.i.d. Laplace(Δ/ε) noise per coordinate [GKOV15, Def. 3].
 
     .. math:: f(x) = \left(\frac{\epsilon}{2\Delta}\right)^d e^{-\epsilon\|x\|_1/\Delta}
@@ -256,13 +267,6 @@ class LaplaceND(NDMechanism):
     def __init__(self, *, epsilon, sensitivity, dim) -> None:
         super().__init__(epsilon=epsilon, sensitivity=sensitivity)
         self._init_dim(dim)
-
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / self.epsilon
-
-    def _pdf_nd(self, x):
-        return np.exp(self._logpdf_nd(x))
 
     def _logpdf_nd(self, x):
         s = self.scale
@@ -356,7 +360,7 @@ class DiscreteLaplaceND(NDMechanism):
         return "discrete_laplace_nd: pmf ratio lambda^{-||t||_1} <= e^epsilon for integer ||t||_1 <= sensitivity [GV13, (120)]"
 
 
-class L2Laplace(NDMechanism):
+class L2Laplace(ScaledByEpsilon):
     r"""ℓ2 Laplace noise on ℝ^d [KHP15, Thm 8, (14)].
 
     .. math:: f(x) = \frac{\Gamma(d/2)\,\epsilon^d}{2\pi^{d/2}\Gamma(d)\Delta^d} e^{-\epsilon\|x\|_2/\Delta}
@@ -383,13 +387,6 @@ class L2Laplace(NDMechanism):
         d = self.dim
         self._log_c = (math.lgamma(d / 2.0) + d * math.log(self.epsilon / self.sensitivity)
                        - math.log(2.0) - d / 2.0 * math.log(math.pi) - math.lgamma(d))
-
-    @property
-    def scale(self) -> float:
-        return self.sensitivity / self.epsilon
-
-    def _pdf_nd(self, x):
-        return np.exp(self._logpdf_nd(x))
 
     def _logpdf_nd(self, x):
         return self._log_c - np.sqrt((x * x).sum(axis=-1)) / self.scale

@@ -31,8 +31,9 @@ import numpy as np
 
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import numerics as nx
-from optmech.mechanisms.approx.gaussian import (analytic_gaussian_sigma, calibrate_or_check, check_gaussian_delta,
-                                                check_gaussian_epsilon, check_sigma, marginal_cost)
+from optmech.mechanisms.approx.gaussian import (SigmaCalibrated, analytic_gaussian_sigma, calibrate_or_check,
+                                                check_gaussian_delta, check_gaussian_epsilon, check_sigma,
+                                                marginal_cost)
 from optmech.mechanisms.base import Mechanism, Privacy, Reference
 
 __all__ = [
@@ -282,7 +283,7 @@ def discrete_gaussian_cost(cost, sigma) -> float:
     return discrete_gaussian_reference(cost, sigma).value
 
 
-class DiscreteGaussian(Mechanism):
+class DiscreteGaussian(SigmaCalibrated, Mechanism):
     r"""The discrete Gaussian on ℤ, p(k) = e^{−k²/(2σ²)}/Z [CKS20], for (ε, δ)-DP with integer sensitivity Δ.
 
     Parameters
@@ -322,14 +323,6 @@ class DiscreteGaussian(Mechanism):
                                                             discrete_gaussian_delta)
         self._log_z = discrete_gaussian_log_normaliser(self.sigma)
         self._tails = None
-
-    @property
-    def parameters(self) -> dict:
-        return {"sigma": self.sigma, "delta": self.delta}
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "sigma": self.sigma, "epsilon": self._epsilon, "delta": self.delta,
-                "sensitivity": self.sensitivity}
 
     def privacy(self) -> Privacy:
         if self._epsilon is None:

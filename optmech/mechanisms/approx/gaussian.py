@@ -66,6 +66,7 @@ from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Privacy, Reference
 
 __all__ = [
+    "SigmaCalibrated",
     "ClassicSigma",
     "classic_gaussian_sigma",
     "analytic_gaussian_sigma",
@@ -482,7 +483,25 @@ def gaussian_cost(cost, sigma, dim=1) -> float:
 # the Gaussian mechanism (1-D)
 
 
-class Gaussian(Mechanism):
+class SigmaCalibrated:
+    """What the Gaussian laws share: their parameters are σ and the δ they were calibrated or checked to
+    (ε may be None for a law given by σ alone), and ``to_dict`` records exactly those."""
+
+    name: str
+    sigma: float
+    delta: float
+    _epsilon: float | None
+
+    @property
+    def parameters(self) -> dict:
+        return {"sigma": self.sigma, "delta": self.delta}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "sigma": self.sigma, "epsilon": self._epsilon, "delta": self.delta,
+                "sensitivity": self.sensitivity}
+
+
+class Gaussian(SigmaCalibrated, Mechanism):
     r"""Gaussian noise N(0, σ²) for (ε, δ)-DP with sensitivity Δ [BW18, Thm 8].
 
     Parameters
@@ -520,14 +539,6 @@ class Gaussian(Mechanism):
         self._sensitivity = nx.check_sensitivity(sensitivity)
         self._epsilon, self.sigma, self.delta = calibrate_or_check("Gaussian", sigma, epsilon, delta, self._sensitivity,
                                                             analytic_gaussian_sigma, gaussian_delta)
-
-    @property
-    def parameters(self) -> dict:
-        return {"sigma": self.sigma, "delta": self.delta}
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "sigma": self.sigma, "epsilon": self._epsilon, "delta": self.delta,
-                "sensitivity": self.sensitivity}
 
     def privacy(self) -> Privacy:
         if self._epsilon is None:
