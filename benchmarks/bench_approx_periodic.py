@@ -1,28 +1,40 @@
 """The aggregated (ε, δ) LP on ℤ (:mod:`optmech.problems.approx_periodic`) against today's ``optmech solve``.
 
-For each case (ε = 0.1, δ = 0.01, |x|; ε = 1, δ = 1e-6, |x| and x²) and Δ in ``--deltas``, each
-variant (solver, ``band``, ``min_shift``) builds the aggregated relaxation on N = T + Δ
+For each case (ε = 0.1, δ = 0.01, |x|; ε = 1, δ = 1e-6, |x| and x²) and Δ ∈ {16, 32, 64, 128, 256},
+each variant (solver, ``band``, ``min_shift``) builds the aggregated relaxation on N = T + Δ
 (T = ⌈Δ(n + 1)⌉), solves it once with HiGHS through optmech's wrapper (budget δ − 1e-14, masses
-scaled as the family does), and reports the certified bracket: the lower end is
-:func:`optmech.certify.dual_lower_bound` of the LP (weak duality, outward rounding), the upper end
-:func:`optmech.families.approx.upper_from_pmf` of its primal (audited at every shift 1..Δ, mixed
-with a (0, δ/2) law when the audit exceeds δ).  A variant is skipped at the next Δ once it took
-more than ``--limit`` seconds.  ``--cli`` also runs ``optmech solve --privacy approx --domain
-integer ... --time-limit 60 --json`` per case and Δ (each in its own process) and records its
-bracket and wall time.
+scaled as the family does; HiGHS ``time_limit`` 180 s), and reports the certified bracket: the lower
+end is :func:`optmech.certify.dual_lower_bound` of the LP (weak duality, outward rounding), the upper
+end :func:`optmech.families.approx.upper_from_pmf` of its primal (audited at every shift 1..Δ, mixed
+with a (0, δ/2) law when the audit exceeds δ).
 
-Measured (2-core machine shared with other jobs): the variant "ipm b1 ob2 ms.5 N=T" (IPX with crossover,
-central band 1 period, outer band 2, shifts |v| >= Δ/2, N = T) is exact at ε = 0.1, δ = 0.01 (gap ~1e-12)
-and within 1.6e-8 at ε = 1, δ = 1e-6 (the solver's accuracy): Δ = 64 in 8-10 s, Δ = 128 in 107-127 s
-(ε = 1) and over 150 s (ε = 0.1); the time still grows like Δ^3.5, a constant factor 4-6 below the exact LP.
+Through the harness (``benchmarks/harness.py``), one case per (ε, δ, cost, Δ, variant), generated
+with ``add_case`` in a loop and named ``ε E δ D COST Δ N: VARIANT``, each repeat in its own process
+after an untimed warm-up (the same variant at Δ = 2: imports and HiGHS's start-up; the former
+runner ran everything in one process, so its first solve paid them), killed after 2 × 180 + 60 s.
+No baseline: the comparison with today's ``optmech solve`` is its own cases, ``ε E δ D COST Δ N:
+optmech solve (60 s)`` (the former ``--cli``: ``optmech solve --privacy approx --domain integer ...
+--time-limit 60 --json`` in a child process, its bracket and wall time).  The note gives the LP's
+rows, the build/solve/audit seconds and the bracket.
 
-Run ``python benchmarks/bench_approx_periodic.py``; writes
-``benchmarks/results/approx_periodic.json`` and prints a markdown table.
+The former rule "skip a variant at larger Δ once it took more than ``--limit`` (60 s)" cannot be
+kept: the harness's cases are fixed before any runs, so every (Δ, variant) runs (each under its
+kill deadline).  Select what to run with ``--only`` instead, e.g. ``--only "Δ 16:"`` or ``--only
+"ipm b1 ob2 ms.5 N=T"``.  ``--set time_limit=T`` sets HiGHS's time limit of every selected case.
+
+Measured (2-core machine shared with other jobs, former runner): the variant "ipm b1 ob2 ms.5 N=T"
+(IPX with crossover, central band 1 period, outer band 2, shifts |v| >= Δ/2, N = T) is exact at
+ε = 0.1, δ = 0.01 (gap ~1e-12) and within 1.6e-8 at ε = 1, δ = 1e-6 (the solver's accuracy):
+Δ = 64 in 8-10 s, Δ = 128 in 107-127 s (ε = 1) and over 150 s (ε = 0.1); the time still grows like
+Δ^3.5, a constant factor 4-6 below the exact LP.  Results:
+``benchmarks/results/bench_approx_periodic.jsonl``::
+
+    python -m benchmarks.harness run benchmarks/bench_approx_periodic.py --repeats 1 --only "Δ 16:"
+    python benchmarks/bench_approx_periodic.py [same options]              # the same
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -31,12 +43,14 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS_DIR, markdown_table, write_json  # noqa: E402
+from harness import add_case, main  # noqa: E402
 
 CASES = [(0.1, 0.01, "abs"), (1.0, 1e-6, "abs"), (1.0, 1e-6, "square")]
+DELTAS = [16, 32, 64, 128, 256]
+#: HiGHS time limit per solve (the former ``--time-limit``), and the limit of ``optmech solve``.
+TIME_LIMIT, CLI_TIME_LIMIT = 180.0, 60.0
 #: HiGHS options per solver name (tight tolerances: at δ = 1e-6 the default 1e-7 lets the primal exceed δ).
 SOLVERS = {
     "simplex": {"solver": "simplex", "primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
@@ -101,7 +115,7 @@ def cli_case(epsilon: float, delta: float, cost: str, D: int, time_limit: float 
            str(D), "--epsilon", str(epsilon), "--delta", str(delta), "--cost", cost, "--time-limit", str(time_limit),
            "--json"]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit * 3 + 60)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=time_limit * 3 + 60)
     wall = time.perf_counter() - t0
     try:
         r = json.loads(p.stdout)
@@ -109,7 +123,8 @@ def cli_case(epsilon: float, delta: float, cost: str, D: int, time_limit: float 
         return {"rc": p.returncode, "wall_s": wall, "error": p.stderr[-300:]}
     lo, up = r.get("lower_bound"), r.get("upper_bound")
     gap = (up - lo) / up if isinstance(lo, (int, float)) and isinstance(up, (int, float)) and up else None
-    return {"rc": p.returncode, "wall_s": wall, "lower": lo, "upper": up, "gap": gap, "status": r.get("status")}
+    return {"rc": p.returncode, "wall_s": wall, "lower": lo, "upper": up, "gap": gap, "status": r.get("status"),
+            "certified": bool(r.get("certified"))}
 
 
 def variants(D: int) -> dict[str, dict]:
@@ -129,50 +144,49 @@ def variants(D: int) -> dict[str, dict]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--deltas", default="16,32,64,128,256")
-    ap.add_argument("--limit", type=float, default=60.0, help="skip a variant at larger Δ after a solve over this")
-    ap.add_argument("--cli", action="store_true", help="also run today's optmech solve (--time-limit 60)")
-    ap.add_argument("--time-limit", type=float, default=180.0, help="HiGHS time limit per solve")
-    ap.add_argument("--only", default="", help="comma-separated variant names")
-    ap.add_argument("--cases", default="", help="comma-separated case indices (0-2)")
-    ap.add_argument("--out", default=str(RESULTS_DIR / "approx_periodic.json"))
-    args = ap.parse_args(argv)
+def periodic_warmup(epsilon: float, delta: float, cost: str, variant: str) -> None:
+    """Untimed: the same variant at Δ = 2 (imports, HiGHS's start-up)."""
     from optmech.costs import parse_cost
 
-    deltas = [int(x) for x in args.deltas.split(",")]
-    cases = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
-    rows, records = [], []
-    for eps, dl, cname in cases:
-        slow: set[str] = set()
-        for D in deltas:
-            names = variants(D)
-            if args.only:
-                names = {k: v for k, v in names.items() if k in args.only.split(",")}
-            for name, kw in names.items():
-                if name in slow:
-                    continue
-                r = certified_bracket(parse_cost(cname), eps, dl, D, time_limit=args.time_limit, **kw)
-                rec = {"epsilon": eps, "delta": dl, "cost": cname, "sensitivity": D, "variant": name} | r
-                records.append(rec)
-                rows.append([f"{eps:g}", f"{dl:g}", cname, D, name, r["size"]["rows"], f"{r['total_s']:.2f}"
-                             if "total_s" in r else "-", f"{r['solve_s']:.2f}", f"{r['lower']:.12g}",
-                             f"{r['upper']:.12g}", f"{r['gap']:.2g}"])
-                print(" | ".join(str(c) for c in rows[-1]), flush=True)
-                if r["solve_s"] > args.limit:
-                    slow.add(name)
-            if args.cli:
-                r = cli_case(eps, dl, cname, D)
-                records.append({"epsilon": eps, "delta": dl, "cost": cname, "sensitivity": D, "variant": "optmech solve"}
-                               | r)
-                rows.append([f"{eps:g}", f"{dl:g}", cname, D, "optmech solve (60 s)", "-", f"{r['wall_s']:.2f}", "-",
-                             f"{r.get('lower')}", f"{r.get('upper')}", f"{r.get('gap')}"])
-                print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    print(markdown_table(["ε", "δ", "cost", "Δ", "variant", "rows", "total s", "solve s", "lower", "upper", "gap"], rows))
-    write_json(Path(args.out), {"records": records, "cases": CASES})
-    return 0
+    kw = variants(2)[variant]
+    certified_bracket(parse_cost(cost), epsilon, delta, 2, time_limit=30.0, **kw)
+
+
+def periodic_case(epsilon: float, delta: float, cost: str, sensitivity: int, variant: str,
+                  time_limit: float = TIME_LIMIT) -> dict:
+    """One variant at one Δ: :func:`certified_bracket`; the note gives the LP size, seconds and bracket."""
+    from optmech.costs import parse_cost
+
+    r = certified_bracket(parse_cost(cost), epsilon, delta, sensitivity, time_limit=time_limit,
+                          **variants(sensitivity)[variant])
+    r = {"epsilon": epsilon, "delta": delta, "cost": cost, "sensitivity": sensitivity, "variant": variant} | r
+    r["note"] = (f"{r['size'].get('rows')} rows; build {r['build_s']:.2f} + solve {r['solve_s']:.2f} + audit "
+                 f"{r['audit_s']:.2f} s; [{r['lower']:.12g}, {r['upper']:.12g}] ({r['status']})")
+    return r
+
+
+def cli_harness_case(epsilon: float, delta: float, cost: str, sensitivity: int,
+                     time_limit: float = CLI_TIME_LIMIT) -> dict:
+    """Today's ``optmech solve`` (the former ``--cli``), through :func:`cli_case`."""
+    r = cli_case(epsilon, delta, cost, sensitivity, time_limit)
+    if "error" in r:
+        raise RuntimeError(f"optmech solve exited {r['rc']} without JSON: {r['error']}")
+    r["note"] = (f"optmech solve: {r.get('status')} in {r['wall_s']:.2f} s wall; "
+                 f"[{r.get('lower')}, {r.get('upper')}]")
+    return r
+
+
+for _eps, _dl, _cost in CASES:
+    for _D in DELTAS:
+        _head = f"ε {_eps:g} δ {_dl:g} {_cost} Δ {_D}"
+        _base = {"epsilon": _eps, "delta": _dl, "cost": _cost, "sensitivity": _D}
+        for _variant in variants(_D):
+            add_case(periodic_case, f"{_head}: {_variant}", params=_base | {"variant": _variant,
+                                                                             "time_limit": TIME_LIMIT},
+                     warmup=periodic_warmup, timeout=2 * TIME_LIMIT + 60)
+        add_case(cli_harness_case, f"{_head}: optmech solve ({CLI_TIME_LIMIT:g} s)",
+                 params=_base | {"time_limit": CLI_TIME_LIMIT}, timeout=3 * CLI_TIME_LIMIT + 90)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
