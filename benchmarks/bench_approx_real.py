@@ -8,8 +8,8 @@ Reported: the solve's own seconds (the JSON's ``seconds``: interpreter start and
 excluded) and the process's wall time, the certified bracket and relative gap, the resolution
 reached (cells per Δ, cell width, the inner half-width N and the box half-width R in cells), the
 final LP's size and the number of LPs solved; pass = certified, gap <= 1e-4 and seconds <= 10.
-``--dim 2`` runs the d = 2 targets instead (ℓ2 sensitivity, costs ``l2`` and ``l2sq``, ε ∈
-{0.5, 1, 2}, δ = 1e-3, target gap 1e-2 within 120 s, ``--time-limit`` 180 s there); a case the
+The d = 2 targets (cases ``target d=2 ...``): ℓ2 sensitivity, costs ``l2`` and ``l2sq``, ε ∈
+{0.5, 1, 2}, δ = 1e-3, target gap 1e-2 within 120 s, ``--time-limit`` 180 s there; a case the
 command line refuses (exit 2, as before ℝ^d was implemented) is reported as
 ``refused: <its message>``, any other exit without JSON as ``error: exit N, <its last line>``.
 
@@ -22,7 +22,7 @@ t_{s,i} >= p_i − e^ε p_{i+s} (a cell shifted outside the grid counts as mass 
 hockey-stick row Σ_i t_{s,i} <= δ per shift, Σ_i p_i = 1, p >= 0, objective Σ_i p_i·L(c_i)
 with c_i the cell's centre.  All 2n·M cell-shift pairs are separate rows; the sparse matrix is
 assembled with numpy/scipy.sparse (so that building it costs little) and solved by cvxpy with
-HiGHS at its default tolerances (``--naive-solver linprog``: ``scipy.optimize.linprog(method=
+HiGHS at its default tolerances (``--set solver=linprog``: ``scipy.optimize.linprog(method=
 "highs")`` without cvxpy).  Build time (matrix and cvxpy problem), cvxpy's compilation time and
 the solver's time are reported separately; their sum is the naive time.  A warm-up solve of a
 tiny instance in the same process comes first, untimed.
@@ -52,15 +52,37 @@ inwards, so the LP is infeasible unless roughly e^{4ε} >~ 1/δ; its value, when
 cost of a genuinely (ε, δ)-DP density (up to the solver's tolerance and, for x², the h²/12 of
 centre pricing), so it should lie above the lower bound.
 
-Run ``python benchmarks/bench_approx_real.py`` (``--quick`` for 4 targets and 2 naive cases;
-``--skip-targets``, ``--skip-naive``, ``--dim 2``); writes ``benchmarks/results/approx_real.json``
-with the keys ``targets_1d``, ``targets_2d`` and ``naive``.  A part not run keeps what the file
-held for it, with the metadata of the run that produced it under ``carried_over``.
+Through the harness (``benchmarks/harness.py``), each repeat of each side in its own process:
+
+* ``target COST ε E δ D`` (30 cases): part A in 1-D, no baseline; killed after 1.5 × 60 + 60 s (the
+  ``optmech solve`` child itself after 1.5 × 60 + 30 s).  The note gives the verdict, the solve's
+  seconds, the resolution (n, N, R) and the number of LPs; the record keeps the whole JSON digest.
+* ``target d=2 COST ε E δ D`` (6 cases): part A in d = 2 (the former ``--dim 2``).
+* ``naive GRID COST ε E δ D`` (36 cases, GRID ``same``, ``paper`` or ``paper_wide``: (i), (ii) and
+  (iii) above): optmech's side is the target's solve (rerun: the former runner reused the target
+  run's result), the baseline is the fixed-grid LP, :func:`naive_case`, as a callable that receives
+  optmech's result (``ours``: its n and R, and the bracket the value is placed against); killed after
+  600 s (the former ``--naive-timeout``).  The compared figure is ``solve_s``
+  (``metric=("solve_s", "lower")``): optmech's JSON ``seconds`` against the naive LP's build +
+  solve time (its in-process warm-up excluded), as the former ratio naive/optmech measured it,
+  inverted (optmech/naive, below 1 when optmech is faster).  The note gives the naive value's place
+  against the bracket, its realised δ, its density's true cost and the ratio to optmech at its
+  last completed LP.
+
+``--set KEY=VALUE`` changes a parameter of every selected case: ``time_limit``, ``target_gap``,
+``target_seconds``, ``sensitivity``, ``solver=linprog`` (the former ``--naive-solver``).  The former
+``--quick`` is ``--only`` with the cases it ran, e.g. ``--only "target abs ε 1 δ 0.01" --only
+"naive same abs ε 1 δ 0.01"``; ``--skip-targets`` / ``--skip-naive`` are ``--only naive`` / ``--only
+target``; ``--report`` is ``python -m benchmarks.harness table``; the uncommitted-changes digest the
+former JSON held is the harness's ``dirty`` flag.  Results:
+``benchmarks/results/bench_approx_real.jsonl``::
+
+    python -m benchmarks.harness run benchmarks/bench_approx_real.py --repeats 1 [--only "target abs ε 1 δ 0.01"]
+    python benchmarks/bench_approx_real.py [same options]              # the same
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -69,30 +91,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
-    RESULTS_DIR,
-    fmt,
-    markdown_table,
-    read_json,
-    run_isolated,
-    run_measured,
-    short_error,
-    write_json,
-)
+from _common import run_measured  # noqa: E402
+from harness import add_case, against, main  # noqa: E402
 
 COSTS_1D = ["abs", "square"]
 EPSILONS_1D = [0.1, 0.5, 1.0, 2.0, 5.0]
 DELTAS_1D = [1e-6, 1e-4, 1e-2]
-QUICK_1D = [("abs", 1.0, 1e-2), ("square", 1.0, 1e-2), ("abs", 2.0, 1e-4), ("square", 5.0, 1e-6)]
+#: 1-D targets: certified gap <= 1e-4 within 10 s; ``optmech solve --time-limit 60``.
+TARGET_GAP_1D, TARGET_SECONDS_1D, TIME_LIMIT_1D = 1e-4, 10.0, 60.0
 
 COSTS_2D = ["l2", "l2sq"]
 EPSILONS_2D = [0.5, 1.0, 2.0]
 DELTA_2D = 1e-3
-QUICK_2D = [("l2", 1.0, 1e-3)]
+#: d = 2 targets: certified gap <= 1e-2 within 120 s; ``--time-limit 180``.
+TARGET_GAP_2D, TARGET_SECONDS_2D, TIME_LIMIT_2D = 1e-2, 120.0, 180.0
 
 NAIVE_EPSILONS = [0.5, 1.0, 2.0]
 NAIVE_DELTAS = [1e-4, 1e-2]
-QUICK_NAIVE = [("abs", 1.0, 1e-2), ("square", 1.0, 1e-2)]
+#: Each naive solve is killed after this many seconds (the former ``--naive-timeout``).
+NAIVE_TIMEOUT = 600.0
 
 #: The paper's default grid: [−4Δ, 4Δ] with step 0.1Δ.
 PAPER_HALF_WIDTH = 4.0
@@ -169,78 +186,6 @@ def judge(rec: dict, target_gap: float, target_s: float) -> dict:
     why = [w for w, ok in (("gap", ok_gap), ("time", ok_time)) if not ok]
     rec["verdict"] = "PASS" if rec["passed"] else "FAIL (" + ", ".join(why) + ")"
     return rec
-
-
-def run_targets(cases, *, sensitivity, target_gap, target_s, time_limit, dim=1, norm=None, label="") -> list[dict]:
-    out = []
-    for cost, eps, delta in cases:
-        print(f"  [{label}] {cost}, ε={eps:g}, δ={delta:g} …", end="", flush=True)
-        try:
-            rec = optmech_cli(cost, eps, delta, sensitivity, target_gap, time_limit, 1.5 * time_limit + 30,
-                              dim=dim, norm=norm)
-        except Exception as exc:  # noqa: BLE001 - reported per case
-            rec = {"cost": cost, "epsilon": eps, "delta": delta, "ok": False, "outcome": "error",
-                   "error": f"{type(exc).__name__}: {exc}"}
-        judge(rec, target_gap, target_s)
-        if rec.get("ok"):
-            print(f" gap {rec['relative_gap']:.3g} in {rec['seconds']:.3g} s "
-                  f"(n = {rec['truncation'].get('cells_per_sensitivity')}): {rec['verdict']}", flush=True)
-        else:
-            print(f" {rec['verdict']}", flush=True)
-        out.append(rec)
-    return out
-
-
-def _lp_text(lp: dict | None) -> str:
-    if not lp:
-        return "—"
-    return f"{lp.get('rows')}×{lp.get('cols')}"
-
-
-def targets_table(recs: list[dict], dim: int) -> str:
-    rows = []
-    for c in recs:
-        head = [c["cost"], f"{c['epsilon']:g}", f"{c['delta']:g}"]
-        if not c.get("ok"):
-            rows.append(head + ["—", fmt(c.get("wall_s"), ".3g")] + ["—"] * 5 + [c.get("outcome", "error"),
-                                                                            c["verdict"].replace("|", "/")])
-            continue
-        t = c.get("truncation") or {}
-        n = t.get("cells_per_sensitivity") or t.get("resolution")
-        up_n = c.get("upper_cells")
-        res = ", ".join(f"{k}={t[key]}" for k, key in (("n", "cells_per_sensitivity"), ("N", "half_width_cells"),
-                                                        ("R", "box_half_width_cells")) if t.get(key) is not None)
-        if c.get("upper_reference"):
-            res += f" (upper: the {c['upper_reference']} reference)"
-        elif up_n and up_n != n:
-            res += f" (upper from n={up_n})"
-        rows.append(head + [
-            fmt(c["seconds"], ".3g"), fmt(c["wall_s"], ".3g"),
-            f"[{c['lower_bound']:.9g}, {c['upper_bound']:.9g}]", fmt(c["relative_gap"], ".2e"), res,
-            _lp_text(c.get("lp")), str(len(c.get("steps") or [])), c.get("status") or "—", c["verdict"],
-        ])
-    return markdown_table(["cost", "ε", "δ", "solve s", "wall s", "certified [lower, upper]", "rel. gap",
-                           "resolution (cells per Δ, N, R)", "final LP", "LPs", "status", "result"], rows)
-
-
-def targets_grid(recs: list[dict]) -> str:
-    """cost × δ rows, ε columns: 'gap / seconds'."""
-    eps_list = sorted({c["epsilon"] for c in recs})
-    rows = []
-    for cost in dict.fromkeys(c["cost"] for c in recs):
-        for delta in sorted({c["delta"] for c in recs if c["cost"] == cost}):
-            row = [cost, f"{delta:g}"]
-            for eps in eps_list:
-                c = next((c for c in recs if c["cost"] == cost and c["delta"] == delta and c["epsilon"] == eps), None)
-                if c is None:
-                    row.append("")
-                elif not c.get("ok"):
-                    row.append(c.get("outcome", "error"))
-                else:
-                    mark = "" if c["passed"] else " ✗"
-                    row.append(f"{c['relative_gap']:.1e} / {c['seconds']:.2g} s{mark}")
-            rows.append(row)
-    return markdown_table(["cost", "δ"] + [f"ε = {e:g}" for e in eps_list], rows)
 
 
 # -- part B: the fixed-grid LP -------------------------------------------------------------------
@@ -454,59 +399,6 @@ def signed_distance(value, lower, upper) -> tuple[float | None, str]:
     return 0.0, "inside"
 
 
-def run_naive(cases, opt_by_key: dict, args) -> list[dict]:
-    out = []
-    for cost, eps, delta in cases:
-        key = (cost, eps, delta)
-        opt = opt_by_key.get(key)
-        if opt is None:
-            print(f"  [naive] optmech {cost}, ε={eps:g}, δ={delta:g} …", end="", flush=True)
-            opt = optmech_cli(cost, eps, delta, args.sensitivity, args.target_gap, args.time_limit,
-                              1.5 * args.time_limit + 30)
-            judge(opt, args.target_gap, args.target_seconds)
-            print(f" {opt['verdict']}", flush=True)
-        rec: dict = {"cost": cost, "epsilon": eps, "delta": delta, "optmech": {
-            k: opt.get(k) for k in ("ok", "outcome", "error", "status", "lower_bound", "upper_bound", "relative_gap",
-                                    "certified", "seconds", "seconds_at_last_step", "wall_s", "lp", "truncation",
-                                    "upper_cells")}}
-        t = opt.get("truncation") or {}
-        n, R = t.get("cells_per_sensitivity"), t.get("box_half_width_cells")
-        for grid in ("same", "paper", "paper_wide"):
-            if grid != "paper" and (not opt.get("ok") or not n or not R):
-                rec[grid] = {"ok": False, "error_type": "NoResolution",
-                             "error": "optmech gave no final resolution: " + str(opt.get("error") or opt.get("status"))}
-                continue
-            if grid == "same":
-                kw = dict(n=int(n), R=int(R))
-                what = f"n={n}, R={R}"
-            elif grid == "paper":
-                kw, what = {}, f"[−{PAPER_HALF_WIDTH:g}Δ, {PAPER_HALF_WIDTH:g}Δ]"
-            else:  # the paper's step on optmech's window, rounded out to the step
-                kw = dict(half_width=(int(R) + 0.5) / int(n))
-                what = f"[−{kw['half_width']:.3g}Δ, {kw['half_width']:.3g}Δ] or just beyond"
-            print(f"  [naive] {grid} grid {cost}, ε={eps:g}, δ={delta:g} ({what}) …", end="", flush=True)
-            res = run_isolated(naive_case, dict(cost=cost, epsilon=eps, delta=delta, grid=grid,
-                                                sensitivity=args.sensitivity, solver=args.naive_solver, **kw),
-                               args.naive_timeout)
-            if res.get("ok") and res.get("value") is not None:
-                d, side = signed_distance(res["value"], opt.get("lower_bound"), opt.get("upper_bound"))
-                res["rel_distance"], res["side"] = d, side
-                dm, sm = signed_distance(res.get("cell_mean_cost"), opt.get("lower_bound"), opt.get("upper_bound"))
-                res["cell_mean_rel_distance"], res["cell_mean_side"] = dm, sm
-                if opt.get("seconds"):
-                    res["ratio_to_optmech"] = res["total_s"] / opt["seconds"]
-                if opt.get("seconds_at_last_step"):
-                    res["ratio_to_optmech_last_step"] = res["total_s"] / opt["seconds_at_last_step"]
-                print(f" {res['status']}, {res['total_s']:.3g} s, value {res['value']:.9g} ({side})", flush=True)
-            elif res.get("ok"):
-                print(f" {res['status']} ({res['total_s']:.3g} s)", flush=True)
-            else:
-                print(f" FAILED: {short_error(res)}", flush=True)
-            rec[grid] = res
-        out.append(rec)
-    return out
-
-
 def _dist_text(d, side) -> str:
     if d is None:
         return "—"
@@ -521,179 +413,94 @@ def _excess(res: dict, delta: float) -> str:
     return "—" if x is None else f"{x:+.1e}"
 
 
-def naive_tables(recs: list[dict]) -> tuple[str, str]:
-    same_rows, paper_rows = [], []
-    for r in recs:
-        o = r["optmech"]
-        head = [r["cost"], f"{r['epsilon']:g}", f"{r['delta']:g}"]
-        br = (f"[{o['lower_bound']:.9g}, {o['upper_bound']:.9g}]" if o.get("ok") else "—")
-        s = r.get("same") or {}
-        if not s.get("ok"):
-            same_rows.append(head + ["—", "FAILED: " + short_error(s, 80)] + ["—"] * 10 + [br, "—", "—", "—"])
-        else:
-            solved = s.get("value") is not None
-            same_rows.append(head + [
-                f"{s['cells']} ({s['shifts_per_sign']}/Δ)" + (
-                    f"; optmech's upper from {o['upper_cells']}/Δ"
-                    if o.get("upper_cells") and o["upper_cells"] != s["shifts_per_sign"] else ""),
-                f"{s['rows']}×{s['cols']}",
-                fmt(s["build_s"], ".3g"), fmt(s.get("compile_s"), ".3g"), fmt(s.get("solver_s"), ".3g"),
-                fmt(s["total_s"], ".3g"),
-                fmt(o.get("seconds"), ".3g"), fmt(o.get("seconds_at_last_step"), ".3g"), _lp_text(o.get("lp")),
-                fmt(s.get("ratio_to_optmech"), ".3g"), fmt(s.get("ratio_to_optmech_last_step"), ".3g"),
-                f"{s['value']:.9g}" if solved else s["status"], br,
-                _dist_text(s.get("rel_distance"), s.get("side")),
-                _excess(s, r["delta"]),
-                _dist_text(s.get("cell_mean_rel_distance"), s.get("cell_mean_side")) if solved else "—",
-            ])
-        for grid in ("paper", "paper_wide"):
-            q = r.get(grid) or {}
-            if not q.get("ok"):
-                paper_rows.append(head + [grid, "FAILED: " + short_error(q, 80)] + ["—"] * 7)
-                continue
-            solved = q.get("value") is not None
-            lo, hi = q["window"]
-            paper_rows.append(head + [
-                f"[{lo:.4g}, {hi:.4g}], {q['cells']} cells", q["status"], fmt(q["total_s"], ".3g"),
-                f"{q['value']:.9g}" if solved else "—", br,
-                _dist_text(q.get("rel_distance"), q.get("side")) if solved else "—",
-                _excess(q, r["delta"]),
-                (f"{q['cell_mean_cost']:.9g}, " + _dist_text(q.get("cell_mean_rel_distance"), q.get("cell_mean_side"))
-                 if solved else "—"),
-                fmt(q.get("edge_mass"), ".2e"),
-            ])
-    same = markdown_table(["cost", "ε", "δ", "cells", "naive LP rows×cols", "build s", "compile s", "solver s",
-                           "naive total s", "optmech s", "optmech s at its last LP", "optmech LP", "naive/optmech",
-                           "naive/(optmech at last LP)", "naive value", "optmech [lower, upper]",
-                           "naive − bracket (rel.)",
-                           "naive realised δ/δ − 1", "naive density's true cost − bracket"], same_rows)
-    paper = markdown_table(["cost", "ε", "δ", "window (step 0.1Δ)", "status", "naive s", "naive value",
-                            "optmech [lower, upper]",
-                            "naive − bracket (rel.)", "realised δ/δ − 1", "true cost (cell means) − bracket",
-                            "mass in the outermost Δ"], paper_rows)
-    return same, paper
+def target_case(cost: str, epsilon: float, delta: float, sensitivity: float, target_gap: float,
+                target_seconds: float, time_limit: float, dim: int = 1, norm: str | None = None) -> dict:
+    """Part A: one ``optmech solve`` (its own process, killed after 1.5 × ``time_limit`` + 30 s), judged.
+
+    A refusal, a kill or an exit without JSON is returned (its verdict in the note), not raised, as the
+    former runner reported it.  ``solve_s`` is the JSON's ``seconds`` (the figure the naive cases compare).
+    """
+    rec = optmech_cli(cost, epsilon, delta, sensitivity, target_gap, time_limit, 1.5 * time_limit + 30,
+                      dim=dim, norm=norm)
+    judge(rec, target_gap, target_seconds)
+    rec["solve_s"] = rec.get("seconds")
+    if not rec.get("ok"):
+        rec["note"] = rec["verdict"]
+        return rec
+    t = rec.get("truncation") or {}
+    res = ", ".join(f"{k}={t[key]}" for k, key in (("n", "cells_per_sensitivity"), ("N", "half_width_cells"),
+                                                    ("R", "box_half_width_cells")) if t.get(key) is not None)
+    if rec.get("upper_reference"):
+        res += f" (upper: the {rec['upper_reference']} reference)"
+    elif rec.get("upper_cells") and rec["upper_cells"] != t.get("cells_per_sensitivity"):
+        res += f" (upper from n={rec['upper_cells']})"
+    rec["note"] = (f"gap ≤ {target_gap:g} in ≤ {target_seconds:g} s: {rec['verdict']}; solve "
+                   f"{rec['seconds']:.3g} s, wall {rec['wall_s']:.3g} s; {res}; {len(rec.get('steps') or [])} LPs; "
+                   f"{rec.get('status')}")
+    return rec
 
 
-# -- main --------------------------------------------------------------------------------------------
+def naive_baseline(cost: str, epsilon: float, delta: float, grid: str, sensitivity: float, ours: dict,
+                   solver: str = "cvxpy") -> dict:
+    """Part B: the fixed-grid LP on ``grid`` (:func:`naive_case`), placed against optmech's bracket ``ours``."""
+    t = ours.get("truncation") or {}
+    n, R = t.get("cells_per_sensitivity"), t.get("box_half_width_cells")
+    if grid == "same":
+        if not ours.get("ok") or not n or not R:
+            raise RuntimeError("optmech gave no final resolution: " + str(ours.get("error") or ours.get("status")))
+        kw: dict = {"n": int(n), "R": int(R)}
+    elif grid == "paper_wide":  # the paper's step on optmech's window, rounded out to the step
+        if not ours.get("ok") or not n or not R:
+            raise RuntimeError("optmech gave no final resolution: " + str(ours.get("error") or ours.get("status")))
+        kw = {"half_width": (int(R) + 0.5) / int(n)}
+    else:
+        kw = {}
+    res = naive_case(cost, epsilon, delta, grid, sensitivity, solver=solver, **kw)
+    res["solve_s"] = res["total_s"]
+    res["certified"] = False
+    lo, up = ours.get("lower_bound"), ours.get("upper_bound")
+    if res.get("value") is None:
+        res["note"] = f"naive {grid}: {res['status']} ({res['total_s']:.3g} s, {res['cells']} cells)"
+        return res
+    d, side = signed_distance(res["value"], lo, up)
+    res["rel_distance"], res["side"] = d, side
+    dm, sm = signed_distance(res.get("cell_mean_cost"), lo, up)
+    res["cell_mean_rel_distance"], res["cell_mean_side"] = dm, sm
+    if ours.get("seconds"):
+        res["ratio_to_optmech"] = res["total_s"] / ours["seconds"]
+    if ours.get("seconds_at_last_step"):
+        res["ratio_to_optmech_last_step"] = res["total_s"] / ours["seconds_at_last_step"]
+    last = res.get("ratio_to_optmech_last_step")
+    res["note"] = (f"naive {grid} ({res['cells']} cells, {res['rows']}×{res['cols']}): value {res['value']:.9g}, "
+                   f"{_dist_text(d, side)}; realised δ/δ − 1 {_excess(res, delta)}; true cost "
+                   f"{_dist_text(dm, sm)}" + (f"; naive/(optmech at last LP) {last:.3g}" if last else ""))
+    return res
 
 
-def source_state() -> dict:
-    """Uncommitted changes under optmech/ when the run started (the metadata records HEAD only): the
-    changed paths and a hash of their diff, so that runs of the same dirty tree can be told apart."""
-    import hashlib
-    import subprocess
-
-    from _common import REPO_ROOT
-
-    try:
-        st = subprocess.run(["git", "status", "--porcelain", "--", "optmech"], cwd=REPO_ROOT, capture_output=True,
-                            text=True, timeout=20).stdout
-        diff = subprocess.run(["git", "diff", "HEAD", "--", "optmech"], cwd=REPO_ROOT, capture_output=True,
-                              timeout=20).stdout
-    except Exception as exc:  # noqa: BLE001
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"optmech_changed": [ln[3:] for ln in st.splitlines()],
-            "optmech_diff_sha1": hashlib.sha1(diff).hexdigest() if diff else None}
-
-
-def print_report(out: dict, args: argparse.Namespace) -> None:
-    """The markdown summary of ``out`` (a run's results, or a JSON file's with ``--report``)."""
-    print("\nTimes on a shared machine; see the JSON's load average.")
-    if "targets_1d" in out:
-        recs = out["targets_1d"]
-        print(f"\n### (ε, δ) on ℝ, Δ = {args.sensitivity:g}: certified gap ≤ {args.target_gap:g} within "
-              f"{args.target_seconds:g} s\n")
-        print(targets_grid(recs))
-        print()
-        print(targets_table(recs, 1))
-        n_pass = sum(1 for c in recs if c.get("passed"))
-        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap:g} within {args.target_seconds:g} s")
-    if "targets_2d" in out:
-        recs = out["targets_2d"]
-        print(f"\n### (ε, δ) on ℝ², ℓ2 sensitivity {args.sensitivity:g}: "
-              f"certified gap ≤ {args.target_gap_2d:g} "
-              f"within {args.target_seconds_2d:g} s\n")
-        print(targets_table(recs, 2))
-        n_pass = sum(1 for c in recs if c.get("passed"))
-        print(f"\n{n_pass}/{len(recs)} cases meet gap ≤ {args.target_gap_2d:g} within {args.target_seconds_2d:g} s")
-    if "naive" in out:
-        same, paper = naive_tables(out["naive"])
-        solver = next((r["same"]["solver"] for r in out["naive"] if (r.get("same") or {}).get("solver")),
-                      args.naive_solver)
-        print(f"\n### Fixed-grid LP (all cell-shift pairs, {solver}/HiGHS default tolerances) at optmech's "
-              "final resolution\n")
-        print(same)
-        print("\n### Fixed-grid LP at the paper's step 0.1Δ: its window [−4Δ, 4Δ] (80 cells), "
-              "and optmech's window\n")
-        print(paper)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="4 targets (1-D), 1 target (2-D), 2 naive cases")
-    ap.add_argument("--dim", default="1", help="which targets: 1, 2 or 1,2 (the naive part runs with 1)")
-    ap.add_argument("--skip-targets", action="store_true", help="no part A (the naive part solves what it needs)")
-    ap.add_argument("--skip-naive", action="store_true", help="no part B")
-    ap.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity Δ")
-    ap.add_argument("--target-gap", type=float, default=1e-4, help="1-D target relative gap")
-    ap.add_argument("--target-seconds", type=float, default=10.0, help="1-D target seconds per case")
-    ap.add_argument("--time-limit", type=float, default=60.0, help="--time-limit of each 1-D optmech solve")
-    ap.add_argument("--target-gap-2d", type=float, default=1e-2)
-    ap.add_argument("--target-seconds-2d", type=float, default=120.0)
-    ap.add_argument("--time-limit-2d", type=float, default=180.0)
-    ap.add_argument("--naive-solver", choices=["cvxpy", "linprog"], default="cvxpy",
-                    help="cvxpy with HiGHS, or scipy's linprog(method='highs') directly")
-    ap.add_argument("--naive-timeout", type=float, default=600.0, help="kill a naive solve after this many seconds")
-    ap.add_argument("--json", type=Path, default=RESULTS_DIR / "approx_real.json")
-    ap.add_argument("--report", action="store_true", help="print the tables of the JSON file (--json) and exit")
-    args = ap.parse_args(argv)
-    if args.report:
-        doc = read_json(args.json)
-        if not doc:
-            print(f"no results in {args.json}", file=sys.stderr)
-            return 2
-        print(f"{args.json}: run {(doc.get('metadata') or {}).get('timestamp')}, commit "
-              f"{(doc.get('metadata') or {}).get('git_commit')}; carried over: {sorted(doc.get('carried_over') or {})}")
-        print_report(doc, args)
-        return 0
-    dims = {int(d) for d in args.dim.split(",") if d.strip()}
-
-    out: dict = {"benchmark": "approx_real", "settings": vars(args) | {"json": str(args.json)},
-                 "source_state": source_state()}
-    t_start = time.perf_counter()
-    if 1 in dims and not args.skip_targets:
-        cases = QUICK_1D if args.quick else [(c, e, d) for c in COSTS_1D for d in DELTAS_1D for e in EPSILONS_1D]
-        print(f"Part A, 1-D targets: {len(cases)} cases")
-        recs = run_targets(cases, sensitivity=args.sensitivity, target_gap=args.target_gap,
-                           target_s=args.target_seconds, time_limit=args.time_limit, label="1-D")
-        out["targets_1d"] = recs
-    if 2 in dims and not args.skip_targets:
-        cases = QUICK_2D if args.quick else [(c, e, DELTA_2D) for c in COSTS_2D for e in EPSILONS_2D]
-        print(f"Part A, d = 2 targets (ℓ2 sensitivity): {len(cases)} cases")
-        out["targets_2d"] = run_targets(cases, sensitivity=args.sensitivity, target_gap=args.target_gap_2d,
-                                        target_s=args.target_seconds_2d, time_limit=args.time_limit_2d, dim=2,
-                                        norm="l2", label="d=2")
-    if 1 in dims and not args.skip_naive:
-        cases = (QUICK_NAIVE if args.quick
-                 else [(c, e, d) for c in COSTS_1D for d in NAIVE_DELTAS for e in NAIVE_EPSILONS])
-        have = {(r["cost"], r["epsilon"], r["delta"]): r for r in out.get("targets_1d", [])}
-        print(f"Part B, fixed-grid LP: {len(cases)} cases")
-        out["naive"] = run_naive(cases, have, args)
-    out["elapsed_s"] = time.perf_counter() - t_start
-
-    prev = read_json(args.json)
-    carried = [k for k in ("targets_1d", "targets_2d", "naive") if k not in out and k in prev]
-    if carried:
-        before = prev.get("carried_over") if isinstance(prev.get("carried_over"), dict) else {}
-        out["carried_over"] = {k: before.get(k, prev.get("metadata")) for k in carried}
-        for k in carried:
-            out[k] = prev[k]
-    print_report(out, args)
-    write_json(args.json, out)
-    print(f"\nwrote {args.json}" + (f" (kept {', '.join(carried)} from the previous run)" if carried else ""))
-    return 0
+for _cost in COSTS_1D:
+    for _dl in DELTAS_1D:
+        for _eps in EPSILONS_1D:
+            add_case(target_case, f"target {_cost} ε {_eps:g} δ {_dl:g}",
+                     params={"cost": _cost, "epsilon": _eps, "delta": _dl, "sensitivity": 1.0,
+                             "target_gap": TARGET_GAP_1D, "target_seconds": TARGET_SECONDS_1D,
+                             "time_limit": TIME_LIMIT_1D}, timeout=1.5 * TIME_LIMIT_1D + 60)
+for _cost in COSTS_2D:
+    for _eps in EPSILONS_2D:
+        add_case(target_case, f"target d=2 {_cost} ε {_eps:g} δ {DELTA_2D:g}",
+                 params={"cost": _cost, "epsilon": _eps, "delta": DELTA_2D, "sensitivity": 1.0,
+                         "target_gap": TARGET_GAP_2D, "target_seconds": TARGET_SECONDS_2D,
+                         "time_limit": TIME_LIMIT_2D, "dim": 2, "norm": "l2"}, timeout=1.5 * TIME_LIMIT_2D + 60)
+for _cost in COSTS_1D:
+    for _dl in NAIVE_DELTAS:
+        for _eps in NAIVE_EPSILONS:
+            for _grid in ("same", "paper", "paper_wide"):
+                add_case(target_case, f"naive {_grid} {_cost} ε {_eps:g} δ {_dl:g}",
+                         params={"cost": _cost, "epsilon": _eps, "delta": _dl, "sensitivity": 1.0,
+                                 "target_gap": TARGET_GAP_1D, "target_seconds": TARGET_SECONDS_1D,
+                                 "time_limit": TIME_LIMIT_1D, "grid": _grid, "solver": "cvxpy"},
+                         timeout=1.5 * TIME_LIMIT_1D + 60, metric=("solve_s", "lower"),
+                         baseline=against(naive_baseline, label="fixed-grid LP", timeout=NAIVE_TIMEOUT))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["run", __file__, *sys.argv[1:]]))
