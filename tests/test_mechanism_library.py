@@ -100,8 +100,12 @@ def test_variance_is_second_moment_by_summation(mech):
 
 @pytest.mark.parametrize("mech", ONE_D[:3] + [ONE_D[5], ONE_D[7]], ids=repr)
 def test_secure_sampler_has_the_same_law(mech):
+    # a secure stream cannot be seeded, so a correct sampler fails one KS test at 1e-3 once in a thousand
+    # runs: a second, independent sample decides (false failure 1e-6; a wrong law fails both by far)
     x = mech.sample(20000, rng="secure")
-    assert ks_pvalue(mech, x, np.random.default_rng(5)) > 1e-3
+    if ks_pvalue(mech, x, np.random.default_rng(5)) <= 1e-3:
+        x = mech.sample(20000, rng="secure")
+        assert ks_pvalue(mech, x, np.random.default_rng(6)) > 1e-3
     y = mech.sample(1000, rng="secure")
     assert not np.array_equal(x[:1000], y)  # fresh key each call
 
