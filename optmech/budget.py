@@ -209,7 +209,7 @@ def now() -> float:
 
 
 def margin_seconds(limit: float) -> float:
-    """The stated overrun of a solve past its time limit (README, Errors and limits): every solve
+    """The stated overrun of a solve past its time limit (docs/errors.md, Faults and guarantees): every solve
     returns within ``limit + margin_seconds(limit)`` of its start, measured by
     ``benchmarks/bench_budgets.py`` (interpreter start-up, about 1 s, comes on top at the command line)."""
     return max(1.0, 0.1 * float(limit)) if math.isfinite(limit) else math.inf

@@ -25,7 +25,7 @@ from scipy.stats import norm
 
 from optmech.recommendation import COLUMNS, recommend
 
-# The README's examples (section "Which noise should I add?")
+# The examples of docs/guide/recommend.md ("Which noise should I add?")
 INTEGER_APPROX = ["--epsilon", "1", "--delta", "1e-6", "--sensitivity", "10"]
 REAL_COMPOSED = ["--epsilon", "1", "--delta", "1e-5", "--domain", "continuous", "--compositions", "10"]
 
@@ -229,18 +229,19 @@ def test_bad_input_one_line(args, fragment):
 
 
 def test_readme_examples_are_the_tested_ones_and_its_doctests_pass():
-    """The README's recommend commands are the ones above; its OpenDP and dp_accounting examples run."""
+    """The guide's recommend commands (docs/guide/recommend.md) are the ones above; the OpenDP and
+    dp_accounting examples of docs/guide/interop.md run."""
     import doctest
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "optmech recommend " + " ".join(INTEGER_APPROX) in readme
-    assert "optmech recommend " + " ".join(REAL_COMPOSED) in readme
+    docs = Path(__file__).resolve().parents[1] / "docs" / "guide"
+    guide = (docs / "recommend.md").read_text(encoding="utf-8")
+    assert "optmech recommend " + " ".join(INTEGER_APPROX) in guide
+    assert "optmech recommend " + " ".join(REAL_COMPOSED) in guide
+    readme = (docs / "interop.md").read_text(encoding="utf-8")
     pytest.importorskip("opendp")
     pytest.importorskip("dp_accounting")
-    start = readme.index("## Using the optimal noise in OpenDP and dp_accounting")
-    end = readme.index("\n## ", start + 3)
-    section = readme[start:end]
+    section = readme
     test = doctest.DocTestParser().get_doctest(section, {}, "README: Using the optimal noise", "README.md", 0)
     assert len(test.examples) >= 15
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

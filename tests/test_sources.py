@@ -1,8 +1,8 @@
 """The five source papers are cited by tag, and nothing shipped points outside the repository.
 
-(a) No shipped file (README.md and everything under optmech/, problems/, solvers/) contains a
+(a) No shipped file (README.md, the docs pages and everything under optmech/, problems/, solvers/) contains a
     ``../shared`` path or a ``reference/<name>.md`` pointer (files a user of the package does not have).
-(b) Every citation tag used in optmech/ and README.md is defined in the README's References section
+(b) Every citation tag used in optmech/, docs/ and README.md is defined in the README's References section
     (and the section defines exactly the tags of :mod:`optmech.sources`).
 (c) ``optmech reproduce`` writes a report that names the papers by tag, lists their full references,
     and points nowhere outside the repository.
@@ -30,7 +30,7 @@ PENDING_CODE_CITE: set[str] = set()
 
 
 def _shipped_files() -> list[Path]:
-    files = [ROOT / "README.md"]
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "docs").rglob("*.py"))]
     for top in ("optmech", "problems", "solvers"):
         for p in sorted((ROOT / top).rglob("*")):
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo"):
@@ -84,7 +84,7 @@ def test_tags_and_references_agree():
 def test_every_tag_used_is_defined_in_the_readme():
     defined = set(re.findall(r"\*\*\[([A-Za-z]+\d{2})\]\*\*", _references_section(_text(ROOT / "README.md"))))
     used: dict[str, set[str]] = {}
-    files = [ROOT / "README.md"] + [p for p in _shipped_files() if p.parts[len(ROOT.parts)] == "optmech"]
+    files = [ROOT / "README.md"] + [p for p in _shipped_files() if p.parts[len(ROOT.parts)] in ("optmech", "docs")]
     for p in files:
         for tag in TAG.findall(_text(p)):
             used.setdefault(tag, set()).add(p.relative_to(ROOT).as_posix())

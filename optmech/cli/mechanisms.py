@@ -91,7 +91,7 @@ def add_parsers(sub) -> None:
     s.add_argument("-n", required=True, help="number of samples (required)")
     r = s.add_mutually_exclusive_group()
     r.add_argument("--seed", default=None, help="seed for a reproducible draw (default: a fresh seed, reported)")
-    r.add_argument("--secure", action="store_true", help="ChaCha20 keyed by OS entropy (see README: what it protects)")
+    r.add_argument("--secure", action="store_true", help="ChaCha20 keyed by OS entropy (see docs/guide/mechanisms.md: what it protects)")
     s.add_argument("--exact", action="store_true",
                    help="exact sampler: integer and rational arithmetic on ChaCha20 words, the output law equals the "
                         "pmf exactly (lattice mechanisms; continuous ones need --lattice-bits)")

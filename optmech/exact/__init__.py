@@ -6,7 +6,7 @@ Layout (data flow): :mod:`~optmech.exact.bits` (uniform words from ChaCha20) →
 :mod:`~optmech.exact.laws` (the law shapes: window plus periodic tails, finite point sets, series,
 ℓ1 spheres) → :mod:`~optmech.exact.sampler` (:class:`ExactSampler`, what
 ``Mechanism.exact_sampler()`` returns).  The mechanisms build their laws from these pieces; see
-the README section "Exact samplers".
+the docs page guide/mechanisms.md, section "Exact samplers".
 """
 
 from optmech.exact.bits import SECURE, BitSource, bit_source

@@ -92,7 +92,7 @@ class UpperBound(Protocol):
 
 
 class Family(Protocol):
-    """One problem family behind the driver (see the module docstring and the README's architecture).
+    """One problem family behind the driver (see the module docstring and docs/how-it-works.md).
 
     Sizes are opaque to the driver except through :meth:`estimate_bytes`.
     """

@@ -280,7 +280,7 @@ class Mechanism:
 
         if not self.lattice:
             raise SpecError(f"{type(self).__name__} is continuous: no exact sampler draws a density; release on a "
-                            "lattice instead (README: Exact samplers, continuous mechanisms)")
+                            "lattice instead (docs: guide/mechanisms.md, Exact samplers, continuous mechanisms)")
         raise SpecError(f"{type(self).__name__} has no exact sampler")
 
     def _exact_privacy(self, law: str):

@@ -210,7 +210,7 @@ class Tabulated(Mechanism):
 
         if not self.lattice:
             raise SpecError("a piecewise-constant density has no exact sampler: solve the problem on the integer "
-                            "lattice with the sensitivity in steps of 2^-k (README: Exact samplers, continuous mechanisms)")
+                            "lattice with the sensitivity in steps of 2^-k (docs: guide/mechanisms.md, Exact samplers, continuous mechanisms)")
         law = self.law
         W = law.grid.W
         beta = Fraction(float(law.beta))
