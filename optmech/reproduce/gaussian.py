@@ -9,7 +9,8 @@ cost V_ref beside V* as the certified ratio interval
 
 never as a point: where the solver stops short of its target gap (status ``gap_not_reached``, e.g. at
 ε = 5, and in d = 2) the interval is wide, and the text and the heatmap say so (a cell whose interval is
-wider than :data:`WIDE` is marked "≥" and hatched; its annotation is the interval's lower end).  Where the
+wider than :data:`WIDE` is marked "≥" and hatched; the heatmap shows the extra cost V_ref/V* − 1 at the
+interval's lower end, see :func:`excess_text`).  Where the
 certified lower bound is 0 (in d = 2, when no LP fits the problem's time limit the bracket is
 [0, best closed-form reference]) the interval is unbounded above, [V_ref/upper, ∞), and is printed
 "≥ V_ref/upper".  Printed intervals are rounded outward.  The references:
@@ -49,7 +50,9 @@ from optmech.reproduce.report import (Context, Section, figure, fmt, fmt_bracket
 from optmech.sources import citation, tags_in
 
 __all__ = ["Ratio", "GapRow", "gap_rows", "gaussian_cost", "analytic_sigma", "classic_sigma",
-           "truncated_laplace_cost", "interval_text", "WIDE"]
+           "truncated_laplace_cost", "interval_text", "WIDE",
+           "draw_heatmap", "heatmap_panels", "excess_text", "excess_lower", "excess_norm", "excess_cmap",
+           "draw_ratio_cells", "excess_colorbar"]
 
 #: a ratio interval wider than this (hi/lo − 1) is marked "≥" in the heatmap and hatched
 WIDE = 0.01
@@ -496,72 +499,198 @@ def _checks(s: Section, rows: list[GapRow]) -> None:
 
 
 # -- the figure -------------------------------------------------------------------------------------
+#
+# A heatmap cell shows the extra cost of a mechanism over the optimum, V_ref/V* − 1, from the certified ratio
+# interval [lo, hi] (:class:`Ratio`).  lo and hi are floats from one division each (error at most half an ulp), so
+# nextafter(lo, 0) − 1 and nextafter(hi, ∞) − 1 enclose the true extra cost; the subtraction and the percentage are
+# done exactly in :class:`decimal.Decimal` and rounded down (lower end) or up (upper end) to the printed digits.
+# Where the lower end is positive the cell is coloured and labelled by it ("≥" and hatched where the interval is
+# wider than :data:`WIDE` or unbounded).  Where it is not (the bracket's upper end is no better than the
+# reference), the lower end says nothing beyond V_ref >= V*: the cell gets the "under" colour and is labelled by
+# its upper end ("≤ x %", the reference is optimal within x %) or, when that is unbounded too, "unresolved".
 
 
-#: colour-bar ticks of the heatmap (plain numbers on its log scale)
-_TICKS = (1, 1.01, 1.02, 1.05, 1.1, 1.2, 1.5, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000)
+#: a cell's colour where the certified lower end of the extra cost is not positive (the colour bar's "under")
+UNDER = "#cfe3ef"
+#: a cell's colour where there is no certified ratio (no bracket, or no such mechanism)
+MISSING = "0.85"
+_EXACT = _Decimals(prec=80)
+
+
+def _excess(x: float, up: bool) -> Decimal:
+    """x − 1 for a ratio end x (a float quotient), widened by one ulp outward, exactly (no rounding)."""
+    return _EXACT.subtract(Decimal(math.nextafter(x, math.inf if up else 0.0)), Decimal(1))
+
+
+def _outward_decimal(x: Decimal, digits: int, up: bool) -> str:
+    rounding = ROUND_CEILING if up else ROUND_FLOOR
+    d = _Decimals(prec=digits, rounding=rounding).plus(x)
+    d = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=rounding)
+    return format(d, "f")
+
+
+def excess_lower(q: Ratio) -> float:
+    """The certified lower end of the extra cost q − 1 (as a float, for the colour; rounded down); 0 where not
+    positive."""
+    e = _excess(q.lo, False)
+    return max(float(_Decimals(prec=17, rounding=ROUND_FLOOR).plus(e)), 0.0)
+
+
+def excess_text(q: Ratio) -> str:
+    """A heatmap cell's label for the ratio interval ``q``: the extra cost V_ref/V* − 1 in percent.
+
+    ``42.3%`` (the certified lower end, rounded down), ``≥42.3%`` where the interval is wider than :data:`WIDE` or
+    unbounded; where the lower end is not positive, ``≤0.012%`` (the upper end, rounded up) or ``unresolved``.
+
+    >>> excess_text(Ratio(1.4231, 1.4232)), excess_text(Ratio(1.6, math.inf)), excess_text(Ratio(0.999, 1.0001))
+    ('42.3%', '≥59.9%', '≤0.0101%')
+    >>> excess_text(Ratio(0.999, math.inf))
+    'unresolved'
+    """
+    lo = _excess(q.lo, False)
+    if lo > 0:
+        return ("≥" if q.wide else "") + _percent_down(lo)
+    if not q.bounded:
+        return "unresolved"
+    return "≤" + _percent_up(_excess(q.hi, True))
+
+
+def _scaled(x: Decimal) -> Decimal:
+    return _EXACT.multiply(x, Decimal(100))
+
+
+def _percent_down(x: Decimal) -> str:
+    p = _scaled(x)
+    if p < Decimal("0.001"):
+        return _sci(p, False) + "%"
+    return _outward_decimal(p, 3, False) + "%"
+
+
+def _percent_up(x: Decimal) -> str:
+    p = _scaled(x)
+    if p < Decimal("0.001"):
+        return _sci(p, True) + "%"
+    return _outward_decimal(p, 3, True) + "%"
+
+
+def _sci(p: Decimal, up: bool) -> str:
+    """p > 0 with 2 significant digits in e-notation, rounded up or down (``1.2e-5``)."""
+    rounding = ROUND_CEILING if up else ROUND_FLOOR
+    d = _Decimals(prec=2, rounding=rounding).plus(p)
+    mant = d.scaleb(-d.adjusted())
+    return f"{mant:.1f}e{d.adjusted()}"
+
+
+def excess_norm(ratios):
+    """A log colour scale (whole decades) over the positive certified lower ends of the extra costs of ``ratios``
+    (1e-4 to 1 where there is none)."""
+    from matplotlib.colors import LogNorm
+
+    pos = [v for v in (excess_lower(q) for q in ratios if q is not None) if v > 0]
+    lo = 10.0 ** math.floor(math.log10(min(pos))) if pos else 1e-4
+    hi = 10.0 ** math.ceil(math.log10(max(pos))) if pos else 1.0
+    return LogNorm(vmin=lo, vmax=max(hi, 10 * lo))
+
+
+def excess_cmap():
+    """YlOrRd with the "under" colour :data:`UNDER` and the missing colour :data:`MISSING`."""
+    from matplotlib import colormaps
+
+    return colormaps["YlOrRd"].with_extremes(bad=MISSING, under=UNDER)
+
+
+def draw_ratio_cells(ax, cells: dict, shape: tuple[int, int], norm, cmap, fontsize: float = 8.0):
+    """Draw one heatmap panel: ``cells`` maps (row, column) to a :class:`Ratio`, or to a string for a cell without
+    one (drawn grey, the string as its label); returns the image.  Coloured by :func:`excess_lower` on ``norm``
+    (the "under" colour where it is 0), labelled by :func:`excess_text`, hatched where the interval is wide."""
+    import numpy as np
+    from matplotlib.patches import Rectangle
+
+    grid = np.full(shape, np.nan)
+    for (yi, xi), q in cells.items():
+        if isinstance(q, Ratio):
+            v = excess_lower(q)
+            grid[yi, xi] = v if v > 0 else norm.vmin / 10
+    im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap=cmap, norm=norm, aspect="auto")
+    for (yi, xi), q in cells.items():
+        if not isinstance(q, Ratio):
+            ax.text(xi, yi, q, ha="center", va="center", fontsize=fontsize, color="0.3")
+            continue
+        if q.wide:
+            ax.add_patch(Rectangle((xi - 0.5, yi - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.45", lw=0))
+        v = excess_lower(q)
+        dark = v > 0 and norm(v) > 0.6
+        ax.text(xi, yi, excess_text(q), ha="center", va="center", fontsize=fontsize,
+                color="white" if dark else "black", fontweight="bold" if q.wide else "normal",
+                bbox=None if not q.wide else dict(boxstyle="round,pad=0.15", fc="white" if not dark else "0.2",
+                                                  ec="none", alpha=0.6))
+    return im
+
+
+def excess_colorbar(fig, cax, im, under: bool, what: str = "V_ref/V* − 1"):
+    """The colour bar of :func:`draw_ratio_cells` panels in ``cax``: labelled with what the colour is, ticks in
+    percent; an "under" triangle where some cell's certified lower end is not positive."""
+    from matplotlib.ticker import FuncFormatter
+
+    def percent(v: float, _pos) -> str:
+        p = 100 * v
+        return f"{p:g}%" if p >= 1e-3 else f"$10^{{{round(math.log10(p))}}}$%"
+
+    cb = fig.colorbar(im, cax=cax, extend="min" if under else "neither")
+    cb.set_label(f"extra cost {what}\n(certified lower end, log scale)", fontsize=8)
+    cb.ax.yaxis.set_major_formatter(FuncFormatter(percent))
+    cb.ax.tick_params(labelsize=7)
+    return cb
+
+
+def heatmap_panels(rows: list[GapRow]) -> list[tuple[tuple[int, str, str], str]]:
+    """The panels of :func:`draw_heatmap`, (group, reference) in order: the analytic Gaussian and the truncated
+    Laplace per (dim, norm, cost) group, each only where some cell has a certified ratio (no empty panel: the
+    truncated Laplace has no d = 2 panel)."""
+    return [(g, name) for g in _groups(rows) for name in (AG, TL)
+            if any(r.group == g and r.ratios[name] is not None for r in rows)]
 
 
 def draw_heatmap(fig, rows: list[GapRow]) -> None:
-    """One row of panels per (dim, norm, cost) group: (analytic Gaussian / V*, truncated Laplace / V*) over the
-    ε × δ grid, coloured and annotated by the lower end of the certified ratio interval; a cell whose interval is
-    wider than :data:`WIDE` is marked "≥" and hatched; a cell without a certified bracket is grey, marked "—"."""
-    import numpy as np
-    from matplotlib import colormaps
-    from matplotlib.colors import LogNorm
-    from matplotlib.patches import Rectangle
-
-    groups = _groups(rows)
-    eps = sorted({r.epsilon for r in rows})
-    dls = sorted({r.delta for r in rows})
-    cmap = colormaps["YlOrRd"].with_extremes(bad="0.85")
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
-    for i, g in enumerate(groups):
-        for j, name in enumerate((AG, TL)):
-            ax = fig.add_subplot(len(groups), 2, 2 * i + j + 1)
-            grid = np.full((len(dls), len(eps)), np.nan)
-            cells = {}
-            for r in rows:
-                if r.group == g:
-                    cells[(dls.index(r.delta), eps.index(r.epsilon))] = r
-                    if r.ratios[name] is not None:
-                        grid[dls.index(r.delta), eps.index(r.epsilon)] = r.ratios[name].lo
-            finite = grid[np.isfinite(grid)]
-            vmax = float(finite.max()) if finite.size else 2.0
-            norm = LogNorm(vmin=1.0, vmax=max(vmax, 1.01))
-            im = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap=cmap, norm=norm, aspect="auto")
-            for (yi, xi), r in cells.items():
-                q = r.ratios[name]
-                if q is None:
-                    label = "failed" if r.result is None else "—"
-                    ax.text(xi, yi, label, ha="center", va="center", fontsize=8, color="0.3")
-                    continue
-                if q.wide:
-                    ax.add_patch(Rectangle((xi - 0.5, yi - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.35",
-                                           lw=0))
-                dark = norm(q.lo) > 0.6
-                ax.text(xi, yi, ("≥" if q.wide else "") + _outward(q.lo, 3, False), ha="center", va="center", fontsize=8,
-                        color="white" if dark else "black", fontweight="bold" if q.wide else "normal")
-            ax.set_xticks(range(len(eps)))
-            ax.set_xticklabels([fmt(e) for e in eps], fontsize=8)
-            ax.set_yticks(range(len(dls)))
-            ax.set_yticklabels([fmt(d) for d in dls], fontsize=8)
-            ax.set_xlabel("ε")
-            ax.set_ylabel("δ")
-            short = "analytic Gaussian" if name == AG else "truncated Laplace"
-            only = " (1-D only)" if name == TL and not any(r.values[TL] for r in cells.values()) else ""
-            ax.set_title(f"({next(letters)}) {short} / V*, {_group_name(g)}{only}", fontsize=9)
-            cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03)
-            cb.set_label("lower end of V_ref / V*", fontsize=7)
-            ticks = [1.0]   # spread on the log scale: at least 15 % of its span apart
-            for t in _TICKS:
-                if t <= norm.vmax and math.log(t / ticks[-1]) >= 0.15 * math.log(norm.vmax):
-                    ticks.append(t)
-            cb.set_ticks(ticks)
-            cb.set_ticklabels([fmt(t) for t in ticks], fontsize=7)
-            cb.ax.minorticks_off()
-    fig.suptitle(f"How far from optimal is the Gaussian? Certified ratios (Δ = 1; ≥ and hatched: interval wider "
-                 f"than {WIDE:.0%} or unbounded)", fontsize=10)
+    """The panels of :func:`heatmap_panels` (two a row) over each group's ε × δ grid, on one colour scale: the
+    extra cost V_ref/V* − 1 of the reference, coloured and annotated by the certified lower end (see
+    :func:`excess_text`); a cell without a certified bracket is grey, marked "—" (or "failed").  Sets the figure's
+    size from the grid."""
+    panels = heatmap_panels(rows)
+    if not panels:
+        raise ValueError("no certified ratio to draw")
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = -(-len(panels) // ncols)
+    neps = max(len({r.epsilon for r in rows if r.group == g}) for g, _ in panels)
+    ndls = max(len({r.delta for r in rows if r.group == g}) for g, _ in panels)
+    w, h = max(3.6, 1.2 + 0.95 * neps), max(2.0, 1.1 + 0.5 * ndls)
+    fig.set_size_inches(ncols * w + 1.3, nrows * h + 0.9)
+    gs = fig.add_gridspec(nrows, ncols + 1, width_ratios=[1.0] * ncols + [0.045])
+    norm, cmap = excess_norm([r.ratios[n] for g, n in panels for r in rows if r.group == g]), excess_cmap()
+    under = False
+    for k, (g, name) in enumerate(panels):
+        ax = fig.add_subplot(gs[k // ncols, k % ncols])
+        grp = [r for r in rows if r.group == g]
+        eps, dls = sorted({r.epsilon for r in grp}), sorted({r.delta for r in grp})
+        cells = {}
+        for r in grp:
+            q = r.ratios[name]
+            cells[(dls.index(r.delta), eps.index(r.epsilon))] = q if q is not None else (
+                "failed" if r.result is None else "—")
+            under = under or (q is not None and excess_lower(q) <= 0)
+        im = draw_ratio_cells(ax, cells, (len(dls), len(eps)), norm, cmap)
+        ax.set_xticks(range(len(eps)))
+        ax.set_xticklabels([fmt(e) for e in eps], fontsize=8)
+        ax.set_yticks(range(len(dls)))
+        ax.set_yticklabels([fmt(d) for d in dls], fontsize=8)
+        ax.set_xlabel("ε", fontsize=9)
+        ax.set_ylabel("δ", fontsize=9)
+        short = "analytic Gaussian" if name == AG else "truncated Laplace"
+        ax.set_title(f"({'abcdefghijklmnopqrstuvwxyz'[k]}) {short}, {_group_name(g)}", fontsize=9)
+    excess_colorbar(fig, fig.add_subplot(gs[:, -1]), im, under, "V_ref/V* − 1")
+    fig.suptitle("How far from optimal is the Gaussian? Extra cost of each mechanism over the certified optimum V* "
+                 f"(Δ = 1)\nnumbers: certified lower ends; ≥ and hatched: interval wider than {WIDE:.0%} or unbounded; "
+                 "≤ (pale blue): upper end, where the lower end is not above 0", fontsize=9)
 
 
 # -- the report ---------------------------------------------------------------------------------------
@@ -607,9 +736,6 @@ def gaussian_gap_report(ctx: Context) -> Section:
                                                  if ctx.quick else "."))
     s.add(*_findings(rows))
     _checks(s, rows)
-    if any(r.certified for r in rows):
-        groups = _groups(rows)
-        neps = len({r.epsilon for r in rows})
-        figure(ctx, s, ctx.spec.name, lambda fig: draw_heatmap(fig, rows),
-               size=(max(8.0, 2.4 * neps), 0.6 + 2.9 * len(groups)))
+    if heatmap_panels(rows):     # draw_heatmap sizes the figure from its panels
+        figure(ctx, s, ctx.spec.name, lambda fig: draw_heatmap(fig, rows))
     return s

@@ -21,7 +21,8 @@ import math
 import time
 
 from optmech.mechanisms.approx.deployed_integer import LAW_NAMES, IntegerLaw, deployed_laws
-from optmech.reproduce.gaussian import Ratio, interval_text
+from optmech.reproduce.gaussian import (Ratio, draw_ratio_cells, excess_cmap, excess_colorbar, excess_lower,
+                                         excess_norm, interval_text)
 from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, register
 from optmech.sources import citation
 
@@ -117,44 +118,46 @@ def _findings(rows: list[IntegerRow]) -> list[str]:
 
 
 def draw_heatmap(fig, rows: list[IntegerRow]) -> None:
-    """One panel per law: rows (Δ, δ), columns ε, coloured and annotated by the lower end of the certified
-    ratio interval (hatched: interval wider than 1 % or unbounded; grey: no certified bracket)."""
-    import numpy as np
-    from matplotlib import colormaps
-    from matplotlib.colors import LogNorm
-    from matplotlib.patches import Rectangle
-
+    """One panel per ε (two a row): rows (Δ, δ), columns the laws, on one colour scale: the law's extra cost over
+    the optimum E|X|/V* − 1, coloured and annotated by the certified lower end
+    (:func:`optmech.reproduce.gaussian.excess_text`: "≥" and hatched where the interval is wider than 1 % or
+    unbounded; "≤ x" the upper end where the lower end is not positive); grey: no certified bracket ("—") or a law
+    that is not private at that cell.  Sets the figure's size from the grid."""
     ys = sorted({(r.sensitivity, r.delta) for r in rows}, key=lambda t: (t[0], -t[1]))
-    xs = sorted({r.epsilon for r in rows})
-    cmap = colormaps["YlOrRd"].with_extremes(bad="0.85")
+    xs = [e for e in sorted({r.epsilon for r in rows}) if any(r.epsilon == e and r.certified for r in rows)]
+    if not xs:
+        raise ValueError("no certified ratio to draw")
     names = LAW_NAMES
-    for i, n in enumerate(names):
-        ax = fig.add_subplot(1, len(names), i + 1)
-        grid = np.full((len(ys), len(xs)), np.nan)
-        for r in rows:
-            q = r.ratios[n]
-            if q is not None:
-                grid[ys.index((r.sensitivity, r.delta)), xs.index(r.epsilon)] = q.lo
-        finite = grid[np.isfinite(grid)]
-        norm = LogNorm(vmin=1.0, vmax=max(float(finite.max()) if finite.size else 2.0, 1.01))
-        ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap=cmap, norm=norm, aspect="auto")
-        for r in rows:
-            yi, xi = ys.index((r.sensitivity, r.delta)), xs.index(r.epsilon)
-            q = r.ratios[n]
-            if q is None:
-                ax.text(xi, yi, "—", ha="center", va="center", fontsize=7, color="0.3")
-                continue
-            if q.wide:
-                ax.add_patch(Rectangle((xi - 0.5, yi - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.35", lw=0))
-            ax.text(xi, yi, ("≥" if q.wide else "") + f"{q.lo:.3g}", ha="center", va="center", fontsize=7)
-        ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([fmt(e) for e in xs], fontsize=7)
+    ncols = 1 if len(xs) == 1 else 2
+    nrows = -(-len(xs) // ncols)
+    w, h = 1.6 + 1.05 * len(names), max(2.4, 1.6 + 0.32 * len(ys))
+    fig.set_size_inches(ncols * w + 1.3, nrows * h + 0.9)
+    gs = fig.add_gridspec(nrows, ncols + 1, width_ratios=[1.0] * ncols + [0.04])
+    norm, cmap = excess_norm([q for r in rows for q in r.ratios.values()]), excess_cmap()
+    under = False
+    for k, e in enumerate(xs):
+        ax = fig.add_subplot(gs[k // ncols, k % ncols])
+        cells = {}
+        for r in (r for r in rows if r.epsilon == e):
+            for xi, n in enumerate(names):
+                q = r.ratios[n]
+                cells[(ys.index((r.sensitivity, r.delta)), xi)] = q if q is not None else (
+                    "failed" if r.result is None else "not private" if n in r.laws and not r.laws[n].private
+                    else "—")
+                under = under or (q is not None and excess_lower(q) <= 0)
+        im = draw_ratio_cells(ax, cells, (len(ys), len(names)), norm, cmap, fontsize=7.5)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([SHORT[n].replace(" [", "\n[") for n in names], fontsize=7.5, rotation=30, ha="right")
         ax.set_yticks(range(len(ys)))
-        ax.set_yticklabels([f"Δ={d}, δ={fmt(dl)}" for d, dl in ys] if i == 0 else [], fontsize=7)
-        ax.set_xlabel("ε")
-        ax.set_title(f"{SHORT[n]} / V*", fontsize=8)
-    fig.suptitle("How far from optimal is deployed integer noise? Lower ends of certified ratios E|X| / V* "
-                 "(hatched: interval wider than 1 %)", fontsize=9)
+        ax.set_yticklabels([f"Δ = {d}, δ = {fmt(dl)}" for d, dl in ys] if k % ncols == 0 else [], fontsize=7.5)
+        ax.set_xlabel("deployed law", fontsize=8)
+        if k % ncols == 0:
+            ax.set_ylabel("sensitivity Δ, δ", fontsize=8)
+        ax.set_title(f"({'abcdefghijklmnopqrstuvwxyz'[k]}) ε = {fmt(e)}", fontsize=9)
+    excess_colorbar(fig, fig.add_subplot(gs[:, -1]), im, under, "E|X|/V* − 1")
+    fig.suptitle("How far from optimal is deployed integer noise? Extra cost E|X|/V* − 1 over the certified optimum"
+                 "\nnumbers: certified lower ends; ≥ and hatched: interval wider than 1 % or unbounded; "
+                 "≤ (pale blue): upper end, where the lower end is not above 0", fontsize=9)
 
 
 @register("integer_noise")
@@ -191,6 +194,5 @@ def integer_noise_report(ctx: Context) -> Section:
               f"(Δ = {slow.sensitivity}, ε = {fmt(slow.epsilon)}, δ = {fmt(slow.delta)}; the discrete Gaussian's "
               "all-shift δ audit dominates at large Δσ).")
     if any(r.certified for r in rows):
-        ys = len({(r.sensitivity, r.delta) for r in rows})
-        figure(ctx, s, ctx.spec.name, lambda fig: draw_heatmap(fig, rows), size=(15.0, 1.5 + 0.45 * ys))
+        figure(ctx, s, ctx.spec.name, lambda fig: draw_heatmap(fig, rows))   # sized by draw_heatmap
     return s
