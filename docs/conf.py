@@ -24,13 +24,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))  # the local extension cli_reference
 sys.path.insert(0, str(HERE.parent))  # optmech itself, when it is not installed
 
-import optmech  # noqa: E402
+import optmech
 
 # -- Project -----------------------------------------------------------------------------------
 
 project = "optmech"
 author = "the optmech authors"
-copyright = "the optmech authors"  # noqa: A001  (Sphinx's name)
+copyright = "the optmech authors"
 release = optmech.__version__
 version = ".".join(release.split(".")[:2])
 

@@ -165,7 +165,7 @@ def test_every_public_name_is_in_the_api_reference():
     for modname in ["optmech", *PUBLIC_MODULES]:
         module = importlib.import_module(modname)
         assert modname in pages, f"no API page docs/api/{modname}.rst"
-        assert re.search(rf"^\s+{re.escape(modname)}\s*$", index, re.M), f"docs/api/index.rst lacks {modname}"
+        assert re.search(rf"^\s+{re.escape(modname)}\s*$", index, re.MULTILINE), f"docs/api/index.rst lacks {modname}"
         listed = pages[modname]
         for name in public_names(module):
             full = f"{modname}.{name}"
