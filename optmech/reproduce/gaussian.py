@@ -622,8 +622,8 @@ def draw_ratio_cells(ax, cells: dict, shape: tuple[int, int], norm, cmap, fontsi
         dark = v > 0 and norm(v) > 0.6
         ax.text(xi, yi, excess_text(q), ha="center", va="center", fontsize=fontsize,
                 color="white" if dark else "black", fontweight="bold" if q.wide else "normal",
-                bbox=None if not q.wide else dict(boxstyle="round,pad=0.15", fc="white" if not dark else "0.2",
-                                                  ec="none", alpha=0.6))
+                bbox=None if not q.wide else {"boxstyle": "round,pad=0.15", "fc": "0.2" if dark else "white",
+                                                   "ec": "none", "alpha": 0.6})
     return im
 
 

@@ -22,7 +22,7 @@ import time
 
 from optmech.mechanisms.approx.deployed_integer import LAW_NAMES, IntegerLaw, deployed_laws
 from optmech.reproduce.gaussian import (Ratio, draw_ratio_cells, excess_cmap, excess_colorbar, excess_lower,
-                                         excess_norm, interval_text)
+                                         excess_norm)
 from optmech.reproduce.report import Context, Section, figure, fmt, fmt_bracket, md_table, new_section, register
 from optmech.sources import citation
 
