@@ -2,7 +2,7 @@
 The staircase against Laplace on the real line
 ==============================================
 
-For pure ε-DP noise on ℝ with sensitivity Δ = 1 and cost L(x) = |x|, the optimal noise is the
+For pure ε-DP noise on ℝ with sensitivity Δ = 1 and cost :math:`L(x) = |x|`, the optimal noise is the
 staircase mechanism, and its cost has a closed form, V* = Δ e^{ε/2}/(e^ε − 1) [Geng13, Thm 2.5].
 Laplace noise of scale Δ/ε costs Δ/ε.
 

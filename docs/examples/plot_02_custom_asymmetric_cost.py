@@ -3,8 +3,8 @@ A custom asymmetric cost on the integers
 ========================================
 
 Suppose an error below the true count costs twice as much as one above it: L(x) = x for x ≥ 0
-and 2|x| for x < 0. No closed form is known for the optimal ε-DP noise under such a cost. The
-staircase is optimal only for costs that are symmetric and nondecreasing in |x| [Geng13].
+and :math:`2|x|` for x < 0. No closed form is known for the optimal ε-DP noise under such a cost. The
+staircase is optimal only for costs that are symmetric and nondecreasing in :math:`|x|` [Geng13].
 
 optmech takes the cost as an expression in ``x`` (numexpr syntax, checked against a whitelist and
 never passed to ``eval``). It proves the cost nonnegative on ℤ with interval arithmetic. It then

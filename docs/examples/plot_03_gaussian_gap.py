@@ -6,7 +6,7 @@ Under (ε, δ)-DP the Gaussian mechanism is the usual choice. Calibrated exactly
 Gaussian [BW18, Thm 8], it adds N(0, σ²) noise with the smallest σ whose privacy profile meets δ
 at ε. How much more does it cost than the best possible noise?
 
-For the cost |x| on ℝ (sensitivity Δ = 1, δ = 1e-5), optmech brackets V*, the least E|X| of any
+For the cost :math:`|x|` on ℝ (sensitivity Δ = 1, δ = 1e-5), optmech brackets V*, the least :math:`E|X|` of any
 (ε, δ)-DP additive noise on ℝ. It solves a hockey-stick LP over cell-constant densities. The lower
 bound comes from a repaired dual and holds for *every* density, not only cell-constant ones; the
 upper bound is an audited density. A coarse target gap (1e-3) keeps each solve to a few seconds.
@@ -58,8 +58,9 @@ for eps in epsilons:
     )
 
 # %%
-# What is certified: ``lower_bound ≤ V* ≤ upper_bound`` for each ε. The analytic Gaussian's E|X| =
-# σ·√(2/π) is a closed form, so its ratio to V* lies in [E|X| / upper, E|X| / lower]. The error
+# What is certified: ``lower_bound ≤ V* ≤ upper_bound`` for each ε. The analytic Gaussian's
+# :math:`E|X| = \sigma\sqrt{2/\pi}` is a closed form, so its ratio to V* lies in
+# [:math:`E|X|` / upper, :math:`E|X|` / lower]. The error
 # bars below are that interval, rounded outward. The pure ε-DP laws (Laplace, and the staircase,
 # which is optimal for δ = 0) are (ε, δ)-DP too, and are drawn for scale.
 

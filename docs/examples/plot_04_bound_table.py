@@ -2,8 +2,8 @@
 A bound table for (ε, δ)-DP on the integers
 ===========================================
 
-[GV13] bound the least expected |noise| of (ε, δ)-DP integer noise from both sides. Below is a
-theorem's lower bound ([GV13] Thm 8, valid under side conditions). Above are the costs of simple
+[GV13] bound the least expected absolute value of (ε, δ)-DP integer noise from both sides. Below
+is a theorem's lower bound ([GV13] Thm 8, valid under side conditions). Above are the costs of simple
 mechanisms: Laplace and the staircase (pure ε-DP, hence (ε, δ)-DP) and the discrete Gaussian
 [CKS20]. :func:`optmech.build_table` puts these next to the certified bracket on V* itself. It
 solves the exact hockey-stick LP on ℤ for every cell of a grid, in worker processes.

@@ -3,7 +3,7 @@ Which noise should I add?
 =========================
 
 An integer query with sensitivity 10 (a sum of counts, say), released once under (ε, δ) = (1,
-1e-6), with the cost |error|. :func:`optmech.recommend` solves for the certified optimum V*. It
+1e-6), with the cost :math:`|x|` (the absolute error). :func:`optmech.recommend` solves for the certified optimum V*. It
 then calibrates every deployable mechanism *exactly* to the same guarantee, prices each and ranks
 them. The table gives each mechanism's cost relative to V* as a certified interval.
 """
@@ -23,7 +23,7 @@ print(f"V* ∈ [{rec.lower:.12g}, {rec.upper:.12g}]  certified={rec.certified}, 
 print(f"recommended: {rec.choice}: {rec.reason}")
 
 # %%
-# What is certified: ``rec.lower ≤ V* ≤ rec.upper``, the least E|X| of any (ε, δ)-DP noise on ℤ
+# What is certified: ``rec.lower ≤ V* ≤ rec.upper``, the least :math:`E|X|` of any (ε, δ)-DP noise on ℤ
 # for a sensitivity-10 query. Each row's ``ratio_low``/``ratio_high`` encloses its cost / V*.
 # The cost is widened by 1e-12 and divided by the bracket's ends with outward rounding. That holds
 # where ``ratio_certified`` is True, which is every row here.
