@@ -48,8 +48,8 @@ for eps in epsilons:
     )
     results[eps] = r
     refs = {ref.name: ref for ref in r.references}
-    for name in ratios:
-        ratios[name].append(certified_ratio(refs[name].value, r.lower_bound, r.upper_bound))
+    for name, bracket_list in ratios.items():
+        bracket_list.append(certified_ratio(refs[name].value, r.lower_bound, r.upper_bound))
     lo, hi = ratios["analytic_gaussian"][-1]
     print(
         f"ε = {eps:<4}  V* ∈ [{r.lower_bound:.6g}, {r.upper_bound:.6g}]  ({r.status}, certified={r.certified}, "
