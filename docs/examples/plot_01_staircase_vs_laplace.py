@@ -94,11 +94,9 @@ ax_ratio.set_title("How far Laplace is from optimal (|x|, Δ = 1)")
 ax_ratio.grid(True, which="both", alpha=0.3)
 ax_ratio.legend(fontsize="small")
 
-# %%
-# The optimal density against Laplace
-# -----------------------------------
-# ``result.mechanism`` is the audited density of the bracket's upper end: piecewise constant,
-# flat on [−γΔ, γΔ], dropping by e^{−ε} at each step. Laplace's density is smooth instead.
+# The right panel: ``result.mechanism`` is the audited density of the bracket's upper end, piecewise
+# constant, flat on [−γΔ, γΔ] and dropping by e^{−ε} at each step; Laplace's density is smooth.
+# (One cell draws both panels, so the gallery captures the finished figure.)
 
 EPS_SHOWN = 2.0
 mech = results[EPS_SHOWN].mechanism

@@ -87,12 +87,10 @@ ax_ratio.set_title(f"Cost relative to the optimum, δ = {DELTA:g}, Δ = 1", font
 ax_ratio.grid(True, alpha=0.3)
 ax_ratio.legend(fontsize="small")
 
-# %%
-# The two densities
-# -----------------
-# At ε = 1 the optimum (the audited density of the bracket's upper end) is a staircase with a
-# finite support: the δ lets it stop (its support is printed below). The Gaussian spends its δ on
-# a much wider bell.
+# The right panel, the two densities: at ε = 1 the optimum (the audited density of the bracket's
+# upper end) is a staircase with a finite support: the δ lets it stop (its support is printed below).
+# The Gaussian spends its δ on a much wider bell. (One cell draws both panels, so the gallery
+# captures the finished figure.)
 
 EPS_SHOWN = 1.0
 mech = results[EPS_SHOWN].mechanism
