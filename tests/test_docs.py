@@ -305,3 +305,25 @@ def test_built_pages_render(tmp_path):
         assert img.shape[:2] == (900, 1280)
         colours = np.unique(img.reshape(-1, img.shape[-1]), axis=0)
         assert len(colours) > 1, f"the screenshot of {page.name} is blank"
+
+
+def test_the_pages_examples_run():
+    """Every ``>>>`` example in a fenced block of the docs pages runs and prints what the page shows
+    (pages are read as a user reads them; the examples of one page share one namespace, in order)."""
+    import doctest
+    import re
+
+    pages = sorted((DOCS).rglob("*.md"))
+    checked = 0
+    for page in pages:
+        blocks = re.findall(r"^```(?:pycon|python)\n(.*?)^```", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+        text = "\n\n".join(b for b in blocks if ">>>" in b)
+        if not text:
+            continue
+        test = doctest.DocTestParser().get_doctest(text, {}, str(page.relative_to(DOCS)), str(page), 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        report: list[str] = []
+        runner.run(test, out=report.append)
+        assert runner.failures == 0, "".join(report)
+        checked += len(test.examples)
+    assert checked >= 40     # getting-started and the interop guide at least
