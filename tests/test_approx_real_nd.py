@@ -292,13 +292,17 @@ def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
     assert abs(c.mean() - r.upper_bound) < 5 * c.std() / math.sqrt(len(c))
 
 
-def test_a_gaussian_upper_bound_returns_no_mechanism_and_says_why():
+def test_a_gaussian_upper_bound_returns_the_gaussian_and_says_why():
+    """result.mechanism is the law at the upper end in every dimension (issue 38): the d-D Gaussian."""
+    from optmech.mechanisms import GaussianND
+
     r = _solve(epsilon=1.0, delta=0.05, norm="l2", cost="l2sq", resolution=2, target_gap=0.9)
     assert r.audit["method"] == "closed form: the analytic_gaussian reference (its own privacy proof)"
-    assert r.mechanism is None
     sigma = next(x for x in r.references if x.name == "analytic_gaussian").parameters["sigma"]
+    assert isinstance(r.mechanism, GaussianND) and r.mechanism.sigma == sigma
+    assert r.mechanism.expected_cost("l2sq") == pytest.approx(r.upper_bound, rel=1e-9)
     line = next(c for c in r.claims if c.startswith("mechanism:"))
-    assert "1-D only" in line and repr(sigma) in line
+    assert "GaussianND" in line and repr(sigma) in line
 
 
 def test_cli_json_and_the_saved_mechanism(tmp_path):

@@ -17,8 +17,8 @@ The loop widens the window while the relaxation uses its outer layer or far mass
 The Result's mechanism is the law whose cost is the bracket's upper end: the audited cube density
 (:class:`~optmech.mechanisms.solved.CubePMFND`, masses per signed-permutation orbit), or, when a
 closed-form reference is cheaper, that reference with its own calibration (``LaplaceND`` for ℓ1
-sensitivity, ``L2Laplace`` for ℓ2, ``UniformContinuous``); the Gaussians have no d-D library
-mechanism, so there the mechanism is None and a claim gives σ.
+sensitivity, ``L2Laplace`` for ℓ2, ``UniformContinuous``, the ℓ2 ``StaircaseND``, and for the
+Gaussians :class:`~optmech.mechanisms.approx.gaussian_nd.GaussianND`: the d-D pair has the 1-D curve).
 """
 
 from __future__ import annotations
@@ -314,11 +314,18 @@ class ApproxRealNDFamily:
                           f"{self.D!r}, gamma={par['gamma']!r}, dim={self.d}, norm='l2'): density g(||x||_2) with the "
                           "1-D staircase profile g, pure epsilon-DP for l2 sensitivity (|r - r'| <= ||v||_2 by the "
                           "triangle inequality) [MDA26], hence (epsilon, delta)-DP")
-        elif name in ("gaussian", "analytic_gaussian"):
-            return None, (f"mechanism: none returned; the upper bound is the {name} reference N(0, sigma^2 I_d), "
-                          f"sigma = {par.get('sigma')!r} (its calibration {par.get('theorem', '')}), i.e. {self.d} "
-                          "i.i.d. N(0, sigma^2) coordinates, but the library's Gaussian mechanism "
-                          "(optmech.mechanisms.approx.gaussian.Gaussian) is 1-D only")
+        elif name in ("gaussian", "analytic_gaussian") and "sigma" in par:
+            from optmech.mechanisms.approx.gaussian_nd import GaussianND
+
+            d2 = par.get("l2_sensitivity", self.D)
+            mech = GaussianND(sigma=par["sigma"], epsilon=self.eps, sensitivity=d2, dim=self.d)
+            if mech.delta <= self.delta:
+                return mech, (f"mechanism: the {name} reference itself, GaussianND(sigma={mech.sigma!r}, epsilon="
+                              f"{self.eps!r}, sensitivity={d2!r}, dim={self.d}): N(0, sigma^2 I_d), whose pair at a "
+                              f"shift v has the 1-D curve at ||v||_2, so delta(epsilon) = {mech.delta:.9g} <= delta for "
+                              f"every shift of l2 norm <= {d2:g}" + ("" if self.norm == "l2" else
+                                                                     " (and of l1 norm: ||v||_2 <= ||v||_1)")
+                              + " [BW18, Thm 8]")
         return None, (f"mechanism: none returned; the upper bound is the {name} reference (parameters {par}), which "
                       "has no d-dimensional library mechanism with that calibration")
 

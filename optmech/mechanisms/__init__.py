@@ -105,6 +105,7 @@ from optmech.mechanisms.tabulated import LatticePMF, PiecewiseConstantDensity, T
 from optmech.mechanisms.uniform import Uniform, UniformContinuous
 from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
 from optmech.mechanisms.approx.gaussian import Gaussian
+from optmech.mechanisms.approx.gaussian_nd import GaussianND
 from optmech.mechanisms.approx.truncated import TruncatedDiscreteLaplace, TruncatedLaplace
 from optmech.mechanisms.factory import FAMILIES, make_mechanism
 from optmech.mechanisms.lattice_release import LatticeRelease
@@ -121,6 +122,7 @@ __all__ = [
     "TruncatedDiscreteLaplace",
     "TruncatedLaplace",
     "Gaussian",
+    "GaussianND",
     "DiscreteGaussian",
     "StaircaseND",
     "DiscreteStaircaseND",

@@ -6,6 +6,8 @@ module                                                     what it holds
 :mod:`~optmech.mechanisms.approx.gaussian`                 N(0, σ²I_d) on ℝ^d: the exact δ(ε) [BW18, Thm 8], the
                                                            classic [DR14, Thm A.1] and analytic [BW18] σ, costs,
                                                            :class:`Gaussian`
+:mod:`~optmech.mechanisms.approx.gaussian_nd`              N(0, σ²I_d) as a d-dimensional mechanism for ℓ2 (and ℓ1)
+                                                           sensitivity: :class:`GaussianND`
 :mod:`~optmech.mechanisms.approx.discrete_gaussian`        the discrete Gaussian on ℤ [CKS20]: normaliser, δ(ε)
                                                            with a rigorous tail, σ, costs, :class:`DiscreteGaussian`
 :mod:`~optmech.mechanisms.approx.truncated`                the truncated Laplace on ℝ [GDGK20]
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # the names below, for static tools; at run time __getattr__ 
                                                              discrete_gaussian_sigma)
     from optmech.mechanisms.approx.gaussian import (Gaussian, analytic_gaussian_sigma, classic_gaussian_sigma,
                                                     gaussian_cost, gaussian_delta, gaussian_reference)
+    from optmech.mechanisms.approx.gaussian_nd import GaussianND
     from optmech.mechanisms.approx.references import continuous_approx_references, discrete_approx_references
     from optmech.mechanisms.approx.truncated import (TruncatedDiscreteLaplace, TruncatedLaplace, truncated_laplace,
                                                      truncated_laplace_cost, truncated_laplace_reference)
@@ -51,6 +54,7 @@ if TYPE_CHECKING:  # the names below, for static tools; at run time __getattr__ 
 _HOMES = {
     "gaussian": ("Gaussian", "analytic_gaussian_sigma", "classic_gaussian_sigma", "gaussian_delta", "gaussian_cost",
                  "gaussian_reference"),
+    "gaussian_nd": ("GaussianND",),
     "discrete_gaussian": ("DiscreteGaussian", "discrete_gaussian_sigma", "discrete_gaussian_delta",
                           "discrete_gaussian_cost", "discrete_gaussian_reference"),
     "truncated": ("TruncatedLaplace", "TruncatedDiscreteLaplace", "truncated_laplace", "truncated_laplace_cost",
