@@ -457,6 +457,11 @@ def _reference_mechanism(problem, name: str, parameters: dict):
             from optmech.mechanisms import L2Laplace
 
             return L2Laplace(epsilon=eps, sensitivity=sens, dim=problem.dim)
+        elif name in ("gaussian", "analytic_gaussian") and "sigma" in parameters:
+            from optmech.mechanisms import GaussianND
+
+            return GaussianND(sigma=parameters["sigma"], epsilon=eps,
+                              sensitivity=parameters.get("l2_sensitivity", sens), dim=problem.dim)
     except (SpecError, ValueError, TypeError):
         return None
     return None
