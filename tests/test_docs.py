@@ -307,11 +307,14 @@ def test_built_pages_render(tmp_path):
         assert len(colours) > 1, f"the screenshot of {page.name} is blank"
 
 
-def test_the_pages_examples_run():
+def test_the_pages_examples_run(tmp_path, monkeypatch):
     """Every ``>>>`` example in a fenced block of the docs pages runs and prints what the page shows
-    (pages are read as a user reads them; the examples of one page share one namespace, in order)."""
+    (pages are read as a user reads them; the examples of one page share one namespace, in order; they
+    run in a scratch folder, since some write a store)."""
     import doctest
     import re
+
+    monkeypatch.chdir(tmp_path)
 
     pages = sorted((DOCS).rglob("*.md"))
     checked = 0
