@@ -90,6 +90,7 @@ CATALOGUE: dict[str, Entry] = {
     "staircase": Entry("staircase [Geng13]", "no", "float"),
     "discrete_staircase": Entry("discrete staircase [Geng13]", "no", "exact"),
     "l2_laplace": Entry("ℓ2-Laplace (density ∝ e^(-ε‖x‖₂/Δ))", "no", "float"),
+    "uniform": Entry("uniform (0, δ) noise [GV13]", "no", "exact"),
 }
 
 #: The (ε, δ) integer laws of :mod:`optmech.mechanisms.approx.deployed_integer` added on ℤ in 1-D (abs, square).
@@ -299,6 +300,8 @@ def _rank(problem, result, tol: float) -> Recommendation:
     for ref in result.references:
         if ref.name not in CATALOGUE or ref.kind == "lower" or ref.valid is False or ref.name in seen:
             continue
+        if ref.name == "uniform" and problem.epsilon > 0:  # (0, δ) noise is listed where ε = 0 only
+            continue
         value = float(ref.value)
         if not math.isfinite(value):
             continue
@@ -351,8 +354,8 @@ def _choose(rows: list[dict], lower: float, upper: float, tol: float, certified:
     """The optimum unless a standard mechanism is certified within ``tol`` of V* or costs no more than it."""
     bound = max((1.0 + tol) * lower, upper) if certified else -math.inf
     for r in rows:
-        if r["standard"] and r["ratio_certified"] and r["expected_cost"] * (1 + COST_MARGIN) <= bound:
-            if r["expected_cost"] * (1 + COST_MARGIN) <= upper:
+        if r["standard"] and r["ratio_certified"] and r["expected_cost"] <= bound * (1 + COST_MARGIN):
+            if r["expected_cost"] <= upper * (1 + COST_MARGIN):  # no more, up to the closed form's rounding
                 why = (f"{r['mechanism']} costs no more than the optimum's mechanism ({_g(r['expected_cost'])} <= "
                        f"{_g(upper)}), and standard mechanisms are easier to audit")
             else:
@@ -392,6 +395,8 @@ def _deployed_rows(problem, lower: float, upper: float, seen: set[str], mechanis
     cost = problem.cost.canonical if hasattr(problem.cost, "canonical") else None
     if cost not in ("abs", "square") or not float(problem.sensitivity).is_integer():
         return None
+    if not 0.0 < problem.epsilon <= 30.0 or not 0.0 < problem.privacy.delta < 0.5:
+        return []  # the deployed laws are calibrated for 0 < ε <= 30 and 0 < δ < 1/2 (at ε = 0 only (0, δ) laws apply)
     names = tuple(n for n in _DEPLOYED if n not in seen)
     laws = deployed_laws(problem.epsilon, problem.privacy.delta, int(problem.sensitivity), names=names)
     out = []
@@ -449,6 +454,12 @@ def _reference_mechanism(problem, name: str, parameters: dict):
                 from optmech.mechanisms.approx.discrete_gaussian import DiscreteGaussian
 
                 return DiscreteGaussian(sigma=parameters["sigma"], epsilon=eps, delta=delta, sensitivity=int(sens))
+            if name == "uniform":
+                from optmech.mechanisms import Uniform, UniformContinuous
+
+                if problem.to_params()["domain"] == "continuous":
+                    return UniformContinuous(delta=delta, sensitivity=sens)
+                return Uniform(delta=delta, sensitivity=int(sens))
             if name == "truncated_laplace":
                 from optmech.mechanisms.approx.truncated import TruncatedLaplace
 

@@ -281,3 +281,15 @@ def test_solve_without_references_keeps_the_bracket():
     assert full.references and bare.references == []
     assert (bare.lower_bound, bare.upper_bound) == (full.lower_bound, full.upper_bound)
     assert any("references=False" in c for c in bare.claims)
+
+
+def test_at_epsilon_zero_the_uniform_noise_is_listed_and_recommended():
+    """(0, δ)-DP on ℤ: uniform noise on n = 1/δ consecutive integers, E|X| = 250 for δ = 1e-3
+    ({−500, …, 499}: (Σ_{k<500} k + Σ_{k<=500} k)/1000), is optimal; no deployed (ε > 0) law is listed."""
+    rec = recommend(0.0, 1e-3)
+    uni = next(r for r in rec.rows if r["mechanism"] == "uniform")
+    assert uni["expected_cost"] == pytest.approx((sum(range(500)) + sum(range(501))) / 1000, rel=1e-12)
+    assert rec.lower <= uni["expected_cost"] <= rec.upper * (1 + 1e-12)
+    assert rec.choice == "uniform" and uni["sampler"] == "exact"
+    assert not any(r["mechanism"] in ("truncated_geometric", "rounded_tulap") for r in rec.rows)
+    assert all(r["mechanism"] != "uniform" for r in recommend(1.0, 1e-3).rows)   # listed at ε = 0 only
