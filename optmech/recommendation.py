@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from optmech.errors import SpecError
+from optmech.mechanisms.base import json_value
 
-__all__ = ["Recommendation", "recommend", "add_compositions", "check_compositions", "CATALOGUE", "COLUMNS", "COST_MARGIN"]
+__all__ = ["Recommendation", "recommend", "problem_for", "add_compositions", "check_compositions", "CATALOGUE", "COLUMNS", "COST_MARGIN"]
 
 #: The finest default target gap of the V* bracket (a family's own default when coarser): a choice of
 #: noise needs the ratios to about 4 digits, and on ℤ the coarse levels reach 1e-4 in under a second at
@@ -155,7 +156,7 @@ class Recommendation:
         """One JSON-safe document: problem, bracket, rows, choice, notes (and compositions)."""
         d = {
             "problem": dict(self.problem),
-            "v_star": {"lower": _json_float(self.lower), "upper": _json_float(self.upper),
+            "v_star": {"lower": json_value(float(self.lower)), "upper": json_value(float(self.upper)),
                        "certified": bool(self.certified), "status": self.status},
             "recommended": self.choice,
             "reason": self.reason,
@@ -226,23 +227,15 @@ def recommend(epsilon: float, delta: float = 0.0, *, sensitivity: float = 1, dom
     0.850918
     """
     from optmech.drive import solve
-    from optmech.spec import Problem
 
-    eps = _number("epsilon", epsilon)
-    dlt = _number("delta", delta)
     tol = _number("prefer_standard", prefer_standard)
     if not (0 <= tol < 10):
         raise SpecError(f"prefer_standard must be a relative tolerance in [0, 10), got {prefer_standard!r}")
     if isinstance(compositions, bool) or int(compositions) != compositions or int(compositions) < 1:
         raise SpecError(f"compositions must be a positive integer, got {compositions!r}")
     k = int(compositions)
-    privacy = "approx" if dlt > 0 else "pure"
-    params = {"privacy": privacy, "epsilon": eps, "delta": dlt if privacy == "approx" else None,
-              "sensitivity": sensitivity, "domain": domain, "dim": dim, "norm": norm, "cost": cost,
-              "target_gap": target_gap}
-    problem = Problem.from_params(params)
-    if target_gap is None and problem.target_gap < RECOMMEND_GAP:  # a choice of noise needs about 4 digits
-        problem = dataclasses.replace(problem, target_gap=RECOMMEND_GAP)
+    problem = problem_for(epsilon, delta, sensitivity=sensitivity, domain=domain, dim=dim, norm=norm, cost=cost,
+                          target_gap=target_gap)
     if k > 1:
         check_compositions(problem, k)
     result = solve(problem, solver=solver, time_limit=time_limit)
@@ -252,6 +245,26 @@ def recommend(epsilon: float, delta: float = 0.0, *, sensitivity: float = 1, dom
     if k > 1 and rec.status != "interrupted":
         add_compositions(rec, k)
     return rec
+
+
+def problem_for(epsilon: float, delta: float = 0.0, *, sensitivity: float = 1, domain: str | None = None,
+                dim: int = 1, norm: str = "l1", cost: str | None = None, target_gap: float | None = None):
+    """The :class:`~optmech.spec.Problem` that :func:`recommend` solves: ε-DP when δ is 0, (ε, δ)-DP
+    otherwise, with the target gap no finer than :data:`RECOMMEND_GAP` unless one is given.
+
+    >>> problem_for(1.0, 1e-6, sensitivity=10).to_params()["privacy"], problem_for(1.0).target_gap
+    ('approx', 0.0001)
+    """
+    from optmech.spec import Problem
+
+    eps, dlt = _number("epsilon", epsilon), _number("delta", delta)
+    privacy = "approx" if dlt > 0 else "pure"
+    problem = Problem.from_params({"privacy": privacy, "epsilon": eps, "delta": dlt if privacy == "approx" else None,
+                                   "sensitivity": sensitivity, "domain": domain, "dim": dim, "norm": norm,
+                                   "cost": cost, "target_gap": target_gap})
+    if target_gap is None and problem.target_gap < RECOMMEND_GAP:  # a choice of noise needs about 4 digits
+        problem = dataclasses.replace(problem, target_gap=RECOMMEND_GAP)
+    return problem
 
 
 def add_compositions(rec: Recommendation, compositions: int) -> Recommendation:
@@ -322,13 +335,12 @@ def _rank(problem, result, tol: float) -> Recommendation:
     opt = result.mechanism
     if opt is not None and math.isfinite(upper):
         mechanisms["optimum"] = opt
-        has_exact = type(opt)._exact_sampler is not _base_exact_sampler()
         rows.append({
             "mechanism": "optimum", "label": "the optimum (optmech's audited LP mechanism)",
             "expected_cost": upper, "ratio_low": 1.0,
             "ratio_high": _div_up(upper, lower) if lower > 0 else math.inf,
             "ratio_certified": bool(result.certified), "standard": False,
-            "sampler": "exact" if has_exact else "float",
+            "sampler": _sampler_kind(opt),
             "opendp": "optmech.interop.opendp.make_measurement (user measurement)",
             "guarantee": _optimum_guarantee(opt, problem), "parameters": {"kind": opt.name},
             "note": "the upper end of the certified bracket: its cost is certified, its privacy audited",
@@ -375,7 +387,7 @@ def _row(name: str, entry: Entry, cost_lo: float, cost_hi: float, exact: bool, p
          note: str, lower: float, upper: float, mech) -> dict:
     sampler = entry.sampler
     if mech is not None and entry.sampler != "none":
-        sampler = "exact" if type(mech)._exact_sampler is not _base_exact_sampler() else "float"
+        sampler = _sampler_kind(mech)
     lo_c = cost_lo * (1 - COST_MARGIN)
     hi_c = cost_hi * (1 + COST_MARGIN)
     return {
@@ -560,10 +572,11 @@ def format_compositions(comp: dict) -> list[str]:
 # small helpers
 
 
-def _base_exact_sampler():
+def _sampler_kind(mech) -> str:
+    """``exact`` when the law's class supplies an exact sampler (the base class refuses), else ``float``."""
     from optmech.mechanisms.base import Mechanism
 
-    return Mechanism._exact_sampler
+    return "exact" if type(mech)._exact_sampler is not Mechanism._exact_sampler else "float"
 
 
 def _guarantee(problem) -> str:
@@ -614,26 +627,14 @@ def _pct(tol: float) -> str:
     return f"{tol * 100:g}%"
 
 
-def _json_float(x: float):
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-
-
 def _json_value(v):
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int,)):
-        return int(v)
-    if isinstance(v, float):
-        return _json_float(v)
-    if hasattr(v, "item"):
-        return _json_value(v.item())
+    """JSON-safe nested values: dicts and lists recursively, scalars by :func:`optmech.mechanisms.base.json_value`."""
     if isinstance(v, dict):
         return {str(k): _json_value(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [_json_value(x) for x in v]
+    if v is None or isinstance(v, (bool, str, int, float)) or hasattr(v, "item"):
+        return json_value(v)
     return str(v)
 
 

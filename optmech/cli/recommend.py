@@ -123,18 +123,15 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
 
     if k < 1:
         raise SpecError(f"compositions must be a positive integer, got {args.compositions!r}")
+    domain = None if is_default(args.domain) else str(args.domain)
     if k > 1:  # refused before any solve (dimension, dp_accounting installed)
-        from optmech.recommendation import check_compositions
-        from optmech.spec import Problem
+        from optmech.recommendation import check_compositions, problem_for
 
-        check_compositions(Problem.from_params({
-            "privacy": "approx" if delta > 0 else "pure", "epsilon": eps, "delta": delta if delta > 0 else None,
-            "sensitivity": args.sensitivity, "domain": None if is_default(args.domain) else str(args.domain),
-            "dim": dim, "norm": args.norm, "cost": args.cost}), k)
+        check_compositions(problem_for(eps, delta, sensitivity=args.sensitivity, domain=domain, dim=dim,
+                                       norm=args.norm, cost=args.cost), k)
     interrupted = None
     with InterruptOnSignals() as signals:
-        rec = recommend(eps, delta, sensitivity=args.sensitivity, domain=None if is_default(args.domain) else str(args.domain),
-                        dim=dim, norm=args.norm, cost=args.cost, prefer_standard=tol, time_limit=tl,
+        rec = recommend(eps, delta, sensitivity=args.sensitivity, domain=domain, dim=dim, norm=args.norm, cost=args.cost, prefer_standard=tol, time_limit=tl,
                         solver=args.solver, target_gap=gap)
         if rec.status == "interrupted":
             interrupted = "the table is for the best certified bracket found so far"

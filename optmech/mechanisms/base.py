@@ -130,7 +130,12 @@ class Privacy:
 REGISTRY: dict[str, type["Mechanism"]] = {}
 
 
-def _json_value(v):
+def json_value(v):
+    """A JSON-safe scalar: numpy scalars as Python numbers, ±inf and NaN as the strings "inf", "-inf", "nan".
+
+    >>> json_value(np.float64(2.5)), json_value(float("inf")), json_value(float("nan"))
+    (2.5, 'inf', 'nan')
+    """
     if isinstance(v, (np.floating, np.integer)):
         v = v.item()
     if isinstance(v, float) and not math.isfinite(v):
@@ -540,7 +545,7 @@ class Mechanism:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe parameters; ``Mechanism.from_dict`` inverts it."""
         d = {"name": self.name, "epsilon": self.epsilon, "sensitivity": self.sensitivity, **self.parameters}
-        return {k: _json_value(v) for k, v in d.items()}
+        return {k: json_value(v) for k, v in d.items()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Mechanism":

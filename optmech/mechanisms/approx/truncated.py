@@ -423,11 +423,13 @@ class TruncatedDiscreteLaplace(Mechanism):
         return np.where(n >= 0, tail, 1.0 - tail)
 
     def _sample(self, n, rng):
-        p = -math.expm1(-self.epsilon / self.sensitivity)
+        from optmech.mechanisms.laplace import DiscreteLaplace
+
+        untruncated = DiscreteLaplace(epsilon=self.epsilon, sensitivity=self.sensitivity)  # same λ; rejection below
         out = np.empty(n, dtype=np.int64)
         todo = np.arange(n)
         while todo.size:
-            y = rng.geometric(p, size=todo.size) - rng.geometric(p, size=todo.size)
+            y = untruncated.sample(todo.size, rng=rng)
             ok = np.abs(y) <= self.half_width
             out[todo[ok]] = y[ok]
             todo = todo[~ok]
