@@ -65,12 +65,16 @@ CASES = {
     "dstair": ("exact discrete staircase, |x|, ε = 0.5, Δ = 20", None, "rate", 1e6),
     "solved_asym": (f"exact solved optimum, {ASYMMETRIC_COST}, ε = 0.5, Δ = 20", None, "rate", 1e6),
     "dstair_nd3": ("exact ℓ1 lattice staircase, d = 3, ε = 1, Δ = 4", None, "rate", 2e5),
+    "tdlap_s10": ("exact truncated discrete Laplace, (ε, δ) = (1, 1e-6), Δ = 10 (T = 137); OpenDP has no truncated "
+                  "law: its untruncated discrete Laplace of the same scale is the baseline", "opendp_dlap_s10", "rate",
+                  1e6),
 }
 
 #: name -> (label, builder, scale)
 BASELINES = {
     "opendp_dlap_s1": ("OpenDP make_laplace, int, scale 1", "dlap", 1.0),
     "opendp_dlap_s2": ("OpenDP make_laplace, int, scale 2", "dlap", 2.0),
+    "opendp_dlap_s10": ("OpenDP make_laplace, int, scale 10", "dlap", 10.0),
     "opendp_dlap_s20": ("OpenDP make_laplace, int, scale 20", "dlap", 20.0),
     "opendp_dgauss_s2": ("OpenDP make_gaussian, int, scale 2", "dgauss", 2.0),
     "opendp_flap_s2": ("OpenDP make_laplace, float, scale 2 (reference)", "flap", 2.0),
@@ -99,6 +103,11 @@ def _make_mechanism(case: str) -> tuple[object, dict]:
     if case.startswith("dlap_s"):
         s = int(case[len("dlap_s"):])
         return DiscreteLaplace(epsilon=1, sensitivity=s), {"scale": s}
+    if case == "tdlap_s10":
+        from optmech.mechanisms import TruncatedDiscreteLaplace
+
+        m = TruncatedDiscreteLaplace(epsilon=1.0, delta=1e-6, sensitivity=10)
+        return m, {"half_width": m.half_width, "delta": m.delta}
     if case == "dgauss_s2":
         m = DiscreteGaussian(sigma=2.0, epsilon=1.0)
         return m, {"sigma": 2.0, "epsilon": 1.0, "delta": float(m.delta)}
