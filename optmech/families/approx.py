@@ -382,6 +382,14 @@ def discrete_gaussian_bounds(cost, epsilon: float, delta: float, sensitivity: in
 
 
 # -- the family ---------------------------------------------------------------------------------------
+def uses_backend(ctx, backend: str) -> bool:
+    """Whether the solve's profile has an attempt with ``backend`` (the per-point LPs of the exact level are
+    then solved by the structured interior point of :mod:`optmech.solvers.hockey_ipm`, faster than the
+    aggregated relaxation by HiGHS, so the loop does not aggregate)."""
+    profile = getattr(ctx, "profile", None)
+    return any(a.backend == backend for a in getattr(profile, "attempts", ()))
+
+
 class ApproxFamily:
     """(ε, δ)-DP on ℤ^d (δ > 0): the hockey-stick LPs of :mod:`optmech.problems.approx`.
 
@@ -409,7 +417,7 @@ class ApproxFamily:
         #: noise on ℕ: the audited truncated geometric of :meth:`initial_uppers`, reused by the references
         self.nonneg_law: _Upper | None = None
         #: whether the exact level may use the aggregated relaxation (off after a step whose primal needed repair)
-        self.aggregate = self.d == 1 and self.even and not self.nonneg
+        self.aggregate = self.d == 1 and self.even and not self.nonneg and not uses_backend(ctx, "hockey_ipm")
         self.prev_gap = math.inf
         self._plans: dict = {}
         # 1-D: the budget slack s of the LP solved (δ − s): a primal exactly at δ fails the audit by its own
@@ -599,7 +607,9 @@ class ApproxFamily:
         # masses of about 1/(2R): solved as S·p (S a power of two near the box size, optmech.solvers.base),
         # so that the solver's absolute tolerances do not add up to a hockey-stick excess over ~1e3 rows
         scale = 2.0 ** math.ceil(math.log2(2 * alp.R + 1))
-        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
+        meta = dict(lp.meta, solve_scale=scale)
+        meta.setdefault("builder", alp.variant if k == 1 else "hockey_stick_coarse")
+        lp = dataclasses.replace(lp, row_upper=ru, meta=meta)
         desc = {"half_width": N * k, "shifts_kept": len(shifts), "delta_slack": self.slack}
         if k > 1:
             desc.update(coarse_factor=k, coarse_sensitivity=m, coarse_half_width=N)

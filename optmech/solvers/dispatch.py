@@ -12,7 +12,7 @@ from optmech.solvers.registry import get_backend
 
 #: the option each backend reads as its algorithm, for reporting attempts that never ran
 _METHOD_KEY = {"highs": ("solver", "choose"), "scipy": ("method", "highs"), "cvxpy": ("solver", "default"),
-               "clarabel": ("method", "ipm")}
+               "clarabel": ("method", "ipm"), "hockey_ipm": ("method", "mehrotra-gondzio")}
 
 
 def _one_line(text: str) -> str:

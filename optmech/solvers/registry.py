@@ -7,6 +7,7 @@ from optmech.solvers.chain import ChainBackend
 from optmech.solvers.clarabel_backend import ClarabelBackend
 from optmech.solvers.cvxpy_backend import CvxpyBackend
 from optmech.solvers.highs import HighsBackend
+from optmech.solvers.hockey_ipm import HockeyIPMBackend
 from optmech.solvers.scipy_backend import ScipyBackend
 
 BACKENDS: dict[str, type[Backend]] = {
@@ -15,6 +16,7 @@ BACKENDS: dict[str, type[Backend]] = {
     "cvxpy": CvxpyBackend,
     "chain": ChainBackend,
     "clarabel": ClarabelBackend,
+    "hockey_ipm": HockeyIPMBackend,
 }
 
 
