@@ -19,8 +19,8 @@ from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN
 from optmech.errors import SolveFailed
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.result import ReferenceValue
-from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, lattice_staircase_upper,
-                                                 references_nd)
+from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, dominated_uppers,
+                                                 lattice_staircase_upper, references_nd)
 from optmech.families.pure_nd_setup import (LAYER_ORBIT_LIMIT, LAYERED_SHELLS, Setup, Upper, ball_orbits, lp_bytes,
                                             lp_plan, radius, setup_for, upper_from_lp)
 
@@ -66,6 +66,8 @@ class PureNDFamily:
                 self.fine = _fine_layered_upper(self.s, self.ctx)
             if self.s.cost.kind != "expr" and not self.s.layered:  # the layered variant bounds layered laws only
                 out = closed_form_uppers_nd(self.s)
+            elif not self.s.layered:  # an expression proven below a named cost: that cost's laws bound it
+                out = dominated_uppers(self.s)
         return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
     def start(self):

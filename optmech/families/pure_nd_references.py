@@ -15,7 +15,8 @@ from optmech.costs_nd import norm_factor
 from optmech.result import ReferenceValue
 from optmech.families.pure_nd_setup import Setup
 
-__all__ = ["ReferenceUpper", "NUMERIC_COSTS", "closed_form_uppers_nd", "lattice_staircase_upper", "references_nd"]
+__all__ = ["ReferenceUpper", "NUMERIC_COSTS", "closed_form_uppers_nd", "dominated_uppers", "lattice_staircase_upper",
+           "references_nd"]
 
 
 @dataclass
@@ -68,6 +69,32 @@ def closed_form_uppers_nd(s: Setup) -> list[ReferenceUpper]:
             out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
                                       dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {}),
                                       mech, note))
+    return out
+
+
+def dominated_uppers(s: Setup) -> list[ReferenceUpper]:
+    """For a cost expression L on ℝ^d: the closed-form laws of :func:`closed_form_uppers_nd` for each named
+    cost h with L <= L_h + η proven almost everywhere (:func:`optmech.costs.dominance.dominating_named`).
+    Each law has a density, so E L(X) <= E L_h(X) + η: its exact E L_h (widened) plus η, rounded up, is a
+    certified upper end for V*(L), although the law was calibrated for h."""
+    import dataclasses
+
+    from optmech.costs.dominance import dominating_named
+    from optmech.costs_nd import as_cost_nd
+
+    tree = getattr(s.cost, "_tree", None)
+    if s.cost.kind != "expr" or tree is None:
+        return []
+    out = []
+    for h, eta in dominating_named(tree, s.d).items():
+        for up in closed_form_uppers_nd(dataclasses.replace(s, cost=as_cost_nd(h, s.d))):
+            value = float(np.nextafter(up.value + eta, np.inf)) if eta > 0 else up.value
+            out.append(ReferenceUpper(
+                value, up.reference, up.parameters | {"dominating_cost": h}, up.mechanism,
+                f"{up.note}; its exact expected {h} cost widened by {CLOSED_FORM_WIDENING:g} relative"
+                + (f" plus {eta:.3g}" if eta > 0 else "") + f" bounds E cost(X): the cost is proven <= {h}"
+                + (f" + {eta:.3g}" if eta > 0 else "") + " almost everywhere on R^d (where-branches decided on condition "
+                "boxes, common terms cancelled exactly, interval arithmetic on each box: optmech.costs.dominance)"))
     return out
 
 
