@@ -28,7 +28,7 @@ from harness import add_case, against, main  # noqa: E402
 #: (ε, δ, Δ) of the LP cases
 LP_CASES = [(1.0, 0.01, 32), (1.0, 0.01, 64), (0.1, 0.01, 32), (0.1, 0.01, 64), (1.0, 1e-6, 32)]
 #: (ε, δ, Δ, time limit) of the solve cases
-SOLVE_CASES = [(1.0, 0.01, 64, 120.0), (1.0, 1e-6, 100, 120.0), (0.1, 0.01, 64, 120.0)]
+SOLVE_CASES = [(1.0, 0.01, 64, 120.0), (1.0, 0.01, 128, 150.0), (1.0, 1e-6, 100, 120.0), (0.1, 0.01, 64, 120.0)]
 
 
 def _lp(epsilon: float, delta: float, sensitivity: int):
