@@ -137,15 +137,27 @@ def test_structure_is_checked_coefficient_by_coefficient():
     st = hockey_structure(scaled)
     assert st is not None and st.half_band <= 6 and len(st.edge_rows) == 6
     # any other LP, or this one with one more coefficient, is refused
-    agg = build_aggregated(as_cost("abs"), 1.0, 0.01, 16, 120)
-    assert hockey_structure(agg.lp) is None
-    nd = build_approx("l1", 1.0, 0.01, 2, 4, dim=2)
-    assert hockey_structure(nd.lp) is None
+    agg = build_aggregated(as_cost("abs"), 1.0, 0.01, 16, 200)
+    assert agg.variant == "hockey_stick_aggregated" and hockey_structure(agg.lp) is None
     A = sp.lil_array(lp.A)
     A[lp.row_blocks["budget"].start, 0] = 1.0
     assert hockey_structure(dataclasses.replace(lp, A=sp.csc_array(A))) is None
     with pytest.raises(SpecError):
         solve_hockey(agg.lp)
+
+
+def test_lps_without_edge_rows_and_in_two_dimensions():
+    """The same structure without edge rows (the cell LPs on ℝ, the orbit LP on ℤ²: its masses need not be
+    banded, the block factorisation takes the half-bandwidth it finds): same optimum as HiGHS."""
+    for alp in (build_approx("l1", 1.0, 0.01, 2, 4, dim=2),
+                build_approx(as_cost("abs"), 2.0, 1e-3, 8, 40, nodes=NodeCosts(as_cost("abs"), 1.0, 8))):
+        st = hockey_structure(alp.lp)
+        assert st is not None and len(st.edge_rows) == 0
+        res = solve_hockey(alp.lp)
+        ref = solve_lp(alp.lp, SIMPLEX)
+        assert res.objective == pytest.approx(ref.objective, rel=1e-8)
+        lo = dual_lower_bound(alp.lp, res.row_dual).value
+        assert ref.objective * (1 - 1e-6) <= lo <= ref.objective * (1 + 1e-9)
 
 
 def test_cli_profile_certifies_the_optimum(tmp_path):

@@ -237,20 +237,23 @@ def test_random_lp_highs_and_scipy_agree():
 
 def test_shipped_profiles_load():
     names = profile_names()
-    assert {"default", "ipm", "fast", "scipy", "cvxpy"} <= set(names)
+    assert {"default", "ipm", "fast", "scipy", "cvxpy", "structured"} <= set(names)
     for name in names:
         prof = load_profile(name)
         assert prof.name == name and prof.attempts and prof.description
         assert all(a.backend in BACKENDS for a in prof.attempts)
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
-        ("chain", None), ("clarabel", None), ("highs", "ipm"), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
+        ("chain", None), ("clarabel", None), ("highs", "ipm"), ("hockey_ipm", None), ("highs", "simplex"), ("highs", "ipm"),
+        ("scipy", "highs"),
     ]
     assert default.attempts[1].when == {"builders": ["general"], "min_columns": 3000}
     # IPX first, for the aggregated (ε, δ) LP on ℤ only (optmech/problems/approx_periodic.py)
     assert default.attempts[2].when == {"builders": ["hockey_stick_aggregated"]}
     assert default.attempts[2].options["run_crossover"] == "on"
-    assert default.attempts[4].options["run_crossover"] == "on"
+    # the structured interior point for the large cell LPs of (ε, δ) on ℝ only (optmech/solvers/hockey_ipm.py)
+    assert default.attempts[3].when == {"builders": ["hockey_stick_cells"], "min_columns": 20000}
+    assert default.attempts[5].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():

@@ -159,7 +159,7 @@ class ApproxRealFamily:
         delta_lp = self.delta - self._slack()
         ru = lp.row_upper.copy()
         ru[lp.row_blocks["budget"]] = delta_lp
-        return dataclasses.replace(lp, row_upper=ru), alp, delta_lp
+        return dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, builder="hockey_stick_cells")), alp, delta_lp
 
     def build(self, size) -> Built:
         n, N, shifts = size
