@@ -61,6 +61,10 @@ WORKS: dict[str, str] = {
              'AISTATS 2022, arXiv:2106.08567.',
     "DGKKM22": 'V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi, "Connect the Dots: Tighter Discrete '
                'Approximations of Privacy Loss Distributions", PETS 2022, arXiv:2207.04380.',
+    "Meh92": 'S. Mehrotra, "On the Implementation of a Primal-Dual Interior Point Method", SIAM J. Optim. 2(4), '
+             '575-601, 1992.',
+    "Gon96": 'J. Gondzio, "Multiple centrality corrections in a primal-dual method for linear programming", '
+             'Comput. Optim. Appl. 6, 137-156, 1996.',
 }
 
 

@@ -444,7 +444,21 @@ def _check_mechanism(mech: dict, eps: float, norm: str, n: int) -> None:
 
 #: the cost ‖x‖₁ as an expression: no closed form competes with the LPs' upper bounds, so the audited
 #: cell density is the mechanism
-L1_EXPR = "abs(x1) + abs(x2)"
+#: an expression the cell LP solves (one proven <= a named cost would get that cost's closed-form laws as its
+#: upper end and mechanism: optmech.costs.dominance; the constant keeps it above every named cost near 0)
+L1_EXPR = "abs(x1) + abs(x2) + 0.001"
+
+
+def test_expression_equal_to_l1_gets_the_staircase():
+    """The same ‖x‖₁ written as an expression: proven <= l1 (equal), so the ℓ1 staircase's closed form is an upper
+    end and, being the best one, the mechanism (issue 42)."""
+    r = solve(2.0, 1.0, cost="abs(x1) + abs(x2)", norm="l1", resolution=2)
+    mech = r.mechanism_dict()
+    assert mech["gamma"] > 0 and mech["dim"] == 2
+    from optmech.mechanisms.staircase_nd import StaircaseND
+
+    st = StaircaseND.optimal("l1", epsilon=2.0, sensitivity=1.0, dim=2, norm="l1")
+    assert r.upper_bound == pytest.approx(float(st.expected_cost("l1")), rel=1e-9)
 
 
 def test_mechanism_nd_of_continuous_solves():

@@ -383,11 +383,13 @@ def discrete_gaussian_bounds(cost, epsilon: float, delta: float, sensitivity: in
 
 # -- the family ---------------------------------------------------------------------------------------
 def uses_backend(ctx, backend: str) -> bool:
-    """Whether the solve's profile has an attempt with ``backend`` (the per-point LPs of the exact level are
+    """Whether the solve's profile sends the per-point LP on ℤ (builder ``hockey_stick``) to ``backend`` (the
+    per-point LPs of the exact level are
     then solved by the structured interior point of :mod:`optmech.solvers.hockey_ipm`, faster than the
     aggregated relaxation by HiGHS, so the loop does not aggregate)."""
     profile = getattr(ctx, "profile", None)
-    return any(a.backend == backend for a in getattr(profile, "attempts", ()))
+    return any(a.backend == backend and "hockey_stick" in a.when.get("builders", ("hockey_stick",))
+               for a in getattr(profile, "attempts", ()))
 
 
 class ApproxFamily:
