@@ -137,6 +137,11 @@ class CostND:
         return self.spec
 
     @property
+    def tree(self) -> tuple | None:
+        """The expression's tree (the node shapes of :func:`optmech.costs.parse_expr`); None for a named cost."""
+        return self._tree
+
+    @property
     def is_named(self) -> bool:
         """Whether the cost is one of :data:`NAMED_ND` (closed forms, symmetric by construction)."""
         return self.kind != "expr"

@@ -84,3 +84,55 @@ def test_solve_uses_the_dominating_staircase():
     # V* >= E|X2| >= V*_1D(|x|; ε = 1, Δ = 1) = 0.9595... (the cost is >= |x2|, X2 is ε-DP for shifts along x2)
     assert res["lower_bound"] <= 0.9595 <= res["upper_bound"]
     assert any("proven <= l1" in c for c in res["claims"])
+
+
+# -- the marginal lower bound (optmech.families.pure_nd_marginal) ----------------------------------
+def _setup(cost: str, eps: float = 1.0, norm: str = "l1"):
+    from optmech.families.pure_nd_setup import setup_for
+    from optmech.spec import Continuous, Problem, PureDP
+
+    return setup_for(Problem(privacy=PureDP(eps), cost=cost, dim=2, norm=norm, domain=Continuous(4)))
+
+
+@pytest.mark.parametrize("cost", ["where(abs(x1) < 5, abs(x1)+abs(x2), 0.5+abs(x2))", "abs(x1) + x2**2 + 0.3",
+                                  "min(abs(x1), 2) + 2*abs(x2)"])
+def test_slab_steps_stay_below_the_cost(cost):
+    """φ_i(x_i) <= L(x) at random points, near the cuts and far out (an independent evaluation of both)."""
+    from optmech.costs import parse_cost
+    from optmech.families.pure_nd_marginal import slab_cost_text
+
+    s = _setup(cost)
+    rng = np.random.default_rng(2)
+    pts = np.concatenate([rng.normal(scale=sc, size=(3000, 2)) for sc in (0.2, 2.0, 20.0)])
+    L = np.asarray(evaluate_tree(parse_expr(cost, 2), (pts[:, 0], pts[:, 1])), dtype=float)
+    for axis in (0, 1):
+        text = slab_cost_text(s, axis)
+        assert text is not None and len(text) <= 2000
+        phi = parse_cost(text)(pts[:, axis])
+        assert np.all(phi <= L + 1e-12 * (1 + L))
+        assert np.all(phi >= 0)
+
+
+def test_marginal_bound_is_below_the_one_dimensional_optimum():
+    """For ‖x‖₁ written as an expression, each marginal's optimum is V*_1D(|x|) = 1/(2 sinh(1/2))... at most the
+    1-D staircase's cost: the step bound lies below it, and is informative (above 85 % of it)."""
+    from optmech.families.pure_nd_marginal import marginal_lower
+    from optmech.mechanisms.staircase import staircase_optimal_cost_abs
+
+    v1 = float(staircase_optimal_cost_abs(1.0, 1.0))  # V*_1D(|x|), eps = 1, Delta = 1 [Geng13, Thm 2.5]
+    got = marginal_lower(_setup("abs(x1) + abs(x2) + 0.001"), 20.0)
+    assert got is not None
+    assert 0.85 * v1 <= got[0] <= v1 + 0.001 + 1e-9
+    assert "marginal bound" in got[1]
+
+
+def test_solve_brackets_the_cheap_far_cost():
+    """The issue's example: the marginal bound lifts the lower end from the cell LP's 0.5 (the cost's minimum far
+    out) to nearly V*_1D(|x|), below the ℓ1 staircase upper end."""
+    cost = "where(abs(x1) < 5, abs(x1)+abs(x2), 0.5+abs(x2))"
+    out = subprocess.run([sys.executable, "-m", "optmech", "solve", "--epsilon", "1", "--domain", "continuous",
+                          "--dim", "2", "--norm", "l1", "--cost", cost, "--time-limit", "20", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    res = json.loads(out.stdout)
+    assert 0.85 <= res["lower_bound"] <= 0.9596 <= res["upper_bound"]
+    assert any("marginal bound" in c for c in res["claims"])

@@ -41,7 +41,7 @@ import numpy as np
 
 from optmech.costs.interval import condition_sets, tree_enclosure
 
-__all__ = ["MAX_BOXES", "MAX_BRANCHES", "MAX_SLACK", "dominating_named", "named_tree", "proves_at_most"]
+__all__ = ["MAX_BOXES", "MAX_BRANCHES", "MAX_SLACK", "condition_cuts", "dominating_named", "named_tree", "proves_at_most"]
 
 #: at most this many condition boxes are tried
 MAX_BOXES = 4096
@@ -184,6 +184,15 @@ def _cuts(conds: list, d: int) -> list[list[float]]:
     for var, T, F in conds:
         ends[var].update(v for a, b in T + F for v in (a, b) if math.isfinite(v))
     return [sorted(e) for e in ends]
+
+
+def condition_cuts(tree: tuple, d: int) -> dict[int, list[float]]:
+    """{axis: the finite thresholds of the tree's one-variable conditions on it} (step 1 of the module docstring;
+    conditions on several variables are skipped here)."""
+    conds: list = []
+    _conditions(tree, conds)
+    cuts = _cuts(conds, d)
+    return {i: c for i, c in enumerate(cuts) if c}
 
 
 def proves_at_most(tree: tuple, d: int, kind: str) -> float | None:

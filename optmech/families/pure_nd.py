@@ -78,7 +78,8 @@ class PureNDFamily:
 
     def initial_lower(self) -> float:
         """On ℝ^d with a named cost and ``symmetry="auto"``: the norm-comparison bound
-        (:func:`optmech.families.radial.comparison_lower`)."""
+        (:func:`optmech.families.radial.comparison_lower`); with a cost expression, the marginal bound
+        (:func:`optmech.families.pure_nd_marginal.marginal_lower`)."""
         from optmech.families.radial import comparison_lower
 
         self.comparison = None
@@ -89,6 +90,13 @@ class PureNDFamily:
                                                    self.ctx.solve_lp)
             except SolveFailed:
                 self.comparison = None
+        if self.s.cells and self.s.cost.kind == "expr" and not self.s.layered:
+            # an expression: the marginal bound (optmech.families.pure_nd_marginal), within a share of the time
+            from optmech.families.pure_nd_marginal import MARGINAL_SECONDS, marginal_lower
+
+            seconds = min(MARGINAL_SECONDS, 0.4 * max(0.0, self.ctx.time_limit - self.ctx.elapsed()))
+            if seconds >= 1.0:
+                self.comparison = marginal_lower(self.s, seconds)
         return self.comparison[0] if self.comparison is not None else 0.0
 
     def fallback_lower(self) -> tuple[float | None, str]:

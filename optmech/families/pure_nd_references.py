@@ -82,7 +82,7 @@ def dominated_uppers(s: Setup) -> list[ReferenceUpper]:
     from optmech.costs.dominance import dominating_named
     from optmech.costs_nd import as_cost_nd
 
-    tree = getattr(s.cost, "_tree", None)
+    tree = s.cost.tree
     if s.cost.kind != "expr" or tree is None:
         return []
     out = []
