@@ -24,10 +24,14 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 
 import numpy as np
 
-__all__ = ["MARGINAL_SECONDS", "marginal_lower", "slab_cost_text"]
+__all__ = ["AXIS_SECONDS", "MARGINAL_GAP", "MARGINAL_SECONDS", "marginal_lower", "slab_cost_text"]
 
 #: seconds of the 1-D solves (all axes together), at most
 MARGINAL_SECONDS = 8.0
+#: seconds of one axis's 1-D solve, at most (its first resolution already carries the bound; finer ones add little)
+AXIS_SECONDS = 5.0
+#: the 1-D solves' target gap: the steps already cost a few per cent, a tighter 1-D bracket would not show
+MARGINAL_GAP = 1e-4
 #: the positive cut points, in units of Δ·max(1, 1/ε) (mirrored to the negative side): fine where the optimum's
 #: mass is, so that the steps lose little (a 1-D cost expression has at most MAX_LENGTH characters)
 GRID = tuple(k / 16 for k in range(1, 17)) + tuple(1 + k / 8 for k in range(1, 9)) + (2.5, 3, 4, 5, 6, 8, 12)
@@ -121,8 +125,10 @@ def marginal_lower(s, time_limit: float = MARGINAL_SECONDS) -> tuple[float, str]
             break
         text = texts[axis]
         try:
-            r = optmech.solve(Problem(privacy=PureDP(s.eps), cost=text, sensitivity=s.delta, domain=Continuous()),
-                              time_limit=left / (len(order) - k) if k else 0.7 * left, references=False)
+            r = optmech.solve(Problem(privacy=PureDP(s.eps), cost=text, sensitivity=s.delta, domain=Continuous(),
+                                      target_gap=MARGINAL_GAP),
+                              time_limit=min(AXIS_SECONDS, left / (len(order) - k) if k else 0.7 * left),
+                              references=False)
         except OptmechError:
             continue
         if r.status == "interrupted":  # the signal was meant for the whole solve: pass it on
