@@ -100,7 +100,7 @@ def test_coarse_level_lp():
 def test_block_path_equals_dense_path(monkeypatch):
     """The block-tridiagonal factorisation with Woodbury's identity (large windows) solves the same systems as
     the dense Schur complement (small windows): same iterates, same answer."""
-    _, lp, scaled, scale = lp_for(8)
+    _, lp, scaled, _ = lp_for(8)
     dense = solve_hockey(scaled)
     monkeypatch.setattr(hockey_ipm, "DENSE_MAX", 0)
     monkeypatch.setattr(hockey_ipm, "MIN_BLOCK", 4)
@@ -133,7 +133,7 @@ def test_block_tridiagonal_cholesky():
 
 
 def test_structure_is_checked_coefficient_by_coefficient():
-    alp, lp, scaled, _ = lp_for(6)
+    _, lp, scaled, _ = lp_for(6)
     st = hockey_structure(scaled)
     assert st is not None and st.half_band <= 6 and len(st.edge_rows) == 6
     # any other LP, or this one with one more coefficient, is refused

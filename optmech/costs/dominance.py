@@ -39,7 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from optmech.costs.interval import condition_sets, tree_enclosure
+from optmech.costs.interval import condition_sets, fraction_up, tree_enclosure
 
 __all__ = ["MAX_BOXES", "MAX_BRANCHES", "MAX_SLACK", "condition_cuts", "dominating_named", "named_tree", "proves_at_most"]
 
@@ -155,10 +155,7 @@ def _exact(t: tuple) -> Fraction | None:
 
 def _const(c: Fraction) -> tuple:
     """A constant node enclosing the rational c (rounded outward)."""
-    v = float(c)
-    lo = v if Fraction(v) <= c else math.nextafter(v, -math.inf)
-    hi = v if Fraction(v) >= c else math.nextafter(v, math.inf)
-    return ("const", v, lo, hi)
+    return ("const", float(c), -fraction_up(-c), fraction_up(c))
 
 
 def _cancelled_difference(f: tuple, g: tuple) -> tuple:
