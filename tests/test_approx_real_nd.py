@@ -260,10 +260,11 @@ def test_the_cube_mechanism_is_the_audited_candidate(monkeypatch):
 
 @pytest.mark.parametrize("norm,cls", [("l1", "LaplaceND"), ("l2", "StaircaseND")])
 def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
-    """At resolution 2 a pure ε-DP reference is the upper bound: for ℓ1 the product Laplace, for ℓ2 the
-    ℓ2 staircase (cheaper than the ℓ2-Laplace, which is its γ → 0 limit's neighbour); the mechanism
-    returned is that law with the reference's own calibration, pure ε-DP in the sensitivity's norm."""
-    eps, delta = 2.0, 1e-2
+    """At resolution 2 a pure ε-DP reference is the upper bound: for ℓ1 the product Laplace, for ℓ2 (at ε = 8,
+    where the staircase is cheaper than the radial shell law of the quick resolution) the ℓ2 staircase (cheaper
+    than the ℓ2-Laplace, which is its γ → 0 limit's neighbour); the mechanism returned is that law with the
+    reference's own calibration, pure ε-DP in the sensitivity's norm."""
+    eps, delta = (2.0 if norm == "l1" else 8.0), 1e-2
     r = _solve(epsilon=eps, delta=delta, norm=norm, cost=norm, resolution=2, target_gap=0.9)
     m = r.mechanism
     name = "laplace" if norm == "l1" else "staircase"
@@ -282,11 +283,16 @@ def test_the_reference_mechanism_has_the_reference_calibration(norm, cls):
     assert (p.notion, p.epsilon, p.delta, p.norm) == ("pure", eps, 0.0, norm)
     assert any(c.startswith(f"mechanism: the {name} reference itself, {cls}(") for c in r.claims)
     assert not any("not exported" in c for c in r.claims)
-    # the pdf integrates to 1 (midpoint rule on [-12, 12]^2; the tails beyond are below 1e-9)
-    u = 0.01
-    x = (np.arange(-1200, 1200) + 0.5) * u
-    X = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1)
-    assert _cube_sum(m.pdf(X), u, 2) == pytest.approx(1.0, abs=1e-3)
+    if norm == "l1":  # the pdf integrates to 1 (midpoint rule on [-12, 12]^2; the tails beyond are below 1e-9)
+        u = 0.01
+        x = (np.arange(-1200, 1200) + 0.5) * u
+        X = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1)
+        assert _cube_sum(m.pdf(X), u, 2) == pytest.approx(1.0, abs=1e-3)
+    else:  # radial: ∫ pdf(r e_1) 2π r dr on [0, 6] (midpoints; the tail beyond is below e^-40)
+        u = 1e-5
+        rad = (np.arange(600_000) + 0.5) * u
+        assert math.fsum(m.pdf(np.stack([rad, np.zeros_like(rad)], axis=-1)) * 2 * math.pi * rad * u) == pytest.approx(
+            1.0, abs=1e-4)
     s = m.sample(100_000, rng=3)
     c = np.abs(s).sum(axis=1) if norm == "l1" else np.linalg.norm(s, axis=1)
     assert abs(c.mean() - r.upper_bound) < 5 * c.std() / math.sqrt(len(c))
@@ -296,7 +302,7 @@ def test_a_gaussian_upper_bound_returns_the_gaussian_and_says_why():
     """result.mechanism is the law at the upper end in every dimension (issue 38): the d-D Gaussian."""
     from optmech.mechanisms import GaussianND
 
-    r = _solve(epsilon=1.0, delta=0.05, norm="l2", cost="l2sq", resolution=2, target_gap=0.9)
+    r = _solve(epsilon=1.0, delta=0.05, norm="l1", cost="l2sq", resolution=2, target_gap=0.9)
     assert r.audit["method"] == "closed form: the analytic_gaussian reference (its own privacy proof)"
     sigma = next(x for x in r.references if x.name == "analytic_gaussian").parameters["sigma"]
     assert isinstance(r.mechanism, GaussianND) and r.mechanism.sigma == sigma
@@ -309,7 +315,7 @@ def test_cli_json_and_the_saved_mechanism(tmp_path):
     from optmech.result import Result
 
     save = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "2", "--delta",
+    p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "8", "--delta",
                         "1e-2", "--sensitivity", "1", "--dim", "2", "--norm", "l2", "--domain", "continuous", "--cost",
                         "l2", "--resolution", "2", "--target-gap", "0.9", "--time-limit", "30", "--json", "--save",
                         str(save)], capture_output=True, text=True, timeout=300)
@@ -319,7 +325,7 @@ def test_cli_json_and_the_saved_mechanism(tmp_path):
     assert any(c.startswith("mechanism: the staircase reference itself, StaircaseND(") for c in j["claims"])
     saved = Result.from_json(save.read_text())
     gamma = next(x for x in j["references"] if x["name"] == "staircase")["parameters"]["gamma"]
-    assert saved.mechanism_dict() == {"name": "staircase_nd", "epsilon": 2.0, "sensitivity": 1.0, "gamma": gamma,
+    assert saved.mechanism_dict() == {"name": "staircase_nd", "epsilon": 8.0, "sensitivity": 1.0, "gamma": gamma,
                                       "dim": 2, "norm": "l2"}
     assert type(saved.mechanism).__name__ == "StaircaseND" and saved.mechanism.gamma == gamma
     assert saved.upper_bound == j["upper_bound"]

@@ -34,6 +34,8 @@ from optmech.certify import dual_lower_bound
 from optmech.costs_nd import as_cost_nd
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values
+from optmech.families.approx_radial import (MARGINAL_SECONDS, RadialUpper, radial_applies, radial_marginal_lower,
+                                            radial_shell_upper)
 from optmech.families.base import Built, Step
 from optmech.lp import LinearProgram
 from optmech.mechanisms.approx.bounds import thm8_n
@@ -42,6 +44,8 @@ from optmech.problems.approx_cells_nd import (COSTS, NORMS, audit_shifts, ball_s
                                               cell_prices, node_prices)
 from optmech.result import ReferenceValue
 
+#: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``.
+RADIAL_QUICK_RESOLUTION = 10
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -101,13 +105,42 @@ class ApproxRealNDFamily:
         self.expression = cost.kind == "expr"
         self.cost = cost if self.expression else cost.kind  # named costs travel as their names
         self._plans: dict = {}
+        #: ℓ2 sensitivity with l2/l2sq: the radial upper end and the marginal lower bound (:mod:`approx_radial`)
+        self.radial = not self.expression and radial_applies(self.norm, self.cost, self.d)
+        self.radial_log: list[dict] = []
+        self._marginal: tuple[float, str] | None = None
+        self._pending_interrupt: KeyboardInterrupt | None = None
+
+    def _cube_lp_fits(self) -> bool:
+        from optmech.budget import memory_budget
+
+        return self.estimate_bytes(self.start()) <= memory_budget()
 
     def initial_uppers(self) -> list:
         """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...) as
-        certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
+        certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`); for ℓ2 sensitivity
+        with ``l2``/``l2sq`` also the audited radial shell law (:func:`~optmech.families.approx_radial.radial_shell_upper`),
+        within 30 % of the time (85 % of what the marginal bound leaves where the cube LP does not fit in
+        memory).  An interrupt there keeps what was found and is raised again by :meth:`start`."""
         if self.expression:  # the references' costs are closed forms of the named costs
             return []
-        return closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
+        out = closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
+        if not self.radial or self.ctx is None:
+            return out
+        left = self.ctx.remaining()
+        share = 0.3 * left if self._cube_lp_fits() else 0.85 * max(0.0, left - 1.5 * MARGINAL_SECONDS)
+        fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
+
+        def solve(lp, seconds):
+            return self.ctx.solve_lp(lp, share=min(1.0, seconds / max(self.ctx.remaining(), 1e-9)))
+
+        try:
+            up, self.radial_log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve, share,
+                                                        resolution=fixed)
+        except KeyboardInterrupt as exc:
+            self._pending_interrupt = exc
+            up, self.radial_log = getattr(exc, "radial_best", None), getattr(exc, "radial_log", [])
+        return out + ([up] if up is not None else [])
 
     @property
     def size_is_explicit(self) -> bool:
@@ -116,16 +149,27 @@ class ApproxRealNDFamily:
         return getattr(self.problem.domain, "resolution", None) is not None
 
     def fallback_lower(self) -> tuple[float, str]:
-        """When even the first LP does not fit the time limit: the cost's floor (norms, or an expression
-        proven nonnegative on R^d)."""
+        """When even the first LP does not fit the time limit: the marginal bound where it was computed
+        (:func:`~optmech.families.approx_radial.radial_marginal_lower`), else the cost's floor (norms, or an
+        expression proven nonnegative on R^d)."""
+        if self._marginal is not None:
+            return self._marginal
         return 0.0, ("the cost's floor on R^d (proven nonnegative)" if self.expression else
                      "the cost's floor on R^d (l1, l2 and l2sq are nonnegative)")
 
     def initial_lower(self) -> float:
-        """The same floor, held from the start: an interrupt before the first LP still has a bracket."""
+        """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` or a
+        quarter of the time left), else the cost's floor, held from the start: an interrupt before the
+        first LP still has a bracket."""
+        if self.radial and self._pending_interrupt is None and self.ctx is not None:
+            self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
+                                                   min(MARGINAL_SECONDS, 0.15 * self.ctx.remaining()))
         return self.fallback_lower()[0]
 
     def start(self) -> tuple[int, int]:
+        if self._pending_interrupt is not None:  # interrupted in initial_uppers: the loop now holds their bounds
+            exc, self._pending_interrupt = self._pending_interrupt, None
+            raise exc
         res = getattr(self.problem.domain, "resolution", None)
         n = int(res) if res else FIRST_CELLS.get(self.d, 2)
         # the radial mass grows like r^(d−1): a wider window than the 1-D one
@@ -329,6 +373,34 @@ class ApproxRealNDFamily:
         return None, (f"mechanism: none returned; the upper bound is the {name} reference (parameters {par}), which "
                       "has no d-dimensional library mechanism with that calibration")
 
+    def _radial_claims(self, best) -> list[str]:
+        """What the radial path did: the shell LPs (audited proposals) and the marginal bound."""
+        out = ["radial path (l2 sensitivity, cost a function of ||x||_2): V* is an infimum over radial laws (rotation "
+               "averaging keeps (epsilon, delta)-DP and the cost); for a nonincreasing radial density the worst shift "
+               "has norm equal to the sensitivity (proven), so one shift is audited"]
+        if self.radial_log:
+            tried = "; ".join(f"{r['resolution']} shells per sensitivity: {r['value']:.9g} "
+                              f"(audited delta {r['audited_delta']:.3g}, {'certified' if r['certified'] else 'above delta'})"
+                              for r in self.radial_log)
+            out.append(f"radial shell LPs (proposals, each audited and priced by proven shell means): {tried}")
+        else:
+            out.append("radial shell LPs: none solved within the time share")
+        if self._marginal is not None:
+            out.append(f"lower bound candidate: {self._marginal[1]}: {self._marginal[0]:.9g}"
+                       + (" (the bracket's lower end)" if best.lower == self._marginal[0] else ""))
+        return out
+
+    def _radial_mechanism(self, up: RadialUpper):
+        from optmech.mechanisms.solved import mechanism_from_solver_dict
+
+        return mechanism_from_solver_dict({
+            "kind": "radial_shell_density_nd", "dim": self.d, "norm": "l2", "sensitivity": self.D,
+            "edges": up.edges.tolist(), "density": up.density.tolist(), "epsilon": self.eps, "delta": self.delta,
+            "realised_delta": float(up.realised_delta),
+            "rule": ("density proportional to density[i] where edges[i] <= ||x||_2 < edges[i + 1], 0 beyond edges[-1] "
+                     "(normalised over the shells' volumes)"),
+        })
+
     def report(self, best, last: Step | None, status: str) -> dict:
         n = last.built.model.n if last is not None else None
         up = best.upper
@@ -346,9 +418,19 @@ class ApproxRealNDFamily:
             "signed-permutation reduction (the shift sets, box and prices are invariant); duals certified against "
             "the budget delta",
         ]
+        if self.radial:
+            claims += self._radial_claims(best)
         mech = None
         if up is None or not up.certified:
             claims.append("mechanism: none (no certified upper bound)")
+        elif isinstance(up, RadialUpper):
+            mech = self._radial_mechanism(up)
+            claims.append(
+                f"mechanism: the audited radial shell density (radial_shell_density_nd): density g_i on the shells "
+                f"e_i <= ||x||_2 < e_(i+1) ({up.edges.size - 1} shells, {up.resolution} per sensitivity beyond the inner "
+                f"ball), nonincreasing, zero beyond {up.edges[-1]:.6g}; (epsilon, delta) = ({self.eps:g}, {self.delta:g}) "
+                f"as audited (realised delta <= {up.realised_delta:.9g}); pdf and sampler; the upper bound is its cost "
+                "priced by proven shell means")
         elif ref is not None:
             claims.append(f"the upper bound is the reference mechanism {ref!r} (its own privacy proof and exact cost): "
                           "no audited cell density at the resolutions solved was cheaper")
@@ -362,9 +444,12 @@ class ApproxRealNDFamily:
                 f"listed per {'signed-permutation orbit' if mech.group != 'none' else 'cube'}; (epsilon, delta) = "
                 f"({self.eps:g}, {self.delta:g}) as audited (realised delta {up.realised_delta:.9g}); exact pdf and "
                 "sampler; the upper bound is its cost priced by the proven cube means")
+        radial_audit = ("the hockey-stick divergence of the radial shell density at one shift of l2 norm equal to the "
+                        "sensitivity (the worst for a nonincreasing radial profile, proven), bounded from above by "
+                        "Abel summation over the shells and proven enclosures of the sphere's coordinate cdf")
         return {
             "mechanism": mech,
-            "audit": (audit_record(up, self.eps, self.delta,
+            "audit": (audit_record(up, self.eps, self.delta, radial_audit if isinstance(up, RadialUpper) else
                                    "hockey-stick sums of the cube masses at every corner shift (exact for every real "
                                    "shift of norm <= sensitivity), outward-rounded") if ref is None else
                       {"realised_delta": None, "target_delta": self.delta, "epsilon": self.eps, "passed": True,

@@ -26,6 +26,8 @@ One module per kind of law; each class reads its own kind (its ``from_dict``), a
 * :mod:`~optmech.mechanisms.solved.cells`: ``cell_pmf_nd`` (:class:`CellPMFND`, the pure d-D cell density)
   and ``cube_pmf_nd`` (:class:`CubePMFND`, the (ε, δ) ℝ^d solver's cube density).
 * :mod:`~optmech.mechanisms.solved.shells`: ``l1_shell_density_nd`` (:class:`ShellDensityND`).
+* :mod:`~optmech.mechanisms.solved.radial_shells`: ``radial_shell_density_nd`` (:class:`RadialShellDensityND`, the
+  (ε, δ) solver's radial law on ℝ^d for ℓ2 sensitivity) and its audit.
 * :mod:`~optmech.mechanisms.solved.lipschitz`: ``lipschitz_points``, ``lipschitz_cells``, ``lipschitz_radial``,
   ``lipschitz_shells`` and their ``per_coordinate`` products ([KHP15]).
 * :mod:`~optmech.mechanisms.solved.points` (lookup, orbits, ℓ1 spheres of ℤ^d) and
@@ -69,6 +71,7 @@ from optmech.mechanisms.solved.lipschitz import (
 )
 from optmech.mechanisms.solved.majorant import MajorantExactLaw, MajorantExactValues, MajorantExtension  # noqa: F401
 from optmech.mechanisms.solved.points import PointIndex, canonical_points, orbit_sizes, uniform_lattice_l1_sphere
+from optmech.mechanisms.solved.radial_shells import RadialShellDensityND
 from optmech.mechanisms.solved.shells import ShellDensityND
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "MajorantLatticePMFND",
     "CellPMFND",
     "ShellDensityND",
+    "RadialShellDensityND",
     "LipschitzPoints",
     "LipschitzCells",
     "LipschitzRadial",
@@ -108,6 +112,7 @@ READERS: dict[str, type[SolvedMechanism]] = {
     "lipschitz_radial": LipschitzRadial,
     "lipschitz_shells": LipschitzShells,
     "cube_pmf_nd": CubePMFND,
+    "radial_shell_density_nd": RadialShellDensityND,
 }
 #: The ``kind`` values :func:`mechanism_from_solver_dict` accepts.
 SOLVER_KINDS = tuple(READERS)

@@ -1,0 +1,233 @@
+r"""(ε, δ)-DP on ℝ^d with ℓ2 sensitivity and the radial costs ``l2``, ``l2sq``: the radial upper end and the
+marginal lower bound, in any dimension d >= 2.
+
+Upper end (:func:`radial_shell_upper`).  The shell LP of :mod:`optmech.problems.approx_radial` (a
+nonincreasing density constant on spherical shells, one shift of norm Δ) proposes a law; the
+family restores monotonicity on the inner shells whose monotone rows the LP left out, audits it
+(:func:`optmech.mechanisms.solved.radial_shells.radial_delta_upper`, proven: a nonincreasing radial
+profile's worst shift has norm Δ) and prices it by proven shell means.  Where the audit exceeds δ
+(the solver's feasibility tolerance summed over many rows, or the LP's quadrature of the kernel),
+the LP is solved again with its budget lowered by 1.5 times the excess (at most
+:data:`BUDGET_RETRIES` times).  Resolutions k = Δ/h double while the time share allows.  The shells
+run from an inner ball (one shell, up to where the analytic Gaussian's radius has mass below 1e-9,
+less 2Δ) to a radius beyond the Gaussian's bulk by the 1-D support length n·Δ of [GV13, (58)–(60)];
+a proposal with mass in its outer shells, or an infeasible LP, widens it 1.5 times.
+
+Lower end (:func:`radial_marginal_lower`) [derived].  Each coordinate X₁ of (ε, δ)-DP noise for ℓ2
+sensitivity Δ is (ε, δ)-DP on ℝ for sensitivity Δ (the shifts t·e₁, |t| <= Δ, are in the ball, and
+dropping the other coordinates is post-processing).  For ``l2sq``, E‖X‖² = Σ_i E X_i² >= d·V*_1D(x²)
+for every law.  For ``l2``, V* is an infimum over radial laws (:mod:`optmech.problems.approx_radial`),
+for which X = R·U with U uniform on the sphere independent of R, so E|X₁| = E R · E|U₁| and
+E‖X‖₂ = E|X₁|/E|U₁| >= V*_1D(|x|)/E|U₁| (:func:`optmech.exact.sphere.abs_coordinate_mean`).
+V*_1D is the 1-D family's certified lower bound.  The bound is far from tight in high dimension
+(it ignores that the 1-D marginal of a radial law is a scale mixture of the sphere's coordinate
+laws); it is what is certified today.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from optmech.costs.interval import round_down
+from optmech.errors import OptmechError, SolveFailed
+from optmech.exact.sphere import abs_coordinate_mean
+from optmech.mechanisms.solved.radial_shells import (
+    radial_delta_upper,
+    scaled_volumes,
+    shell_moment_upper,
+)
+from optmech.problems.approx_radial import build_radial_shells
+
+__all__ = ["BUDGET_RETRIES", "RadialUpper", "radial_applies", "radial_marginal_lower", "radial_shell_upper"]
+
+#: Re-solves of one resolution with a lowered budget after an audit above δ.
+BUDGET_RETRIES = 3
+#: First resolution (shells per sensitivity) and the largest tried.
+FIRST_RESOLUTION, MAX_RESOLUTION = 10, 160
+#: Largest number of LP columns a resolution may have.
+MAX_COLUMNS = 400_000
+#: Mass in the outer Δ of the shells above which the support is widened.
+OUTER_MASS = 1e-12
+#: Target relative gap of the nested 1-D solve of the marginal bound, and its seconds at most.
+MARGINAL_GAP, MARGINAL_SECONDS = 1e-4, 10.0
+
+
+def radial_applies(norm: str, cost, dim: int) -> bool:
+    """Whether the radial path applies: ℓ2 sensitivity and the cost ``l2`` or ``l2sq`` (functions of ‖x‖₂)."""
+    return norm == "l2" and cost in ("l2", "l2sq") and int(dim) >= 2
+
+
+class RadialUpper:
+    """An audited radial shell density and its outward-rounded cost (the loop's upper-bound record)."""
+
+    reference = None
+    cells = None
+
+    def __init__(self, edges: np.ndarray, density: np.ndarray, value: float, realised: float, certified: bool,
+                 resolution: int, note: str = "") -> None:
+        self.edges, self.density = edges, density
+        self.value, self.realised_delta, self.certified = value, realised, certified
+        self.resolution, self.note = resolution, note
+        self.mixed = 0.0
+        self.shifts_delta = np.array([realised])
+        self.p = None
+
+
+def _infeasible(exc: SolveFailed) -> bool:
+    attempts = getattr(exc, "attempts", None) or ()
+    return any("infeasible" in " ".join(map(str, a)).lower() for a in attempts) or "infeasible" in str(exc).lower()
+
+
+def _support(epsilon: float, delta: float, sensitivity: float, d: int) -> tuple[float, float]:
+    """(inner radius, outer radius) of the shells (module docstring)."""
+    from scipy.stats import chi
+
+    from optmech.mechanisms.approx.bounds import thm8_n
+    from optmech.mechanisms.approx.gaussian import analytic_gaussian_sigma
+
+    sigma = float(analytic_gaussian_sigma(epsilon, delta, sensitivity))
+    inner = max(0.0, sigma * float(chi.ppf(1e-9, d)) - 2.0 * sensitivity)
+    outer = sigma * float(chi.ppf(1.0 - 1e-9, d)) + (float(thm8_n(epsilon, delta)) + 2.0) * sensitivity
+    return inner, outer
+
+
+def _edges(inner: float, outer: float, h: float) -> np.ndarray:
+    n = max(2, int(math.ceil((outer - inner) / h)))
+    shells = inner + h * np.arange(n + 1, dtype=float)
+    return shells if inner == 0.0 else np.concatenate([[0.0], shells])
+
+
+def _density(masses: np.ndarray, edges: np.ndarray, d: int) -> np.ndarray:
+    """Densities (up to the common factor V_d e_n^d) of the LP's masses, made nonincreasing from the outside in
+    (raising an inner shell whose monotone row the LP left out: the audit covers the law as returned)."""
+    lo, hi = scaled_volumes(edges, d)
+    w = 0.5 * (lo + hi)
+    g = np.where(w > 0, masses / np.where(w > 0, w, 1.0), 0.0)
+    g = np.maximum.accumulate(g[::-1])[::-1]
+    return g
+
+
+def _price(edges: np.ndarray, g: np.ndarray, d: int, cost: str) -> float:
+    """A proven upper bound of E L(‖X‖) for the shell density g (L = r or r²)."""
+    lo, hi = scaled_volumes(edges, d)
+    mom = shell_moment_upper(edges, d, 1 if cost == "l2" else 2)
+    num = math.fsum((g * hi * mom).tolist())
+    den = math.fsum((g * lo).tolist())
+    if not (math.isfinite(num) and den > 0):
+        return math.inf
+    return float(np.nextafter(num * (1 + 2.0**-48) / (den * (1 - 2.0**-48)), np.inf))
+
+
+def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
+                       seconds: float, resolution: int | None = None) -> tuple[RadialUpper | None, list[dict]]:
+    """The best audited radial shell law found within ``seconds`` (module docstring), and one record per LP
+    solved (resolution, shells, columns, budget, audited δ, value, seconds).
+
+    ``solve_lp(lp, seconds)`` solves an LP within that many seconds and returns an object with ``x``
+    (raising :class:`~optmech.errors.SolveFailed` on failure).  ``resolution`` fixes k (shells per Δ).
+    """
+    state: dict = {"best": None, "log": []}
+    try:
+        _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state)
+    except KeyboardInterrupt as exc:  # what finished stays: the caller reads it off the exception
+        exc.radial_best, exc.radial_log = state["best"], state["log"]  # type: ignore[attr-defined]
+        raise
+    return state["best"], state["log"]
+
+
+def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
+            resolution: int | None, state: dict) -> None:
+    t0 = time.perf_counter()
+    inner, outer = _support(epsilon, delta, sensitivity, d)
+    log: list[dict] = state["log"]
+    k = int(resolution) if resolution else FIRST_RESOLUTION
+    last_seconds = None
+    while True:
+        left = seconds - (time.perf_counter() - t0)
+        h = sensitivity / k
+        cols = ((outer - inner) / h) * (k + 3)
+        if cols > MAX_COLUMNS or left <= 0.5:
+            break
+        if last_seconds is not None and last_seconds * 10.0 > left:  # a doubling costs about 8 times
+            break
+        t_k = time.perf_counter()
+        budget = delta * (1.0 - 4e-3)
+        widened = 0
+        for _ in range(BUDGET_RETRIES + 1):
+            edges = _edges(inner, outer, h)
+            model = build_radial_shells(cost, epsilon, budget, sensitivity, d, edges)
+            try:
+                raw = solve_lp(model.lp, max(0.5, seconds - (time.perf_counter() - t0)))
+            except SolveFailed as exc:
+                if not _infeasible(exc):  # the time share ran out, or the solver failed: keep what was found
+                    break
+                raw = None
+            x = getattr(raw, "x", None)
+            if x is None:  # infeasible: the support is too small
+                if widened < 2:
+                    outer, widened = inner + 1.5 * (outer - inner), widened + 1
+                    continue
+                break
+            masses = model.masses(x)
+            total = math.fsum(masses.tolist())
+            if not total > 0:
+                break
+            outer_mass = math.fsum(masses[edges[1:] > edges[-1] - sensitivity].tolist()) / total
+            if outer_mass > OUTER_MASS and widened < 2:
+                outer, widened = inner + 1.5 * (outer - inner), widened + 1
+                continue
+            g = _density(masses, edges, d)
+            realised = radial_delta_upper(edges, g, epsilon, sensitivity, d)
+            value = _price(edges, g, d, cost)
+            ok = realised <= delta and math.isfinite(value)
+            log.append({"resolution": k, "shells": int(edges.size - 1), "columns": model.lp.cols,
+                        "budget": budget, "audited_delta": realised, "value": value, "certified": ok,
+                        "seconds": time.perf_counter() - t_k})
+            if ok:
+                if state["best"] is None or value < state["best"].value:
+                    state["best"] = RadialUpper(edges, g, value, realised, True, k)
+                break
+            budget = budget - 1.5 * (realised - delta) - 1e-3 * delta
+            if not budget > 0:
+                break
+        last_seconds = time.perf_counter() - t_k
+        if resolution:
+            break
+        k *= 2
+        if k > MAX_RESOLUTION:
+            break
+
+
+def radial_marginal_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
+                          seconds: float = MARGINAL_SECONDS) -> tuple[float, str] | None:
+    """The marginal lower bound of the module docstring, with its description; None when the 1-D solve
+    gives nothing within ``seconds``."""
+    import optmech
+    from optmech.spec import ApproxDP, Continuous, Problem
+
+    one_d = "abs" if cost == "l2" else "square"
+    try:
+        r = optmech.solve(Problem(privacy=ApproxDP(epsilon, delta), cost=one_d, sensitivity=sensitivity,
+                                  domain=Continuous(), target_gap=MARGINAL_GAP),
+                          time_limit=max(1.0, seconds), references=False)
+    except OptmechError:
+        return None
+    if r.status == "interrupted":  # the signal was meant for the whole solve: pass it on
+        raise KeyboardInterrupt
+    v = float(r.lower_bound)
+    if not (math.isfinite(v) and v > 0):
+        return None
+    if cost == "l2sq":
+        bound = float(round_down(d * v, 2.0**-50))
+        why = (f"the marginal bound: each coordinate is (epsilon, delta)-DP on R for the sensitivity (data processing), "
+               f"so E||X||^2 = sum_i E X_i^2 >= d V*_1D(x^2) = {d} x {v:.9g} (the 1-D family's certified lower bound)")
+    else:
+        _, mean_hi = abs_coordinate_mean(d)
+        bound = float(round_down(v / mean_hi, 2.0**-50))
+        why = (f"the marginal bound: V* is attained over radial laws X = R U (rotation averaging), X_1 is (epsilon, "
+               f"delta)-DP on R for the sensitivity, and E||X||_2 = E|X_1| / E|U_1| >= V*_1D(|x|) / E|U_1| = {v:.9g} / "
+               f"{mean_hi:.9g} (the 1-D family's certified lower bound; E|U_1| = Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2)))")
+    return bound, why
