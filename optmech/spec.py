@@ -37,6 +37,8 @@ EPSILON_RANGE = (1e-6, 30.0)
 DELTA_FLOOR = 1e-10
 #: the smallest δ > 0 accepted at ε = 0 (the (0, δ) optimum is uniform of width about Δ/δ)
 DELTA_FLOOR_EPSILON_ZERO = 1e-6
+#: the largest dimension: 8 in general, this one for (ε, δ)-DP on ℝ^d with ℓ2 sensitivity and the cost l2 or l2sq
+MAX_DIM = 1000
 
 
 def _finite_positive(name: str, value: object) -> float:
@@ -322,8 +324,9 @@ class Problem:
         if not isinstance(self.domain, (IntegerLattice, Continuous)):
             raise SpecError(f"domain must be IntegerLattice() or Continuous(resolution), got {self.domain!r}")
         dim = self.dim
-        if isinstance(dim, bool) or not isinstance(dim, (int, float)) or dim != int(dim) or not 1 <= int(dim) <= 8:
-            raise SpecError(f"dim must be an integer in [1, 8], got {dim!r}")
+        if isinstance(dim, bool) or not isinstance(dim, (int, float)) or dim != int(dim) or not 1 <= int(dim) <= MAX_DIM:
+            raise SpecError(f"dim must be an integer in [1, 8] (up to {MAX_DIM} for (epsilon, delta)-DP on R^d with l2 "
+                            f"sensitivity and the cost l2 or l2sq), got {dim!r}")
         object.__setattr__(self, "dim", int(dim))
         if self.symmetry not in ("auto", "orbits", "off"):
             raise SpecError(f"symmetry must be 'auto', 'orbits' or 'off', got {self.symmetry!r}")
@@ -351,6 +354,9 @@ class Problem:
             objective = ExpectedCost(self._check_dp(objective.cost))
         object.__setattr__(self, "objective", objective)
         object.__setattr__(self, "cost", objective.cost if isinstance(objective, ExpectedCost) else None)
+        if self.dim > 8 and not self._radial_approx():
+            raise SpecError(f"dim must be an integer in [1, 8] (up to {MAX_DIM} for (epsilon, delta)-DP on R^d with l2 "
+                            f"sensitivity and the cost l2 or l2sq), got {self.dim!r}")
         gap = self.target_gap if self.target_gap is not None else DEFAULT_GAPS[self.family_default_key]
         gap = _finite_positive("target_gap", gap)
         if gap >= 1:
@@ -403,6 +409,18 @@ class Problem:
                 raise SpecError(f"lipschitz privacy with the l2 norm supports the costs l2, l2sq (radial) and l1, "
                                 f"got {name!r}")
         return name
+
+    def _radial_approx(self) -> bool:
+        """(ε, δ)-DP (δ > 0) on ℝ^d with ℓ2 sensitivity and the cost ``l2`` or ``l2sq``: the radial path, the one
+        solved beyond d = 8 (:mod:`optmech.families.approx_radial`)."""
+        if not (isinstance(self.privacy, ApproxDP) and self.privacy.delta > 0 and isinstance(self.domain, Continuous)
+                and self.norm == "l2" and isinstance(self.objective, ExpectedCost)):
+            return False
+        from optmech.costs_nd import as_cost_nd
+
+        cost = self.cost
+        return as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.dim).kind in (
+            "l2", "l2sq")
 
     def _check_dp(self, cost: Any) -> Any:
         """Pure or (ε, δ)-DP with an expected cost: the cost as the builders read it."""

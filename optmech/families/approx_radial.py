@@ -95,9 +95,18 @@ def _support(epsilon: float, delta: float, sensitivity: float, d: int) -> tuple[
 
 
 def _edges(inner: float, outer: float, h: float) -> np.ndarray:
+    """Shells of width h from ``inner`` to beyond ``outer``; inside ``inner``, shells whose widths double inward
+    (h, 2h, 4h, ...: the inner region holds almost no mass, and few shells keep the LP small)."""
     n = max(2, int(math.ceil((outer - inner) / h)))
     shells = inner + h * np.arange(n + 1, dtype=float)
-    return shells if inner == 0.0 else np.concatenate([[0.0], shells])
+    if inner == 0.0:
+        return shells
+    graded, x, w = [], inner, h
+    while x - w > w:
+        x -= w
+        graded.append(x)
+        w *= 2.0
+    return np.concatenate([[0.0], graded[::-1], shells])
 
 
 def _density(masses: np.ndarray, edges: np.ndarray, d: int) -> np.ndarray:
@@ -154,7 +163,7 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
         if last_seconds is not None and last_seconds * 10.0 > left:  # a doubling costs about 8 times
             break
         t_k = time.perf_counter()
-        budget = delta * (1.0 - 4e-3)
+        budget = delta * (1.0 - 2e-3)
         widened = 0
         for _ in range(BUDGET_RETRIES + 1):
             edges = _edges(inner, outer, h)

@@ -33,8 +33,8 @@ __all__ = ["COSTS_ND", "MAX_DIM", "NDMechanism", "check_dim", "parse_nd_cost", "
 #: The d-dimensional cost names: ‖x‖₁, ‖x‖₂, ‖x‖₂², ‖x‖∞ (plus ``pow:M`` = ‖x‖₁^M where supported).
 COSTS_ND = ("l1", "l2", "l2sq", "linf")
 
-#: Largest dimension accepted.
-MAX_DIM = 64
+#: Largest dimension accepted (the (epsilon, delta) radial path on R^d is solved up to it).
+MAX_DIM = 1000
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 from optmech.errors import SpecError
 from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism
-from optmech.mechanisms.base_nd import COSTS_ND
+from optmech.mechanisms.base_nd import COSTS_ND, MAX_DIM
 
 __all__ = ["FAMILIES", "COSTS_ND", "MechanismChoice", "make_mechanism", "parse_cost_for"]
 
@@ -91,7 +91,7 @@ def make_mechanism(
     """
     if family not in FAMILIES:
         raise SpecError(f"unknown mechanism {family!r} (choose from {', '.join(FAMILIES)})")
-    dim = nx.check_int_range(dim, "dim", 1, 64)
+    dim = nx.check_int_range(dim, "dim", 1, MAX_DIM)
     costobj = parse_cost_for(cost, dim)
     cost_text = str(costobj)
     if family != "staircase":

@@ -28,6 +28,7 @@ import numpy as np
 from optmech.errors import SpecError
 from optmech.mechanisms import numerics as nx
 from optmech.mechanisms.base import Mechanism, Privacy
+from optmech.mechanisms.base_nd import MAX_DIM
 from optmech.repair import uniform_width  # re-exported; one home in optmech.repair
 
 __all__ = ["Uniform", "UniformContinuous", "uniform_width"]
@@ -42,7 +43,7 @@ def _check_delta(delta) -> float:
 
 
 def check_dim(dim) -> int:
-    return nx.check_int_range(dim, "dim", 1, 64)
+    return nx.check_int_range(dim, "dim", 1, MAX_DIM)
 
 
 def _norm_cost(name: str, dim: int) -> str:

@@ -14,16 +14,20 @@ Q(i, j) = W(i, j)/vol(shell i) = P(‖X + v‖ in shell j | X uniform in shell i
 (reflecting x ↦ −x − v swaps the two conditions).  With g nonincreasing and c >= 1 only the pairs
 i < j (and j = "beyond e_n", where g = 0) can be positive, so the LP is
 
-* columns m_i ∈ [0, 1] and t_{i,j} ∈ [0, δ] for the pairs i < j with Q(i, j) > 0 (j <= n, j = n the
-  outside);
-* rows m_i Q(i, j) − c m_j Q(j, i) − t_{i,j} <= 0 (Q(n, i) = 0), Σ t <= δ_budget ("budget"),
+* columns m_i ∈ [0, 1] and t_{i,j} ∈ [0, 1] for the pairs i < j with Q(i, j) > 0 (j <= n, j = n the
+  outside), t in units of the budget δ_b;
+* rows (m_i Q(i, j) − c m_j Q(j, i))/δ_b − t_{i,j} <= 0 (Q(n, i) = 0), Σ t <= 1 ("budget"),
   Σ m = 1 ("normalisation"), and the monotone rows (vol_i/vol_{i+1}) m_{i+1} − m_i <= 0 where
   that ratio is at least :data:`MONOTONE_MIN_RATIO` (a smaller coefficient would be dropped by the
   solver; the family restores monotonicity on those inner shells before the audit);
-* objective Σ m_i L̄_i, L̄_i the cost's mean on shell i (density ∝ r^{d−1}).
+* objective Σ m_i L̄_i / max L̄, L̄_i the cost's mean on shell i (density ∝ r^{d−1}).
 
-Q(i, j) is computed by Gauss–Legendre quadrature over shell i (:data:`KERNEL_NODES` nodes, weight
-r^{d−1}) of K(r, j) = G_d(τ(r, e_{j+1})) − G_d(τ(r, e_j)) (:func:`optmech.exact.sphere.sphere_cdf`):
+The scaling (rows by 1/δ_b, the objective by the largest price) keeps the dual values near 1: unscaled,
+the budget's dual is about (cost)/δ, which HiGHS's dual simplex refuses at δ = 1e−6 and d = 100.
+
+Q(i, j) is computed by composite Gauss–Legendre quadrature over shell i (:data:`KERNEL_NODES` nodes per
+piece, pieces no wider than the narrowest shell and cut at the kinks r = e_j ± Δ, Δ − e_j; weight r^{d−1})
+of K(r, j) = G_d(τ(r, e_{j+1})) − G_d(τ(r, e_j)) (:func:`optmech.exact.sphere.sphere_cdf`):
 floats, which is why the LP only proposes.  The proposal is certified by the audit
 (:func:`optmech.mechanisms.solved.radial_shells.radial_delta_upper`) and priced by proven shell means.
 
@@ -43,7 +47,7 @@ from optmech.lp import LinearProgram
 __all__ = ["KERNEL_NODES", "MONOTONE_MIN_RATIO", "RadialShellLP", "build_radial_shells", "shell_edges",
            "shell_kernel"]
 
-#: Gauss–Legendre nodes per shell of the kernel Q.
+#: Gauss–Legendre nodes per piece of a shell of the kernel Q.
 KERNEL_NODES = 16
 #: Smallest vol_i/vol_{i+1} of a monotone row the LP keeps.
 MONOTONE_MIN_RATIO = 1e-7
@@ -70,12 +74,21 @@ def shell_kernel(d: int, edges: np.ndarray, sensitivity: float, nodes: int = KER
     e = np.asarray(edges, dtype=float)
     n, s = e.size - 1, float(sensitivity)
     x, w = np.polynomial.legendre.leggauss(int(nodes))
-    x = 0.5 * (x + 1.0)
+    x, w = 0.5 * (x + 1.0), 0.5 * w
+    h_ref = float(np.min(np.diff(e)))
+    kinks = np.unique(np.concatenate([e + s, e - s, s - e]))
 
     def kernel_rows(i: int, j0: int, j1: int) -> np.ndarray:
-        """Q(i, j) for j0 <= j < j1 (j1 <= n + 1; j = n the outside)."""
-        r = e[i] + (e[i + 1] - e[i]) * x
-        wt = w * (r / e[i + 1]) ** (d - 1)
+        """Q(i, j) for j0 <= j < j1 (j1 <= n + 1; j = n the outside): composite Gauss–Legendre on pieces of
+        shell i no wider than the narrowest shell, cut where r ± s or s − r meets an edge (the kernel's kinks)."""
+        a, b = e[i], e[i + 1]
+        cuts = np.unique(np.concatenate([[a, b], kinks[(kinks > a) & (kinks < b)]]))
+        parts = [np.linspace(lo, hi, int(np.ceil((hi - lo) / h_ref * (1 - 1e-9))) + 1)
+                 for lo, hi in zip(cuts[:-1], cuts[1:])]
+        ends = np.unique(np.concatenate(parts))
+        lo, width = ends[:-1, None], np.diff(ends)[:, None]
+        r = (lo + width * x[None, :]).ravel()
+        wt = (width * w[None, :]).ravel() * (r / b) ** (d - 1)
         wt = wt / wt.sum()
         rho = e[j0:min(j1, n) + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -149,11 +162,12 @@ def build_radial_shells(cost: str, epsilon: float, delta: float, sensitivity: fl
     I, J, Qf, Qb = shell_kernel(d, e, sensitivity)
     P = I.size
     k = np.arange(P)
-    # pair rows: m_i Q(i, j) − c m_j Q(j, i) − t_p <= 0
+    # pair rows, divided by the budget: (m_i Q(i, j) − c m_j Q(j, i))/δ_b − t_p <= 0 with t_p = (its term)/δ_b
     inner = J < n
+    b = float(delta)
     rows = np.concatenate([k, k[inner], k])
     cols = np.concatenate([I, J[inner], n + k])
-    vals = np.concatenate([Qf, -c * Qb[inner], -np.ones(P)])
+    vals = np.concatenate([Qf / b, -c * Qb[inner] / b, -np.ones(P)])
     pairs = sp.csr_array((vals, (rows, cols)), shape=(P, n + P))
     budget = sp.csr_array((np.ones(P), (np.zeros(P, dtype=np.int64), n + k)), shape=(1, n + P))
     norm = sp.csr_array((np.ones(n), (np.zeros(n, dtype=np.int64), np.arange(n))), shape=(1, n + P))
@@ -169,16 +183,18 @@ def build_radial_shells(cost: str, epsilon: float, delta: float, sensitivity: fl
     m = A.shape[0]
     lower = np.full(m, -np.inf)
     upper = np.zeros(m)
-    upper[P] = float(delta)
+    upper[P] = 1.0
     lower[P + 1] = upper[P + 1] = 1.0
     power = 1 if cost == "l2" else 2
-    obj = np.concatenate([_moments(e, d, power), np.zeros(P)])
+    prices = _moments(e, d, power)
+    scale = float(prices.max())  # the objective in units of the largest shell price (dual values near 1)
+    obj = np.concatenate([prices / scale, np.zeros(P)])
     lp = LinearProgram(
         c=obj, A=sp.csc_array(A), row_lower=lower, row_upper=upper,
-        col_lower=np.zeros(n + P), col_upper=np.concatenate([np.ones(n), np.full(P, float(delta))]),
+        col_lower=np.zeros(n + P), col_upper=np.concatenate([np.ones(n), np.ones(P)]),
         row_blocks={"pairs": slice(0, P), "budget": slice(P, P + 1), "normalisation": slice(P + 1, P + 2),
                     "monotone": slice(P + 2, m)},
         col_blocks={"m": slice(0, n), "t": slice(n, n + P)},
-        meta={"builder": "radial_shells", "dim": d, "shells": n},
+        meta={"builder": "radial_shells", "dim": d, "shells": n, "objective_scale": scale, "budget": b},
     )
     return RadialShellLP(lp, e, d)

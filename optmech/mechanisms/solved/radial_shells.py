@@ -24,8 +24,8 @@ coefficient >= 0.  In polar coordinates T(i, j) = V_d ∫_{e_i}^{e_{i+1}} P(‖r
 U uniform on the sphere, and P(‖r U + v‖ <= ρ) = G_d(τ), τ = (ρ² − r² − s²)/(2 r s), s = ‖v‖
 (:func:`optmech.exact.sphere.sphere_cdf`).  τ is unimodal in r (∂τ/∂r = −(r² + ρ² − s²)/(2 r² s)), so
 on a piece [r_a, r_b] of a shell its minimum is at an end, and 1 − G_d(min(τ(r_a), τ(r_b))) bounds
-P(‖r U + v‖ >= ρ) there; summing over :data:`AUDIT_PIECES` pieces per shell with the pieces' exact
-weights r_b^d − r_a^d bounds T(i, j).  Every quantity is enclosed: e^ε from below (only c_lo <= c
+P(‖r U + v‖ >= ρ) there; summing over :data:`AUDIT_PIECES` pieces per shell (up to 64 times more in a
+shell wider than the narrowest) with the pieces' exact weights r_b^d − r_a^d bounds T(i, j).  Every quantity is enclosed: e^ε from below (only c_lo <= c
 enters: a_j <= g_i − c_lo g_j and c (g_{j−1} − g_j) with c rounded up), τ by a proven float error
 bound, G_d by :func:`~optmech.exact.sphere.sphere_cdf_bounds`, the powers r^d in log space with a
 relative bound, the sums rounded up; V_d cancels (r^d is scaled by e_n^d throughout).
@@ -123,14 +123,21 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
     gx = np.append(g, 0.0)  # g_n = 0 beyond the last edge
     top = e[-1]
     # piece ends per shell (scaled by e_n) and the pieces' weights (r_b^d − r_a^d)/e_n^d, from above
-    t = np.linspace(0.0, 1.0, pieces + 1)
-    r = e[:-1, None] + (e[1:] - e[:-1])[:, None] * t[None, :]
-    r[:, 0], r[:, -1] = e[:-1], e[1:]
-    r = np.maximum.accumulate(r, axis=1)
-    lo_r, hi_r = r[:, :-1], r[:, 1:]
-    with np.errstate(divide="ignore"):
-        part = np.exp(d * np.log(hi_r / top)) * -np.expm1(d * np.log(lo_r / hi_r))
-    wpieces = part * (1 + _power_error(d)) + 2.0**-1060
+    width = np.diff(e)
+    h_min = float(width.min())
+
+    def piece_ends(i: int) -> np.ndarray:
+        """The ends of shell i's pieces: ``pieces`` of them, times up to 64 for a shell wider than the narrowest."""
+        m = pieces * int(min(64, math.ceil(width[i] / h_min * (1 - 1e-9))))
+        r = e[i] + width[i] * np.linspace(0.0, 1.0, m + 1)
+        r[0], r[-1] = e[i], e[i + 1]
+        return np.maximum.accumulate(r)
+
+    def piece_weights(r: np.ndarray) -> np.ndarray:
+        """Upper bounds of (r_b^d − r_a^d)/e_n^d for consecutive ends."""
+        with np.errstate(divide="ignore"):
+            part = np.exp(d * np.log(r[1:] / top)) * -np.expm1(d * np.log(r[:-1] / r[1:]))
+        return part * (1 + _power_error(d)) + 2.0**-1060
     w_lo, _ = scaled_volumes(e, d)
     total_lo = float(round_down(math.fsum((g * w_lo).tolist()), 2.0**-50))
     if not total_lo > 0:
@@ -155,11 +162,12 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
         if js.size > 1:
             coef[1:] = round_up(c_hi * (gx[js[1:] - 1] - gx[js[1:]]), 2.0**-50)
         # sup over each piece of P(‖rU + v‖ >= e_j) = 1 − G_d(min τ at the piece's ends)
-        tau = _tau_lower(r[i][:, None], e[js][None, :], s)  # (pieces + 1, len(js))
+        r = piece_ends(i)
+        tau = _tau_lower(r[:, None], e[js][None, :], s)  # (pieces + 1, len(js))
         tmin = np.minimum(tau[:-1], tau[1:])
         g_lo, _ = sphere_cdf_bounds(d, tmin, tmin)
         tail = np.minimum(1.0, round_up(1.0 - g_lo, 2.0**-50))
-        T = round_up(wpieces[i] @ tail, 2.0**-48)  # the sum of `pieces` nonnegative products
+        T = round_up(piece_weights(r) @ tail, 2.0**-40)  # a sum of nonnegative products (at most 2^16 terms)
         terms.append(float(round_up(math.fsum((coef * T).tolist()), 2.0**-48)))
     num = float(round_up(math.fsum(terms), 2.0**-48)) if terms else 0.0
     return float(min(1.0, round_up(num / total_lo, 2.0**-50)))
