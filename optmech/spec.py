@@ -38,7 +38,7 @@ DELTA_FLOOR = 1e-10
 #: the smallest δ > 0 accepted at ε = 0 (the (0, δ) optimum is uniform of width about Δ/δ)
 DELTA_FLOOR_EPSILON_ZERO = 1e-6
 #: the largest dimension: 8 in general, this one for (ε, δ)-DP on ℝ^d with ℓ2 sensitivity and the cost l2 or l2sq
-MAX_DIM = 1000
+MAX_DIM = 128
 
 
 def _finite_positive(name: str, value: object) -> float:

@@ -372,7 +372,7 @@ def test_bad_sigma_dim_norm_and_cost():
                  lambda: gaussian_cost("abs", -1.0), lambda: gaussian_cost("l3", 1.0, dim=2),
                  lambda: discrete_gaussian_delta(1.0, 1.0, 1.5), lambda: discrete_gaussian_cost("abs", math.inf),
                  lambda: continuous_approx_references("l1", 1.0, 0.1, 1.0, dim=2, norm="linf"),
-                 lambda: continuous_approx_references("l1", 1.0, 0.1, 1.0, dim=9),
+                 lambda: continuous_approx_references("l1", 1.0, 0.1, 1.0, dim=129),
                  lambda: continuous_approx_references("abs", 1.0, 0.1, 1.0, dim=2)]:
         with pytest.raises(SpecError) as info:
             call()

@@ -575,7 +575,7 @@ def test_json_round_trip():
         lambda: StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=-0.1, dim=2),
         lambda: StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=0),
         lambda: StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=2.5),
-        lambda: StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=65),
+        lambda: StaircaseND(epsilon=1.0, sensitivity=1.0, gamma=0.5, dim=129),  # MAX_DIM = 128
         lambda: StaircaseND(epsilon=0.0, sensitivity=1.0, gamma=0.5, dim=2),
         lambda: LaplaceND(epsilon=-1.0, sensitivity=1.0, dim=2),
         lambda: LaplaceND(epsilon=1.0, sensitivity=1.0, dim=True),

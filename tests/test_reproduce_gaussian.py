@@ -295,7 +295,10 @@ def test_findings_are_computed_per_panel(tmp_path, solved2d):
     assert "1 stopped short with relative gap 0.1; 1 has lower bound 0 (no LP fitted the time limit of 2 s)" in two
     assert "no cell of this panel has a positive certified lower bound, so no ratio here has an upper end" in sq2
     assert "2 have lower bound 0" in sq2
-    # the d = 2 upper bounds are the closed-form references' costs: said, not passed off as an optimum
-    assert "In 2 of 2 cells the certified upper bound is no better than the best closed-form reference" in sq2, sq2
-    assert "certified upper bound is no better" not in one
+    # the d = 2 upper bounds are the audited radial shell laws, cheaper than every closed-form reference (even
+    # within 2 s): the report says so only where a bound is no better than a closed form, which is not the case here
+    for row in (r for r in rows if r.group[0] == 2):
+        closed = [x["value"] for x in row.result["references"] if x["kind"] == "upper" and x["valid"]]
+        assert row.result["upper_bound"] < min(closed)
+    assert "certified upper bound is no better" not in sq2 and "certified upper bound is no better" not in one
     assert "All panels: 4 of 8 brackets reached the solver's target gap" in "\n".join(sec.body)

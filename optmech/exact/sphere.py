@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 __all__ = ["abs_coordinate_mean", "cdf_error", "sphere_cdf", "sphere_cdf_bounds"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _coefficients(d: int) -> tuple[tuple[Fraction, bool], ...]:
     """(c_k as r_k, whether c_k = r_k/π) for the recurrence's steps k = d0, d0 + 2, ..., d − 2 (d0 = 2
     or 3), with exact rationals r_k: J_k = q_k π (even k) or 2 q_k (odd k), c_k = 1/((k − 1) J_k)."""

@@ -211,17 +211,19 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
 
 
 def radial_marginal_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
-                          seconds: float = MARGINAL_SECONDS) -> tuple[float, str] | None:
+                          seconds: float = MARGINAL_SECONDS, gap: float = MARGINAL_GAP) -> tuple[float, str] | None:
     """The marginal lower bound of the module docstring, with its description; None when the 1-D solve
-    gives nothing within ``seconds``."""
+    gives nothing within ``seconds`` (its target relative gap ``gap``)."""
     import optmech
     from optmech.spec import ApproxDP, Continuous, Problem
 
     one_d = "abs" if cost == "l2" else "square"
+    if seconds < 0.5:  # too little time for a 1-D solve
+        return None
     try:
         r = optmech.solve(Problem(privacy=ApproxDP(epsilon, delta), cost=one_d, sensitivity=sensitivity,
-                                  domain=Continuous(), target_gap=MARGINAL_GAP),
-                          time_limit=max(1.0, seconds), references=False)
+                                  domain=Continuous(), target_gap=gap),
+                          time_limit=seconds, references=False)
     except OptmechError:
         return None
     if r.status == "interrupted":  # the signal was meant for the whole solve: pass it on

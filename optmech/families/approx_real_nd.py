@@ -33,19 +33,38 @@ from optmech.budget import LPPlan, gib
 from optmech.certify import dual_lower_bound
 from optmech.costs_nd import as_cost_nd
 from optmech.errors import SpecError
-from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values
-from optmech.families.approx_radial import (MARGINAL_SECONDS, RadialUpper, radial_applies, radial_marginal_lower,
-                                            radial_shell_upper)
-from optmech.families.base import Built, Step
+from optmech.families.approx import (
+    audit_record,
+    closed_form_uppers,
+    outward_mean,
+    reference_values,
+)
+from optmech.families.approx_radial import (
+    MARGINAL_GAP,
+    MARGINAL_SECONDS,
+    RadialUpper,
+    radial_applies,
+    radial_marginal_lower,
+    radial_shell_upper,
+)
+from optmech.families.base import Built, Step, Stop
 from optmech.lp import LinearProgram
 from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx
-from optmech.problems.approx_cells_nd import (COSTS, NORMS, audit_shifts, ball_shifts, cell_mean_upper_nd,
-                                              cell_prices, node_prices)
+from optmech.problems.approx_cells_nd import (
+    COSTS,
+    NORMS,
+    audit_shifts,
+    ball_shifts,
+    cell_mean_upper_nd,
+    cell_prices,
+    node_prices,
+)
 from optmech.result import ReferenceValue
 
-#: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``.
-RADIAL_QUICK_RESOLUTION = 10
+#: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
+#: and the seconds of the marginal bound's 1-D solve then.
+RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -114,7 +133,9 @@ class ApproxRealNDFamily:
     def _cube_lp_fits(self) -> bool:
         from optmech.budget import memory_budget
 
-        return self.estimate_bytes(self.start()) <= memory_budget()
+        if self.d > 8:  # (2R + 1)^d cells: far beyond any memory (and beyond a float)
+            return False
+        return self.estimate_bytes(self._first_size()) <= memory_budget()
 
     def initial_uppers(self) -> list:
         """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...) as
@@ -162,14 +183,27 @@ class ApproxRealNDFamily:
         quarter of the time left), else the cost's floor, held from the start: an interrupt before the
         first LP still has a bracket."""
         if self.radial and self._pending_interrupt is None and self.ctx is not None:
+            gap = min(0.1, max(MARGINAL_GAP, self.problem.target_gap / 10))  # far below the bracket's own target
+            cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
-                                                   min(MARGINAL_SECONDS, 0.15 * self.ctx.remaining()))
+                                                   min(cap, 0.15 * self.ctx.remaining()), gap)
         return self.fallback_lower()[0]
 
-    def start(self) -> tuple[int, int]:
+    def start(self) -> tuple[int, int] | Stop:
         if self._pending_interrupt is not None:  # interrupted in initial_uppers: the loop now holds their bounds
             exc, self._pending_interrupt = self._pending_interrupt, None
             raise exc
+        if self.radial and not self.size_is_explicit and not self._cube_lp_fits():
+            from optmech.budget import memory_budget
+
+            need = (f"about {self.estimate_bytes(self._first_size()) / 2**30:.2g} GiB" if self.d <= 8 else
+                    "more than any memory")
+            return Stop(f"the cube-cell LP on R^{self.d} does not fit in memory ({need} at its coarsest size, limit "
+                        f"{memory_budget() / 2**30:.3g} GiB): the bracket is the radial path's (the marginal lower bound "
+                        "and the audited radial shell law)")
+        return self._first_size()
+
+    def _first_size(self) -> tuple[int, int]:
         res = getattr(self.problem.domain, "resolution", None)
         n = int(res) if res else FIRST_CELLS.get(self.d, 2)
         # the radial mass grows like r^(d−1): a wider window than the 1-D one
@@ -408,6 +442,9 @@ class ApproxRealNDFamily:
         claims = [
             f"(epsilon, delta)-DP on R^{self.d} with {self.norm} sensitivity: the hockey-stick divergence for every real "
             "shift of norm <= sensitivity [GV13, (18)]",
+        ]
+        if last is not None:  # the cube-cell LPs ran
+            claims += [
             "cube candidates for the upper bound: masses on the cubes h(k + [-1/2, 1/2)^d) as a cell-constant density; "
             "its hockey-stick divergence at a real shift is the multilinear interpolation of the lattice divergences "
             "at the corners of the shift's unit cube, so the exact audit (outward rounding) of every corner v with "
@@ -417,7 +454,7 @@ class ApproxRealNDFamily:
             "multilinear interpolation error (0 for l1, d h^2/4 for l2sq, min(h sqrt(d)/2, d h^2/(8 r)) for l2); "
             "signed-permutation reduction (the shift sets, box and prices are invariant); duals certified against "
             "the budget delta",
-        ]
+            ]
         if self.radial:
             claims += self._radial_claims(best)
         mech = None

@@ -34,7 +34,7 @@ __all__ = ["COSTS_ND", "MAX_DIM", "NDMechanism", "check_dim", "parse_nd_cost", "
 COSTS_ND = ("l1", "l2", "l2sq", "linf")
 
 #: Largest dimension accepted (the (epsilon, delta) radial path on R^d is solved up to it).
-MAX_DIM = 1000
+MAX_DIM = 128
 
 
 # --------------------------------------------------------------------------------------------

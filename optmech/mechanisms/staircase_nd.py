@@ -604,7 +604,7 @@ class StaircaseND(NDMechanism):
         Sensitivity Δ, measured in ``norm``.
     gamma : float in [0, 1]
         Step breakpoint as a fraction of Δ (γ = 0 and γ = 1 give the same law).
-    dim : int in [1, 1000]
+    dim : int in [1, 128]
     norm : str, default ``"l1"``
         ``l1``, ``l2``, ``linf`` or ``lp:P`` for any real P >= 1 (``lp:1``, ``lp:2``, ``lp:inf``
         are stored as l1, l2, linf).

@@ -112,7 +112,7 @@ __all__ = [
 #: Relative tolerance of the integrality tests (1/(2δ), Δ/(2δ), n); see the module docstring.
 INTEGER_RTOL = 1e-9
 #: Largest dimension accepted (beyond 8 only the (epsilon, delta) radial path on R^d asks).
-MAX_DIM = 1000
+MAX_DIM = 128
 #: Largest ε accepted (b = e^{−ε} must not underflow; e^ε must not overflow).
 EPS_MAX = nx.EPS_MAX
 #: Largest number of terms a closed form may sum (n·Δ or 1/(2δ) integers).

@@ -88,7 +88,7 @@ _MAX_DPS = 4000
 #: Largest σ of a Gaussian calibration (beyond it no finite double is safe to return).
 _SIGMA_MAX = 1e300
 #: Dimensions accepted by :func:`gaussian_cost`.
-_MAX_DIM = 1000
+_MAX_DIM = 128
 
 
 # --------------------------------------------------------------------------------------------

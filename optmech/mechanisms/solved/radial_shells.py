@@ -42,7 +42,14 @@ from optmech.errors import SpecError
 from optmech.exact.sphere import abs_coordinate_mean, sphere_cdf_bounds
 from optmech.mechanisms.base import Privacy
 from optmech.mechanisms.base_nd import NDMechanism
-from optmech.mechanisms.solved.common import SolvedMechanism, categorical, cost_nd, load_audit_limit, read_array, read_number
+from optmech.mechanisms.solved.common import (
+    SolvedMechanism,
+    categorical,
+    cost_nd,
+    load_audit_limit,
+    read_array,
+    read_number,
+)
 
 __all__ = ["AUDIT_PIECES", "RadialShellDensityND", "radial_delta_upper", "scaled_volumes", "shell_moment_upper"]
 
