@@ -115,7 +115,7 @@ def _without_lp(family: Any, ctx: Context, best: BestBracket, reason: str, exc: 
             status, message = best.outcome(
                 Status.GAP_NOT_REACHED.value,
                 f"{limit} limit reached before the first LP ({reason}): the bracket is {what} and the certified "
-                f"upper bound found before any LP{advice}")
+                f"upper bound found before the first LP step{advice}")
             return Run(best, [], None, status, message, ctx.elapsed(), record)
     if limit == "memory" and exc is not None:
         raise exc

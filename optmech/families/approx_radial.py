@@ -131,16 +131,18 @@ def _price(edges: np.ndarray, g: np.ndarray, d: int, cost: str) -> float:
 
 
 def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
-                       seconds: float, resolution: int | None = None) -> tuple[RadialUpper | None, list[dict]]:
+                       seconds: float, resolution: int | None = None,
+                       start: int | None = None) -> tuple[RadialUpper | None, list[dict]]:
     """The best audited radial shell law found within ``seconds`` (module docstring), and one record per LP
     solved (resolution, shells, columns, budget, audited δ, value, seconds).
 
     ``solve_lp(lp, seconds)`` solves an LP within that many seconds and returns an object with ``x``
-    (raising :class:`~optmech.errors.SolveFailed` on failure).  ``resolution`` fixes k (shells per Δ).
+    (raising :class:`~optmech.errors.SolveFailed` on failure).  ``resolution`` fixes k (shells per Δ);
+    ``start`` is the first k of the doubling (default :data:`FIRST_RESOLUTION`).
     """
     state: dict = {"best": None, "log": []}
     try:
-        _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state)
+        _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state, start)
     except KeyboardInterrupt as exc:  # what finished stays: the caller reads it off the exception
         exc.radial_best, exc.radial_log = state["best"], state["log"]  # type: ignore[attr-defined]
         raise
@@ -148,11 +150,11 @@ def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: flo
 
 
 def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
-            resolution: int | None, state: dict) -> None:
+            resolution: int | None, state: dict, start: int | None = None) -> None:
     t0 = time.perf_counter()
     inner, outer = _support(epsilon, delta, sensitivity, d)
     log: list[dict] = state["log"]
-    k = int(resolution) if resolution else FIRST_RESOLUTION
+    k = int(resolution) if resolution else int(start or FIRST_RESOLUTION)
     last_seconds = None
     while True:
         left = seconds - (time.perf_counter() - t0)

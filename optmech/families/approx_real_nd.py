@@ -41,6 +41,7 @@ from optmech.families.approx import (
 )
 from optmech.families.approx_radial import (
     MARGINAL_GAP,
+    MAX_RESOLUTION,
     MARGINAL_SECONDS,
     RadialUpper,
     radial_applies,
@@ -152,9 +153,7 @@ class ApproxRealNDFamily:
         share = 0.3 * left if self._cube_lp_fits() else 0.85 * max(0.0, left - 1.5 * MARGINAL_SECONDS)
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
-        def solve(lp, seconds):
-            return self.ctx.solve_lp(lp, share=min(1.0, seconds / max(self.ctx.remaining(), 1e-9)))
-
+        solve = self._radial_solver()
         try:
             up, self.radial_log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve, share,
                                                         resolution=fixed)
@@ -162,6 +161,30 @@ class ApproxRealNDFamily:
             self._pending_interrupt = exc
             up, self.radial_log = getattr(exc, "radial_best", None), getattr(exc, "radial_log", [])
         return out + ([up] if up is not None else [])
+
+    def fallback_uppers(self) -> list:
+        """When no cube-cell LP fits the time or memory: the radial search goes on from the next resolution
+        with most of the time left (:func:`~optmech.families.approx_radial.radial_shell_upper`)."""
+        if not self.radial or self.ctx is None or self.size_is_explicit or self._pending_interrupt is not None:
+            return []
+        tried = [r["resolution"] for r in self.radial_log]
+        start = 2 * max(tried) if tried else None
+        if start is not None and start > MAX_RESOLUTION:
+            return []
+        solve = self._radial_solver()
+        try:
+            up, more = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve,
+                                          0.85 * self.ctx.remaining(), start=start)
+        except KeyboardInterrupt as exc:  # keep what finished; the loop's answer follows (no LP ran)
+            up, more = getattr(exc, "radial_best", None), getattr(exc, "radial_log", [])
+        self.radial_log += more
+        return [up] if up is not None else []
+
+    def _radial_solver(self):
+        def solve(lp, seconds):
+            return self.ctx.solve_lp(lp, share=min(1.0, seconds / max(self.ctx.remaining(), 1e-9)))
+
+        return solve
 
     @property
     def size_is_explicit(self) -> bool:
