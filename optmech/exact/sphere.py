@@ -1,4 +1,5 @@
-r"""One coordinate of a uniform point of the sphere S^{d−1} ⊂ ℝ^d: its cdf and E|U₁|, enclosed.
+r"""Uniform points of spheres and shells in ℝ^d: one coordinate's cdf and E|U₁| (enclosed), and the shells'
+volumes (enclosed) and radial moments.
 
 For U uniform on S^{d−1} (d >= 2), U₁ has the density (1 − t²)^{(d−3)/2} / J_d on [−1, 1], with
 J_d = ∫_{−1}^{1} (1 − t²)^{(d−3)/2} dt.  Its cdf G_d(τ) = P(U₁ <= τ) has closed forms [derived]:
@@ -34,7 +35,8 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["abs_coordinate_mean", "cdf_error", "sphere_cdf", "sphere_cdf_bounds"]
+__all__ = ["abs_coordinate_mean", "cdf_error", "shell_moments", "shell_volumes", "sphere_cdf", "sphere_cdf_bounds",
+           "volume_error"]
 
 
 @cache
@@ -111,3 +113,40 @@ def abs_coordinate_mean(d: int) -> tuple[float, float]:
     r = 2 / ((d - 1) * q * (1 if even else 2))
     v = _c_float(r, even)
     return v * (1 - 2.0**-50), v * (1 + 2.0**-50)
+
+
+# -- shells ------------------------------------------------------------------------------------------
+def volume_error(d: int) -> float:
+    """Relative error bound of :func:`shell_volumes`' float values: d·log(r/top) carries d times log's error
+    (a few ulp of |log| <= 745), then exp and expm1 (16 ulp each)."""
+    return (64 * int(d) + 256) * 2.0**-52 + 2.0**-47
+
+
+def shell_volumes(edges, d: int, top: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of (e_{i+1}^d − e_i^d)/top^d for consecutive edges (``top`` default the last
+    edge), computed as (e_{i+1}/top)^d · (−expm1(d log(e_i/e_{i+1}))): no cancellation, no overflow (an
+    edge 0 gives (e_1/top)^d).
+
+    >>> lo, hi = shell_volumes(np.array([0.0, 1.0, 2.0]), 2); bool(lo[0] <= 0.25 <= hi[0] and lo[1] <= 0.75 <= hi[1])
+    True
+    """
+    e = np.asarray(edges, dtype=float)
+    top = float(e[-1] if top is None else top)
+    with np.errstate(divide="ignore"):
+        w = np.exp(d * np.log(e[1:] / top)) * -np.expm1(d * np.log(e[:-1] / e[1:]))
+    err = volume_error(d)
+    return np.maximum(w * (1 - err) - 2.0**-1060, 0.0), w * (1 + err) + 2.0**-1060
+
+
+def shell_moments(edges, d: int, k: int) -> np.ndarray:
+    """E[R^k | shell i] for R with density ∝ r^{d−1} on [e_i, e_{i+1}] (floats):
+    d/(d + k) · e_{i+1}^k (1 − q^{d+k})/(1 − q^d), q = e_i/e_{i+1} (d/(d + k) · e_1^k when e_0 = 0).
+
+    >>> float(shell_moments(np.array([0.0, 1.0]), 3, 2)[0])  # E R² on the unit ball of R^3
+    0.6
+    """
+    e = np.asarray(edges, dtype=float)
+    with np.errstate(divide="ignore"):
+        lq = np.log(e[:-1] / e[1:])
+    ratio = np.where(np.isfinite(lq), np.expm1((d + k) * lq) / np.where(lq < 0, np.expm1(d * lq), 1.0), 1.0)
+    return d / (d + k) * e[1:] ** k * ratio

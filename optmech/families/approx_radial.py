@@ -33,10 +33,9 @@ import numpy as np
 
 from optmech.costs.interval import round_down
 from optmech.errors import OptmechError, SolveFailed
-from optmech.exact.sphere import abs_coordinate_mean
+from optmech.exact.sphere import abs_coordinate_mean, shell_volumes
 from optmech.mechanisms.solved.radial_shells import (
     radial_delta_upper,
-    scaled_volumes,
     shell_moment_upper,
 )
 from optmech.problems.approx_radial import build_radial_shells
@@ -112,7 +111,7 @@ def _edges(inner: float, outer: float, h: float) -> np.ndarray:
 def _density(masses: np.ndarray, edges: np.ndarray, d: int) -> np.ndarray:
     """Densities (up to the common factor V_d e_n^d) of the LP's masses, made nonincreasing from the outside in
     (raising an inner shell whose monotone row the LP left out: the audit covers the law as returned)."""
-    lo, hi = scaled_volumes(edges, d)
+    lo, hi = shell_volumes(edges, d)
     w = 0.5 * (lo + hi)
     g = np.where(w > 0, masses / np.where(w > 0, w, 1.0), 0.0)
     g = np.maximum.accumulate(g[::-1])[::-1]
@@ -121,7 +120,7 @@ def _density(masses: np.ndarray, edges: np.ndarray, d: int) -> np.ndarray:
 
 def _price(edges: np.ndarray, g: np.ndarray, d: int, cost: str) -> float:
     """A proven upper bound of E L(‖X‖) for the shell density g (L = r or r²)."""
-    lo, hi = scaled_volumes(edges, d)
+    lo, hi = shell_volumes(edges, d)
     mom = shell_moment_upper(edges, d, 1 if cost == "l2" else 2)
     num = math.fsum((g * hi * mom).tolist())
     den = math.fsum((g * lo).tolist())

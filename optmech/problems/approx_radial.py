@@ -41,7 +41,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from optmech.exact.sphere import sphere_cdf
+from optmech.exact.sphere import shell_moments, shell_volumes, sphere_cdf
 from optmech.lp import LinearProgram
 
 __all__ = ["KERNEL_NODES", "MONOTONE_MIN_RATIO", "RadialShellLP", "build_radial_shells", "shell_edges",
@@ -58,14 +58,6 @@ def shell_edges(sensitivity: float, per_sensitivity: int, radius: float) -> np.n
     h = float(sensitivity) / int(per_sensitivity)
     n = max(2, int(np.ceil(float(radius) / h)))
     return h * np.arange(n + 1, dtype=float)
-
-
-def _moments(edges: np.ndarray, d: int, k: int) -> np.ndarray:
-    e = edges
-    with np.errstate(divide="ignore"):
-        lq = np.log(e[:-1] / e[1:])
-    ratio = np.where(np.isfinite(lq), np.expm1((d + k) * lq) / np.where(lq < 0, np.expm1(d * lq), 1.0), 1.0)
-    return d / (d + k) * e[1:] ** k * ratio
 
 
 def shell_kernel(d: int, edges: np.ndarray, sensitivity: float, nodes: int = KERNEL_NODES):
@@ -171,10 +163,10 @@ def build_radial_shells(cost: str, epsilon: float, delta: float, sensitivity: fl
     pairs = sp.csr_array((vals, (rows, cols)), shape=(P, n + P))
     budget = sp.csr_array((np.ones(P), (np.zeros(P, dtype=np.int64), n + k)), shape=(1, n + P))
     norm = sp.csr_array((np.ones(n), (np.zeros(n, dtype=np.int64), np.arange(n))), shape=(1, n + P))
-    # vol_i/vol_{i+1} = (e_{i+1}^d − e_i^d)/(e_{i+2}^d − e_{i+1}^d), in log space
-    with np.errstate(divide="ignore"):
-        lw = d * np.log(e[1:] / e[-1]) + np.log(-np.expm1(d * np.log(e[:-1] / e[1:])))
-    ratio = np.exp(lw[:-1] - lw[1:])
+    # vol_i/vol_{i+1} = (e_{i+1}^d − e_i^d)/(e_{i+2}^d − e_{i+1}^d)
+    vol, _ = shell_volumes(e, d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(vol[1:] > 0, vol[:-1] / np.where(vol[1:] > 0, vol[1:], 1.0), 0.0)
     keep = np.flatnonzero(ratio >= MONOTONE_MIN_RATIO)
     mono = sp.csr_array((np.concatenate([ratio[keep], -np.ones(keep.size)]),
                          (np.concatenate([np.arange(keep.size)] * 2), np.concatenate([keep + 1, keep]))),
@@ -186,7 +178,7 @@ def build_radial_shells(cost: str, epsilon: float, delta: float, sensitivity: fl
     upper[P] = 1.0
     lower[P + 1] = upper[P + 1] = 1.0
     power = 1 if cost == "l2" else 2
-    prices = _moments(e, d, power)
+    prices = shell_moments(e, d, power)
     scale = float(prices.max())  # the objective in units of the largest shell price (dual values near 1)
     obj = np.concatenate([prices / scale, np.zeros(P)])
     lp = LinearProgram(

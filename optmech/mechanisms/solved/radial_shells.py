@@ -39,7 +39,13 @@ import numpy as np
 
 from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
 from optmech.errors import SpecError
-from optmech.exact.sphere import abs_coordinate_mean, sphere_cdf_bounds
+from optmech.exact.sphere import (
+    abs_coordinate_mean,
+    shell_moments,
+    shell_volumes,
+    sphere_cdf_bounds,
+    volume_error,
+)
 from optmech.mechanisms.base import Privacy
 from optmech.mechanisms.base_nd import NDMechanism
 from optmech.mechanisms.solved.common import (
@@ -51,41 +57,18 @@ from optmech.mechanisms.solved.common import (
     read_number,
 )
 
-__all__ = ["AUDIT_PIECES", "RadialShellDensityND", "radial_delta_upper", "scaled_volumes", "shell_moment_upper"]
+__all__ = ["AUDIT_PIECES", "RadialShellDensityND", "radial_delta_upper", "shell_moment_upper"]
 
 #: Pieces per shell of the audit's bound on T(i, j) (module docstring).
 AUDIT_PIECES = 1024
 _U = 2.0**-53
 
 
-def _power_error(d: int) -> float:
-    """Relative error bound of (r/e_n)^d and of the shell weights computed in log space: d·log(r/e_n)
-    carries d times log's error (a few ulp of |log| <= 745), then exp/expm1 (16 ulp)."""
-    return (64 * d + 256) * 2.0**-52 + 2.0**-47
-
-
-def scaled_volumes(edges: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of (e_{i+1}^d − e_i^d)/e_n^d, computed as (e_{i+1}/e_n)^d ·
-    (−expm1(d log(e_i/e_{i+1}))) (no cancellation; e_0 = 0 gives (e_1/e_n)^d)."""
-    e = np.asarray(edges, dtype=float)
-    top = e[-1]
-    with np.errstate(divide="ignore"):
-        hi_part = np.exp(d * np.log(e[1:] / top))
-        frac = -np.expm1(d * np.log(e[:-1] / e[1:]))
-    w = hi_part * frac
-    err = _power_error(d)
-    return np.maximum(w * (1 - err) - 2.0**-1060, 0.0), w * (1 + err) + 2.0**-1060
-
-
 def shell_moment_upper(edges: np.ndarray, d: int, k: int) -> np.ndarray:
-    """Upper bounds of E[R^k | shell i] for R with density ∝ r^{d−1} on [e_i, e_{i+1}]:
-    d/(d + k) · e_{i+1}^k (1 − q^{d+k})/(1 − q^d), q = e_i/e_{i+1}, capped by e_{i+1}^k."""
+    """Upper bounds of E[R^k | shell i] for R with density ∝ r^{d−1} on [e_i, e_{i+1}]
+    (:func:`~optmech.exact.sphere.shell_moments`, widened), capped by e_{i+1}^k."""
     e = np.asarray(edges, dtype=float)
-    with np.errstate(divide="ignore"):
-        lq = np.log(e[:-1] / e[1:])
-    ratio = np.where(np.isfinite(lq), np.expm1((d + k) * lq) / np.where(lq < 0, np.expm1(d * lq), 1.0), 1.0)
-    v = d / (d + k) * e[1:] ** k * ratio
-    v = v * (1 + _power_error(d + k)) + 2.0**-1060
+    v = shell_moments(e, d, k) * (1 + volume_error(d + k)) + 2.0**-1060
     return np.minimum(v, round_up(e[1:] ** k))
 
 
@@ -140,12 +123,7 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
         r[0], r[-1] = e[i], e[i + 1]
         return np.maximum.accumulate(r)
 
-    def piece_weights(r: np.ndarray) -> np.ndarray:
-        """Upper bounds of (r_b^d − r_a^d)/e_n^d for consecutive ends."""
-        with np.errstate(divide="ignore"):
-            part = np.exp(d * np.log(r[1:] / top)) * -np.expm1(d * np.log(r[:-1] / r[1:]))
-        return part * (1 + _power_error(d)) + 2.0**-1060
-    w_lo, _ = scaled_volumes(e, d)
+    w_lo, _ = shell_volumes(e, d)
     total_lo = float(round_down(math.fsum((g * w_lo).tolist()), 2.0**-50))
     if not total_lo > 0:
         raise SpecError("the radial shell density's total mass underflows")
@@ -174,7 +152,7 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
         tmin = np.minimum(tau[:-1], tau[1:])
         g_lo, _ = sphere_cdf_bounds(d, tmin, tmin)
         tail = np.minimum(1.0, round_up(1.0 - g_lo, 2.0**-50))
-        T = round_up(piece_weights(r) @ tail, 2.0**-40)  # a sum of nonnegative products (at most 2^16 terms)
+        T = round_up(shell_volumes(r, d, top)[1] @ tail, 2.0**-40)  # a sum of nonnegative products (at most 2^16 terms)
         terms.append(float(round_up(math.fsum((coef * T).tolist()), 2.0**-48)))
     num = float(round_up(math.fsum(terms), 2.0**-48)) if terms else 0.0
     return float(min(1.0, round_up(num / total_lo, 2.0**-50)))
@@ -217,7 +195,7 @@ class RadialShellDensityND(SolvedMechanism, NDMechanism):
             raise SpecError("the densities must be nonnegative and nonincreasing, with g_0 > 0")
         rd = d.get("realised_delta")
         self.realised_delta = None if rd is None else read_number(d, "realised_delta")
-        lo, hi = scaled_volumes(e, self.dim)
+        lo, hi = shell_volumes(e, self.dim)
         self._w = 0.5 * (lo + hi)  # (e_{i+1}^d − e_i^d)/e_n^d
         self._mass = g * self._w
         self._Z = math.fsum(self._mass.tolist())
@@ -260,11 +238,7 @@ class RadialShellDensityND(SolvedMechanism, NDMechanism):
     # moments and costs ---------------------------------------------------------------------------
     def _radial_moment(self, k: int) -> float:
         """E ‖X‖^k (closed form per shell; float)."""
-        e, d = self.edges, self.dim
-        with np.errstate(divide="ignore"):
-            lq = np.log(e[:-1] / e[1:])
-        ratio = np.where(np.isfinite(lq), np.expm1((d + k) * lq) / np.where(lq < 0, np.expm1(d * lq), 1.0), 1.0)
-        m = d / (d + k) * e[1:] ** k * ratio
+        m = shell_moments(self.edges, self.dim, k)
         return math.fsum((self._mass * m).tolist()) / self._Z
 
     def mean(self) -> np.ndarray:
