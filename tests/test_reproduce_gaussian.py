@@ -45,9 +45,10 @@ def test_spec_validates_in_full_and_quick_form():
                               "title": TITLE}
     assert full.reproduce["report"] in REPORTS
     grid = {(p["epsilon"], p["delta"], p["dim"], p["norm"], p["cost"], p["time_limit"]) for p in full.problems}
-    rows = (1, "l1", "abs", 300), (1, "l1", "square", 300), (2, "l2", "l2", 60), (2, "l2", "l2sq", 60)
+    rows = ((1, "l1", "abs", 300), (1, "l1", "square", 300),
+            *((dim, "l2", c, 60) for dim in (2, 3, 5, 10, 30, 100) for c in ("l2", "l2sq")))
     assert grid == {(e, d, *r) for e in (0.1, 0.5, 1.0, 2.0, 5.0) for d in (1e-6, 1e-4, 1e-2) for r in rows}
-    assert len(full.problems) == 60
+    assert len(full.problems) == 210
     for p in full.problems + quick.problems:
         assert (p["privacy"], p["domain"], p["sensitivity"]) == ("approx", "continuous", 1)
     assert {p["target_gap"] for p in full.problems} == {1e-4}
@@ -68,9 +69,9 @@ def test_scope_sentence_names_what_quick_leaves_out():
 
     path = next(p for p in catalogue_paths() if p.stem == NAME)
     line = spec_scope(path)
-    assert line.startswith("Quick mode: 4 of 60 problems (ε ∈ {0.5, 1}, δ = 0.01")
+    assert line.startswith("Quick mode: 4 of 210 problems (ε ∈ {0.5, 1}, δ = 0.01")
     assert "adds ε ∈ {0.1, 2, 5}, δ ∈ {1e-06, 0.0001}" in line and "target gap 0.0001 instead of 0.001" in line
-    assert "(d, norm, time limit (s)) = (2, l2, 60) and cost ∈ {l2, l2sq}" in line
+    assert "d ∈ {2, 3, 5, 10, 30, 100}, cost ∈ {l2, l2sq} and (norm, time limit (s)) = (l2, 60)" in line
 
 
 def test_the_independent_sigma_agrees_with_optmech():
@@ -302,3 +303,35 @@ def test_findings_are_computed_per_panel(tmp_path, solved2d):
         assert row.result["upper_bound"] < min(closed)
     assert "certified upper bound is no better" not in sq2 and "certified upper bound is no better" not in one
     assert "All panels: 4 of 8 brackets reached the solver's target gap" in "\n".join(sec.body)
+
+
+@pytest.fixture(scope="module")
+def solved_d(solved2d):
+    """solved2d and the ℓ2 rows in d = 5 at δ = 0.01, ε ∈ {0.5, 1} with a 6 s time limit (the radial path: an
+    audited radial shell law and the marginal bound, a few seconds each)."""
+    spec, rows = solved2d
+    d5 = [dict(p, dim=5, time_limit=6) for p in _spec(False).problems
+          if p["dim"] == 2 and p["delta"] == 0.01 and p["epsilon"] in (0.5, 1.0)]
+    return spec, rows + [(normalised(p), run_job(normalised(p))) for p in d5]
+
+
+def test_the_panel_in_d(tmp_path, solved_d):
+    """The Gaussian's ratio against d (issue 38): a table with a column per dimension, findings computed from the
+    rows' certified intervals, and the figure."""
+    from optmech.reproduce.gaussian import d_lines
+
+    ctx, sec = report_section(tmp_path, solved_d, "gaussian_gap")
+    text = "\n".join(sec.body)
+    lines = d_lines(gap_rows(ctx))
+    # |x| and x² at d = 1 join ‖x‖₂ and ‖x‖₂² at d = 2 and 5: four lines (2 costs × 2 values of ε)
+    assert set(lines) == {(c, e, 0.01) for c in ("l2", "l2sq") for e in (0.5, 1.0)}
+    assert all(set(line) == {1, 2, 5} for line in lines.values())
+    assert "**The panel in d.**" in text and "| d = 1 | d = 2 | d = 5 |" in text
+    for (c, e, dl), line in lines.items():
+        pts = [(d, line[d].ratios[AG]) for d in sorted(line) if line[d].ratios[AG] is not None]
+        (d0, q0), (d1, q1) = pts[0], pts[-1]
+        # the d = 5 ratio has a lower end: the radial shell law's cost is certified, below the Gaussian's
+        assert line[5].certified and q1.lo > 1
+        assert f"is {q0.lo:.3g} at d = {d0} and {q1.lo:.3g} at d = {d1}" in text
+    assert "**The Gaussian's gap against d.**" in text
+    assert any(f.endswith(f"{NAME}-d.png") and (tmp_path / f).is_file() for f in sec.figures)

@@ -150,7 +150,7 @@ class ApproxRealNDFamily:
         if not self.radial or self.ctx is None:
             return out
         left = self.ctx.remaining()
-        share = 0.3 * left if self._cube_lp_fits() else 0.85 * max(0.0, left - 1.5 * MARGINAL_SECONDS)
+        share = 0.3 * left if self._cube_lp_fits() else 0.85 * (left - min(1.5 * MARGINAL_SECONDS, 0.2 * left))
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
         solve = self._radial_solver()
