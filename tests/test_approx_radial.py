@@ -101,7 +101,7 @@ def test_the_audit_refuses_a_profile_that_is_not_nonincreasing():
 
 
 # -- the solve -------------------------------------------------------------------------------------
-def _solve(d, cost, eps=1.0, delta=1e-3, time_limit=25.0):
+def _solve(d, cost, eps=1.0, delta=1e-3, time_limit=10.0):
     p = Problem.from_params({"privacy": "approx", "epsilon": eps, "delta": delta, "sensitivity": 1, "dim": d,
                              "norm": "l2", "domain": "continuous", "cost": cost})
     return optmech.solve(p, time_limit=time_limit)
@@ -168,7 +168,7 @@ def test_high_dimension_cli_answers_with_the_radial_bracket():
     path's, and the radial law beats the analytic Gaussian (a certified lower bound on the Gaussian's gap)."""
     p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "1", "--delta",
                         "1e-3", "--sensitivity", "1", "--dim", "12", "--norm", "l2", "--domain", "continuous", "--cost",
-                        "l2", "--time-limit", "20", "--json"], capture_output=True, text=True, timeout=300)
+                        "l2", "--time-limit", "10", "--json"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)
     refs = {x["name"]: x for x in j["references"]}
