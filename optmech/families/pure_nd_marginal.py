@@ -27,9 +27,9 @@ import numpy as np
 __all__ = ["AXIS_SECONDS", "MARGINAL_GAP", "MARGINAL_SECONDS", "marginal_lower", "slab_cost_text"]
 
 #: seconds of the 1-D solves (all axes together), at most
-MARGINAL_SECONDS = 8.0
+MARGINAL_SECONDS = 10.0
 #: seconds of one axis's 1-D solve, at most (its first resolution already carries the bound; finer ones add little)
-AXIS_SECONDS = 5.0
+AXIS_SECONDS = 7.0
 #: the 1-D solves' target gap: the steps already cost a few per cent, a tighter 1-D bracket would not show
 MARGINAL_GAP = 1e-4
 #: the positive cut points, in units of Δ·max(1, 1/ε) (mirrored to the negative side): fine where the optimum's
