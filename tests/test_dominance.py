@@ -131,7 +131,7 @@ def test_solve_brackets_the_cheap_far_cost():
     out) to nearly V*_1D(|x|), below the ℓ1 staircase upper end."""
     cost = "where(abs(x1) < 5, abs(x1)+abs(x2), 0.5+abs(x2))"
     out = subprocess.run([sys.executable, "-m", "optmech", "solve", "--epsilon", "1", "--domain", "continuous",
-                          "--dim", "2", "--norm", "l1", "--cost", cost, "--time-limit", "40", "--json"],
+                          "--dim", "2", "--norm", "l1", "--cost", cost, "--time-limit", "25", "--json"],
                          capture_output=True, text=True, timeout=300)
     res = json.loads(out.stdout)
     assert 0.85 <= res["lower_bound"] <= 0.9596 <= res["upper_bound"]
