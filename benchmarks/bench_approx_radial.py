@@ -10,7 +10,7 @@ analytic Gaussian's cost against the bracket, i.e. the certified range of its ra
 Cases: d ∈ {2, 3, 5, 10, 100} × {l2, l2sq} × δ ∈ {1e-3, 1e-6} at ε = 1, and ε ∈ {0.5, 2, 4} at d = 10, l2,
 δ = 1e-3.  Results: ``benchmarks/results/bench_approx_radial.jsonl``::
 
-    python -m benchmarks.harness run benchmarks/bench_approx_radial.py --baseline-commit <sha> --repeats 1   # ≈40 min
+    python -m benchmarks.harness run benchmarks/bench_approx_radial.py --baseline-commit <sha> --repeats 1   # ≈20 min
     python -m benchmarks.harness run benchmarks/bench_approx_radial.py --repeats 1 --only "d 10 l2 ε 1 δ 0.001"
 """
 
