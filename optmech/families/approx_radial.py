@@ -34,6 +34,7 @@ import numpy as np
 from optmech.costs.interval import round_down
 from optmech.errors import OptmechError, SolveFailed
 from optmech.exact.sphere import abs_coordinate_mean, shell_volumes
+from optmech.families.approx import outward_mean
 from optmech.mechanisms.solved.radial_shells import (
     radial_delta_upper,
     shell_moment_upper,
@@ -119,14 +120,11 @@ def _density(masses: np.ndarray, edges: np.ndarray, d: int) -> np.ndarray:
 
 
 def _price(edges: np.ndarray, g: np.ndarray, d: int, cost: str) -> float:
-    """A proven upper bound of E L(‖X‖) for the shell density g (L = r or r²)."""
+    """A proven upper bound of E L(‖X‖) for the shell density g (L = r or r²): the shells' upper mean prices,
+    weighted by their volumes from above, over the total from below (:func:`~optmech.families.approx.outward_mean`)."""
     lo, hi = shell_volumes(edges, d)
     mom = shell_moment_upper(edges, d, 1 if cost == "l2" else 2)
-    num = math.fsum((g * hi * mom).tolist())
-    den = math.fsum((g * lo).tolist())
-    if not (math.isfinite(num) and den > 0):
-        return math.inf
-    return float(np.nextafter(num * (1 + 2.0**-48) / (den * (1 - 2.0**-48)), np.inf))
+    return outward_mean(mom, g * hi, float(round_down(math.fsum((g * lo).tolist()), 2.0**-50)))
 
 
 def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,

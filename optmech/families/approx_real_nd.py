@@ -41,8 +41,8 @@ from optmech.families.approx import (
 )
 from optmech.families.approx_radial import (
     MARGINAL_GAP,
-    MAX_RESOLUTION,
     MARGINAL_SECONDS,
+    MAX_RESOLUTION,
     RadialUpper,
     radial_applies,
     radial_marginal_lower,
@@ -153,13 +153,7 @@ class ApproxRealNDFamily:
         share = 0.3 * left if self._cube_lp_fits() else 0.85 * (left - min(1.5 * MARGINAL_SECONDS, 0.2 * left))
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
-        solve = self._radial_solver()
-        try:
-            up, self.radial_log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve, share,
-                                                        resolution=fixed)
-        except KeyboardInterrupt as exc:
-            self._pending_interrupt = exc
-            up, self.radial_log = getattr(exc, "radial_best", None), getattr(exc, "radial_log", [])
+        up, self._pending_interrupt = self._radial_search(share, resolution=fixed)
         return out + ([up] if up is not None else [])
 
     def fallback_uppers(self) -> list:
@@ -171,20 +165,23 @@ class ApproxRealNDFamily:
         start = 2 * max(tried) if tried else None
         if start is not None and start > MAX_RESOLUTION:
             return []
-        solve = self._radial_solver()
-        try:
-            up, more = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve,
-                                          0.85 * self.ctx.remaining(), start=start)
-        except KeyboardInterrupt as exc:  # keep what finished; the loop's answer follows (no LP ran)
-            up, more = getattr(exc, "radial_best", None), getattr(exc, "radial_log", [])
-        self.radial_log += more
+        up, _ = self._radial_search(0.85 * self.ctx.remaining(), start=start)  # an interrupt: the loop answers next
         return [up] if up is not None else []
 
-    def _radial_solver(self):
-        def solve(lp, seconds):
-            return self.ctx.solve_lp(lp, share=min(1.0, seconds / max(self.ctx.remaining(), 1e-9)))
+    def _radial_search(self, seconds: float, **kw) -> tuple:
+        """(best radial shell law or None, the interrupt that stopped the search or None) of
+        :func:`~optmech.families.approx_radial.radial_shell_upper` within ``seconds``; its LP records join
+        :attr:`radial_log`, those before an interrupt too."""
+        def solve(lp, s):
+            return self.ctx.solve_lp(lp, share=min(1.0, s / max(self.ctx.remaining(), 1e-9)))
 
-        return solve
+        try:
+            up, log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve, seconds, **kw)
+            stopped = None
+        except KeyboardInterrupt as exc:  # keep what finished
+            up, log, stopped = getattr(exc, "radial_best", None), getattr(exc, "radial_log", []), exc
+        self.radial_log += log
+        return up, stopped
 
     @property
     def size_is_explicit(self) -> bool:

@@ -57,7 +57,7 @@ from optmech.mechanisms.solved.common import (
     read_number,
 )
 
-__all__ = ["AUDIT_PIECES", "RadialShellDensityND", "radial_delta_upper", "shell_moment_upper"]
+__all__ = ["AUDIT_PIECES", "RadialShellDensityND", "check_shells", "radial_delta_upper", "shell_moment_upper"]
 
 #: Pieces per shell of the audit's bound on T(i, j) (module docstring).
 AUDIT_PIECES = 1024
@@ -82,6 +82,18 @@ def _tau_lower(r: np.ndarray, rho: np.ndarray, s: float) -> np.ndarray:
     return np.where(np.isnan(t), -np.inf, round_down(t, 2.0**-50))
 
 
+def check_shells(edges, density) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, densities) as float arrays, checked: 0 = e_0 < e_1 < ... < e_n, and n densities, nonnegative,
+    nonincreasing, g_0 > 0 (what the one-shift lemma and the audit need); one-line :class:`SpecError` otherwise."""
+    e = np.asarray(edges, dtype=float)
+    g = np.asarray(density, dtype=float)
+    if e.ndim != 1 or g.ndim != 1 or e.size != g.size + 1 or e[0] != 0.0 or np.any(np.diff(e) <= 0):
+        raise SpecError("radial shells need edges 0 = e_0 < e_1 < ... < e_n, one more than the densities")
+    if np.any(g < 0) or np.any(np.diff(g) > 0) or not g[0] > 0:
+        raise SpecError("the radial shell densities must be nonnegative, nonincreasing and not all zero")
+    return e, g
+
+
 def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: int,
                        pieces: int = AUDIT_PIECES) -> float:
     """A proven upper bound of δ(ε) = sup over shifts ‖v‖₂ <= Δ of the hockey-stick divergence of the radial
@@ -100,13 +112,8 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
     pieces : int
         Pieces per shell of the bound on T(i, j).
     """
-    e = np.asarray(edges, dtype=float)
-    g = np.asarray(density, dtype=float)
+    e, g = check_shells(edges, density)
     n = g.size
-    if e.size != n + 1 or e[0] != 0.0 or np.any(np.diff(e) <= 0):
-        raise SpecError("radial shells need edges 0 = e_0 < e_1 < ... < e_n, one more than the densities")
-    if np.any(g < 0) or np.any(np.diff(g) > 0) or not g[0] > 0:
-        raise SpecError("the radial shell densities must be nonnegative, nonincreasing and not all zero")
     d, s = int(d), float(sensitivity)
     c_lo = float(round_down(math.exp(epsilon), WIDEN_LIBM))
     c_hi = float(round_up(math.exp(epsilon), WIDEN_LIBM))
@@ -188,11 +195,7 @@ class RadialShellDensityND(SolvedMechanism, NDMechanism):
         self._sensitivity = read_number(d, "sensitivity", positive=True)
         self.edges = read_array(d, "edges", 1)
         self.density = read_array(d, "density", 1)
-        e, g = self.edges, self.density
-        if e.size != g.size + 1 or e[0] != 0.0 or np.any(np.diff(e) <= 0):
-            raise SpecError("edges must be 0 = e_0 < e_1 < ... < e_n, one more than the densities")
-        if np.any(g < 0) or np.any(np.diff(g) > 0) or not g[0] > 0:
-            raise SpecError("the densities must be nonnegative and nonincreasing, with g_0 > 0")
+        e, g = check_shells(self.edges, self.density)
         rd = d.get("realised_delta")
         self.realised_delta = None if rd is None else read_number(d, "realised_delta")
         lo, hi = shell_volumes(e, self.dim)
