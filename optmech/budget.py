@@ -94,7 +94,8 @@ class LPPlan:
     """One step's LP, described before it is built: its shape, the builder that will build it,
     the memory beside it, and (optionally) the family's own time predictions.
 
-    ``solver="chain"`` marks an LP the exact O(W) chain backend solves (no HiGHS start-up);
+    ``solver="chain"`` marks an LP the exact O(W) chain backend solves, ``solver="hockey_ipm"`` one the
+    structured interior point solves (neither has HiGHS's start-up);
     ``lp_bytes`` overrides :func:`lp_bytes` for such LPs.  ``build_seconds``/``certify_seconds``
     are the family's predictions for building the LP and certifying its solution (``None``: the
     generic rates of this module).  ``growth`` is the exponent by which the measured build and
@@ -130,7 +131,7 @@ class LPPlan:
 
     def setup_seconds(self) -> float:
         """Seconds the solver may run before it reads its clock (0 for the chain backend)."""
-        return 0.0 if self.solver == "chain" else HIGHS_SETUP_SECONDS_PER_LINE * self.lines
+        return 0.0 if self.solver in ("chain", "hockey_ipm") else HIGHS_SETUP_SECONDS_PER_LINE * self.lines
 
     def to_dict(self) -> dict:
         return {"rows": int(self.rows), "cols": int(self.cols), "nonzeros": int(self.nonzeros),

@@ -164,6 +164,7 @@ def test_coarse_upper_is_an_audited_blow_up(monkeypatch):
     """Δ = 64, cost |x|, stopped after the first (coarse) step: the mechanism is private for every
     shift 1..64 by an independent brute-force sum, and its cost is the upper bound."""
     monkeypatch.setattr(approx_family, "COARSE_START", 8)
+    monkeypatch.setattr(approx_family, "DECAY_FROM", 10**9)  # the per-point path (the decay path: test_approx_decay)
     r = optmech.solve(Problem(privacy=ApproxDP(0.5, 0.05), cost=parse_cost("abs"), sensitivity=64,
                               domain=IntegerLattice(), target_gap=1e-2))
     assert r.history[0]["size"]["coarse_factor"] == 8 and r.certified

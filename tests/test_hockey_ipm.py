@@ -165,7 +165,8 @@ def test_cli_profile_certifies_the_optimum(tmp_path):
     backend that solved the last LP."""
     prof = tmp_path / "ipm.toml"
     prof.write_text('[[attempt]]\nbackend = "hockey_ipm"\n[attempt.when]\nbuilders = ["hockey_stick", '
-                    '"hockey_stick_coarse"]\n\n[[attempt]]\nbackend = "highs"\n[attempt.options]\nsolver = "simplex"\n')
+                    '"hockey_stick_coarse", "hockey_stick_decay"]\n\n[[attempt]]\nbackend = "highs"\n'
+                    '[attempt.options]\nsolver = "simplex"\n')
     out = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "1",
                           "--delta", "0.01", "--sensitivity", "16", "--domain", "integer", "--solver", str(prof),
                           "--target-gap", "1e-7", "--json"], capture_output=True, text=True, timeout=300)

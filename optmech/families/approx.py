@@ -60,9 +60,14 @@ from optmech.audit import hockey_stick_array
 from optmech.budget import FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, dual_lower_bound,
                              is_infimum_at_infinity, reference_inside)
+from optmech.certify_decay import decay_lower_bound
+from optmech.families.approx_decay import (DECAY_FROM, FIRST_SHARE, TAIL_MASS, DecaySize, coarse_allowed,
+                                           decay_plan_rows, far_node_price, finer_level, first_level,
+                                           kept_shifts, layout_for)
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
-from optmech.problems.approx import approx_mode, build_approx, estimate_size, point_costs, shift_vectors
+from optmech.problems.approx import approx_mode, build_approx, estimate_size, outside_min, point_costs, shift_vectors
+from optmech.problems.approx_decay import DecayLP, build_decay
 from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.approx_periodic import build_aggregated, zone_periods
 from optmech.problems.lattice import Grid1D
@@ -427,6 +432,10 @@ class ApproxFamily:
         # relative to δ: the certificate loses s·λ with the budget's dual λ ~ Δ/(εδ), and the audit's own rounding
         # scales with the hockey-stick sums (about δ); 1e-14 at δ = 0.01 as measured there
         self.slack, self.slack_tries = (DELTA_SLACK * self.delta / 0.01 if self.d == 1 else 0.0), 0
+        #: 1-D on ℤ, an even cost, Δ >= DECAY_FROM: the periodic-decay path first (:mod:`optmech.families.approx_decay`)
+        self.decay = (self.d == 1 and not self.nonneg and self.even and self.eps > 0 and self.D >= DECAY_FROM
+                      and approx_mode(cost, self.D, self._window(self.D), symmetry=self.symmetry) == "even")
+        self.decay_tail_tries = 0
 
     def initial_uppers(self) -> list:
         """Certified upper bounds before any LP (so that a time limit or an interrupt always has a bracket).
@@ -489,8 +498,24 @@ class ApproxFamily:
         n = thm8_n(self.eps, self.delta)
         if self.d != 1:
             return int(2 * self.D * (math.ceil(n) + 2))  # closes the gap in one LP in our tests
+        if self.decay:
+            final = max(FINAL_SECONDS, self.final_seconds())
+            k = first_level(self.D, FIRST_SHARE * max(0.0, self.ctx.remaining() - final),
+                            coarse_allowed(self.problem.cost))
+            if k is not None:
+                return self._decay_size(k)
+            self.decay = False
+        return self._classic_start()
+
+    def _classic_start(self):
+        """The first size of the per-point path (coarse levels, then the exact LP)."""
         k = self._first_factor()
         return self._level(k, self._window(self.D // k))
+
+    def _decay_size(self, k: int, tail: int | None = None, shifts: tuple[int, ...] | None = None) -> DecaySize:
+        m = self.D // k
+        K, W = layout_for(self.eps, self.delta, m)
+        return DecaySize(k, K, W if tail is None else tail, kept_shifts(m) if shifts is None else shifts)
 
     def _window(self, m: int) -> int:
         """The first half-width for sensitivity m (coarse nodes when m < Δ): Δ(n + 1) + Δ, wider
@@ -535,6 +560,8 @@ class ApproxFamily:
         uniform reference's sum beside it (:func:`optmech.families.relaxed.uniform_bytes`)."""
         from optmech.families.relaxed import uniform_bytes
 
+        if isinstance(N, DecaySize):
+            return self._decay_plan(N)
         size = N
         N = self._half_width(size)
         if size not in self._plans:
@@ -575,18 +602,36 @@ class ApproxFamily:
             self._plans[size] = LPPlan(rows=rows, cols=cols, nonzeros=nnz, builder=builder, extra_bytes=extra)
         return self._plans[size]
 
+    def _decay_plan(self, size: DecaySize) -> LPPlan:
+        """The decay LP's shape (:func:`optmech.problems.approx_decay.decay_rows`), and its audit's terms for the
+        certification's seconds (every fine shift over the spread law's support)."""
+        from optmech.families.relaxed import uniform_bytes
+
+        if size not in self._plans:
+            m = self.D // size.factor
+            T = decay_plan_rows(m, size.tail, len(size.shifts))
+            n_p = m + size.tail
+            R = (size.periods * m + size.tail) * size.factor
+            audit = 2.0 * R * 2 * self.D
+            self._plans[size] = LPPlan(rows=1 + T + len(size.shifts), cols=n_p + 1 + T, nonzeros=4 * T + 2 * n_p,
+                                       builder="hockey_stick_decay", extra_bytes=uniform_bytes(self.delta, self.D),
+                                       solver="hockey_ipm", build_seconds=2e-6 * T, certify_seconds=0.1 + 2e-8 * audit)
+        return self._plans[size]
+
     def estimate_bytes(self, size) -> float:
         return self.plan(size).peak_bytes()
 
     def size_message(self, size, need: float, budget: float) -> str:
         lp = self.plan(size)
-        N = self._half_width(size)
+        N = self._half_width(size) if not isinstance(size, DecaySize) else size.describe(self.D)["half_width"]
         return (f"the (epsilon, delta) LP needs about {gib(need)} GiB ({lp.builder} builder, {lp.cols} columns, "
                 f"{lp.nonzeros} nonzeros; dim {self.d}, sensitivity {self.D}, half-width {N}); the limit is "
                 f"{gib(budget)} GiB: raise delta or epsilon, lower the sensitivity or dimension, or set "
                 "OPTMECH_MAX_MEMORY_GB")
 
     def build(self, size) -> Built:
+        if isinstance(size, DecaySize):
+            return self._build_decay(size)
         if isinstance(size, int):
             alp = build_approx(self.problem.cost, self.eps, self.delta, self.D, size, dim=self.d,
                                symmetry=self.symmetry)
@@ -617,6 +662,31 @@ class ApproxFamily:
             desc.update(coarse_factor=k, coarse_sensitivity=m, coarse_half_width=N)
         return Built(lp, desc, alp, alp.variant if k == 1 else "hockey_stick_coarse")
 
+    def _build_decay(self, size: DecaySize) -> Built:
+        """The restricted LP of :mod:`optmech.problems.approx_decay` at coarse factor k (node prices when k > 1),
+        solved with the budget δ − s (its duals are certified against δ, :meth:`lower`)."""
+        k = size.factor
+        m = self.D // k
+        prices = self._nodes(m).lower if k > 1 else (lambda z: point_costs(self.problem.cost, np.asarray(z)[:, None])[0])
+        dlp = build_decay(self.problem.cost, self.eps, self.delta, m, size.periods, size.tail, shifts=size.shifts,
+                          prices=prices, first_point=-m)  # the rows beyond one period left of 0 were slack
+                          # in every case measured; the audit decides on the law all the same
+        lp = dlp.lp
+        ru = lp.row_upper.copy()
+        if self.slack > 0:
+            ru[lp.row_blocks["budget"]] = self.delta - self.slack
+        scale = 2.0 ** math.ceil(math.log2(2 * dlp.R + 1))
+        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
+        desc = dict(size.describe(self.D), delta_slack=self.slack)
+        return Built(lp, desc, dlp, "hockey_stick_decay")
+
+    def _decay_prices(self, k: int):
+        if k > 1:
+            nodes = self._nodes(self.D // k)
+            return nodes.lower, (lambda limit: far_node_price(nodes, limit))
+        cost = self.problem.cost
+        return (lambda z: point_costs(cost, np.asarray(z)[:, None])[0]), (lambda limit: outside_min(cost, limit, 1))
+
     def _aggregated(self, N: int, m: int) -> bool:
         """Whether the LP of half-width N (in nodes) and sensitivity m (Δ/k) is the aggregated relaxation:
         m >= AGGREGATE_FROM, the ±x reduction applies, and a zone of at least one whole period fits
@@ -636,14 +706,20 @@ class ApproxFamily:
     def lower(self, built: Built, raw):
         """The repaired dual, certified against the LP with the budget δ (weak duality holds for any
         multipliers, so the LP solved with δ − s only costs s·Σ|y_budget|)."""
+        if isinstance(built.model, DecayLP):
+            prices, outside = self._decay_prices(built.size.get("coarse_factor", 1))
+            return decay_lower_bound(built.model, raw.row_dual, prices, outside, solver_objective=raw.objective)
         return dual_lower_bound(built.model.lp, raw.row_dual, raw.objective)
 
     def upper(self, built: Built, raw) -> "_Upper":
         alp = built.model
         k = built.size.get("coarse_factor", 1)
-        p, R = alp.box_masses(raw.x), alp.R
+        if isinstance(alp, DecayLP):
+            p, R = alp.layout.pmf(raw.x[:alp.layout.columns]), alp.R - 1
+        else:
+            p, R = alp.box_masses(raw.x), alp.R
         if k > 1:  # node i's mass spread evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1
-            lo = -alp.R * k - (0 if self.nonneg else k // 2)  # on ℕ: ik .. ik + k − 1 (stays on ℕ)
+            lo = -R * k - (0 if self.nonneg else k // 2)  # on ℕ: ik .. ik + k − 1 (stays on ℕ)
             block = p / k
             fine = np.repeat(block, k)
             R = max(-lo, lo + fine.size - 1)
@@ -704,9 +780,17 @@ class ApproxFamily:
 
     def diagnostics(self, built: Built, raw, upper) -> dict:
         alp = built.model
+        if isinstance(alp, DecayLP):
+            p = alp.layout.pmf(raw.x[:alp.layout.columns])
+            half = max(1, alp.layout.sensitivity // 2)
+            tot = math.fsum(p)
+            tail = (math.fsum(p[:half]) + math.fsum(p[-half:])) / tot if tot > 0 else 0.0
+            return {"mixed_weight": upper.mixed, "tail_mass": tail, "layer_and_far_mass": 0.0}
         return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
 
     def grow(self, step: Step, best) -> int | Stop:
+        if isinstance(step.built.model, DecayLP):
+            return self._grow_decay(step)
         gap, up = step.gap, step.upper
         spill = step.diagnostics["layer_and_far_mass"]
         target = self.problem.target_gap
@@ -755,6 +839,58 @@ class ApproxFamily:
         if spill <= 1e-3 * target and step.iteration >= 1 and gap > 0.5 * prev:
             return Stop("a wider window does not help: the remaining gap is the solver's accuracy")
         return 2 * alp.N if self.d != 1 else (2 * alp.N, self._kept(alp))
+
+    def _grow_decay(self, step: Step):
+        """The next step after a decay step (:mod:`optmech.families.approx_decay`): the dropped shifts the law
+        violates, a longer tail, a finer level, or (at k = 1, the target missed) the per-point path."""
+        dlp, up = step.built.model, step.upper
+        k = step.built.size.get("coarse_factor", 1)
+        m = self.D // k
+        size = DecaySize(k, dlp.layout.periods, dlp.layout.tail, tuple(int(v) for v in dlp.shifts))
+        violated = self._violated_decay(step)
+        if violated:
+            return dataclasses.replace(size, shifts=tuple(sorted(set(size.shifts) | violated)))
+        if step.diagnostics.get("tail_mass", 0.0) > TAIL_MASS and self.decay_tail_tries < 2:
+            self.decay_tail_tries += 1
+            return dataclasses.replace(size, tail=size.tail + m)
+        if up.mixed > 0 and self.slack_tries < MAX_SLACK_TRIES:
+            excess = float(np.max(up.pre_repair_delta)) - self.delta if up.pre_repair_delta is not None else 0.0
+            self.slack = min(0.5 * self.delta, max(2.0 * excess, 4.0 * self.slack))
+            self.slack_tries += 1
+            return size
+        if k > 1:
+            final = max(FINAL_SECONDS, self.final_seconds())
+            k2 = finer_level(self.D, k, FIRST_SHARE * max(0.0, self.ctx.remaining() - final))
+            self.decay_tail_tries = 0
+            return self._decay_size(k2)
+        if self.decay_tail_tries < 1:  # a longer tail once: the law may need more room to end
+            self.decay_tail_tries += 1
+            return dataclasses.replace(size, tail=size.tail + 2 * m)
+        self.decay = False
+        return self._classic_start()
+
+    def _violated_decay(self, step: Step) -> set[int]:
+        """Dropped shifts (of the decay LP's lattice) where the step's law exceeds δ: at k = 1 read off the
+        audit (before any repair); on a coarse level the node law is audited at its shifts."""
+        dlp = step.built.model
+        kept = {int(v) for v in dlp.shifts}
+        m = dlp.layout.sensitivity
+        if m == self.D:
+            per = np.asarray(step.upper.pre_repair_delta if step.upper.pre_repair_delta is not None
+                             else step.upper.shifts_delta)
+            if per.size != 2 * self.D:
+                return set()
+            mags = np.abs(shift_vectors(1, self.D, half=False)[:, 0])
+        else:
+            p = dlp.layout.pmf(step.raw.x[:dlp.layout.columns])
+            if not p.sum() > 0:
+                return set()
+            shifts = shift_vectors(1, m, half=False)
+            per = step.upper.node_delta if isinstance(step.upper, _Upper) and step.upper.node_delta is not None else None
+            if per is None:
+                per = hockey_stick_array(p / math.fsum(p), shifts, self.eps)
+            mags = np.abs(shifts[:, 0])
+        return {int(v) for v in mags[per > self.delta * (1 + SHIFT_VIOLATION)] if int(v) not in kept}
 
     @staticmethod
     def _kept(alp) -> tuple[int, ...]:
@@ -849,6 +985,55 @@ class ApproxFamily:
             truncation["lower_bound"] = getattr(self, "initial_lower_source", "none")
         return {"mechanism": mech, "audit": audit, "truncation": truncation, "claims": claims}
 
+    def _report_decay(self, best, last: Step | None) -> dict:
+        """The report when the last step was a periodic-decay step (:mod:`optmech.families.approx_decay`)."""
+        from optmech.mechanisms.tabulated import Tabulated
+
+        eps, delta, D = self.eps, self.delta, self.D
+        best_up = best.upper
+        mech = None
+        if isinstance(best_up, _Upper) and best_up.p is not None:
+            w = best_up.p.astype(float)
+            shift = self.shift if best_up is self.far_upper else 0
+            law = LatticeMechanism(Grid1D.integer(D), -best_up.R + shift, w, 0.0, np.zeros(D), np.zeros(D),
+                                   total=math.fsum(w))
+            mech = Tabulated.from_law(law, eps, delta=delta)
+        k_last = last.built.size.get("coarse_factor", 1) if last is not None else 1
+        k_up = getattr(best_up, "coarse_factor", 1) if best_up is not None else 1
+        claims = [
+            "(epsilon, delta)-DP as the hockey-stick condition for every shift 0 < |v| <= sensitivity [GV13, (18)]",
+            "lower bound: a dual of the full problem on Z (multipliers y_{v,x} in [0, lambda_v] for every shift and "
+            "point, checked at every integer with outward rounding; weak duality gives V* >= theta - delta * sum "
+            "lambda_v), built from the duals of the LP over periodic-decay laws p(x) = e^{-epsilon floor(|x|/m)} "
+            "u_{|x| mod m} with a free tail, and a least chain for the shift m; no shape of the optimum is assumed "
+            "[derived, optmech.certify_decay]",
+            "upper bound: the LP's periodic-decay law, audited for every shift with outward rounding"
+            + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
+               if isinstance(best_up, _Upper) and best_up.mixed > 0 else ""),
+        ]
+        if k_last > 1:
+            claims.append(f"lower bound (coarse level k = {k_last}): the randomised rounding of the noise to the multiples "
+                          f"of k is (epsilon, delta)-DP on kZ for the shifts up to sensitivity/k = {D // k_last}; the dual "
+                          "is checked on the nodes with their proven node prices (cost less chord errors), a relaxation "
+                          "[derived]")
+        if k_up > 1:
+            claims.append(f"upper bound (coarse level k = {k_up}): the node law's masses spread evenly over blocks of k "
+                          "integers, audited for every shift 0 < |v| <= sensitivity and priced at the integers")
+        if best_up is not None and not isinstance(best_up, _Upper) or getattr(best_up, "p", 1) is None:
+            claims.append("upper bound: a closed-form law found before the LP steps was cheaper than every LP's law")
+        desc = last.built.size if last is not None else {}
+        return {
+            "mechanism": mech,
+            "audit": audit_record(best_up if isinstance(best_up, _Upper) else None, eps, delta,
+                                  "hockey-stick sums for every shift, outward-rounded"),
+            "truncation": {"dim": 1, "half_width": desc.get("half_width"), "layout": "periodic_decay",
+                           "periods": desc.get("periods"), "tail": desc.get("tail"),
+                           "lower_bound": "dual of the full problem on Z (checked at every integer; beyond the checked "
+                                          "range the cost's proven minimum outside)",
+                           "upper_bound": "restriction: the periodic-decay law (zero beyond its tail), audited"},
+            "claims": claims,
+        }
+
     def report(self, best, last: Step | None, status: str) -> dict:
         from optmech.mechanisms.tabulated import Tabulated
 
@@ -858,6 +1043,8 @@ class ApproxFamily:
         if not has_pmf or (last is None and not self.nonneg):
             return self._report_closed_form(best, last)
         alp = last.built.model if last is not None else None
+        if isinstance(alp, DecayLP) or (alp is None and getattr(best_up, "decay", False)):
+            return self._report_decay(best, last)
         mech = None
         if best_up is not None and d == 1:
             w = best_up.p.astype(float)

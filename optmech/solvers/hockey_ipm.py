@@ -68,7 +68,7 @@ from optmech.solvers.base import Backend, RawSolution, Status
 __all__ = ["HockeyIPMBackend", "HockeyStructure", "hockey_structure", "solve_hockey"]
 
 #: builders whose LPs may have the structure of the module docstring (checked coefficient by coefficient)
-BUILDERS = ("hockey_stick", "hockey_stick_coarse", "hockey_stick_cells")
+BUILDERS = ("hockey_stick", "hockey_stick_coarse", "hockey_stick_cells", "hockey_stick_decay")
 #: stop when the relative primal and dual residuals and the relative duality gap are below this
 DEFAULT_TOLERANCE = 1e-10
 #: the dual residual accepted at the end (relative to the largest cost): the certificate repairs what is left

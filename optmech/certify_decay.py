@@ -1,0 +1,172 @@
+r"""A lower bound on the (ε, δ) optimum on ℤ from the periodic-decay LP's duals, checked on the whole of ℤ [derived].
+
+The LP of :mod:`optmech.problems.approx_decay` is a *restriction* (laws of one shape): its dual value is no
+bound on V*.  This module builds from its duals a dual solution of the *full* problem on ℤ and evaluates
+that solution's value with outward rounding.  Nothing about the optimum's shape is assumed: a wrong
+shape gives a weak bound, never a wrong one.
+
+The dual (weak duality on ℤ).  Let L_lo(z) <= L(z) at every integer z, shifts v ∈ ±{1..m}, and
+multipliers y_{v,x} >= 0, finitely many nonzero, with λ_v >= max_x y_{v,x}.  If
+θ <= L_lo(z) + Σ_v (y_{v,z} − e^ε y_{v,z−v}) for every z ∈ ℤ, then every (ε, δ)-DP noise p on ℤ has
+
+.. math::
+   E\,L(X) \ge \sum_z p(z)\Big(θ - \sum_v (y_{v,z} - e^ε y_{v,z-v})\Big)
+   = θ - \sum_v \sum_x y_{v,x}\big(p(x) - e^ε p(x+v)\big) \ge θ - \sum_v λ_v\, δ,
+
+since Σ_x y_{v,x}(p(x) − e^ε p(x + v)) <= λ_v Σ_x (p(x) − e^ε p(x + v))_+ <= λ_v δ [GV13, (18)] (the sums
+are finite: y has finite support).  So V* >= θ − δ Σ_v λ_v.  The issue's form of the same certificate.
+
+Mirroring.  The LP keeps the shifts s > 0 and one column per ±x pair; write y'_{s,x} for its row duals
+disaggregated to points (below).  Set y_{s,x} = y'_{s,x}/2 and y_{−s,x} = y'_{s,−x}/2, λ_{±s} = λ'_s/2 with
+λ'_s = max_x y'_{s,x}.  Then the constraint at z reads θ <= L_lo(z) + Ψ(z)/2 with
+
+.. math::
+   Ψ(z) = \sum_{s} \big(y'_{s,z} - e^ε y'_{s,z-s} + y'_{s,-z} - e^ε y'_{s,-z-s}\big) = Ψ(-z),
+
+and the value is θ − δ Σ_s λ'_s.  Only Ψ on z >= 0 is computed; z and −z are checked with the smaller of
+L_lo(z), L_lo(−z).  No symmetry of the cost is assumed.
+
+Disaggregation.  A row of the LP groups the points x of one key with weights b^{k(x)}; its dual μ >= 0
+becomes y'_{s,x} = μ/ω at each of them (ω = Σ b^{k(x)}), which reproduces the LP's reduced costs
+(Σ_x b^{k(x)} y'_{s,x} = μ).  Points without a row have y' = 0, except for the shift m on z >= 0.
+
+The chain (shift m).  On the positive periodic zone the shift m's forms vanish identically, so the LP says
+nothing about y'_{m,z}; beyond the support neither does it.  For z >= 0 the values y'_{m,z} are chosen
+here, period by period, as the least that keep the constraint at z:
+y'_{m,z} = max(0, 2(θ − L(z)) − (Ψ(z) without y'_{m,z})) (halved at z = 0, where y'_{m,0} enters twice),
+which involves y'_{m,z−m} of the period before.  The chain runs past the support until a whole period of it
+is zero (at most ``max_periods``).  Any nonnegative choice is allowed by the dual above; the least one
+keeps λ'_m small and the later constraints easiest.  θ is the LP's normalisation multiplier.
+
+Rigour.  e^ε is replaced by E ≥ e^ε (exp rounded up twice: every e^ε term enters with a minus sign and
+y >= 0, so Ψ only decreases).  Each Ψ(z) is a float sum of at most n = 4(kept shifts) + 8 terms; its error
+is at most γ_n Σ|terms| (γ_n = nu/(1 − nu), u = 2^−53) [Hig02, (4.4)], which is subtracted, as is one
+rounding of L_lo + Ψ/2.  Beyond the checked range (|z| > Z + m, where every y at z − v is 0), the
+constraint is θ <= L_lo(z): there the caller's proven ``outside`` price bounds L from below.  θ is then
+the minimum of the checked values, rounded down, and δ Σ λ' is rounded up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from optmech.problems.approx_decay import DecayLP
+
+__all__ = ["DecayCertificate", "decay_lower_bound"]
+
+_U = 2.0**-53
+
+
+@dataclasses.dataclass
+class DecayCertificate:
+    """The value of :func:`decay_lower_bound` and how it was reached."""
+
+    value: float
+    theta: float
+    budget_term: float
+    worst_point: int
+    chain_end: int
+    solver_objective: float
+    #: how much the float-error allowance lowered the bound
+    rounding_loss: float = 0.0
+    #: for the loop's stall rule (the clipped rows of the generic certificate; none here)
+    clipped_rows: int = 0
+    normalisation_multiplier: float = math.nan
+    error_term: float = 0.0
+
+
+def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float, *,
+                      solver_objective: float = math.nan, max_periods: int | None = None) -> DecayCertificate:
+    """V* >= value (module docstring) from the row duals of ``dlp.lp`` (sign convention of
+    :mod:`optmech.solvers.base`: −μ on the <= rows, θ on the normalisation row).
+
+    ``prices(z)``: proven lower bounds of the cost at the integers z (node prices on a coarse lattice);
+    ``outside``: a proven lower bound of the cost at every |z| beyond the checked range, computed by the
+    caller for the range returned as ``chain_end + m`` (it is called as ``outside(limit)``)."""
+    lp, lay = dlp.lp, dlp.layout
+    m, R = lay.sensitivity, dlp.R
+    kept = [int(s) for s in dlp.shifts]
+    if m not in kept:
+        raise ValueError("decay_lower_bound needs the shift m among the LP's shifts")
+    rows = lp.row_blocks["hockey_stick"]
+    theta = float(row_dual[lp.row_blocks["normalisation"].start])
+    mu = np.maximum(-np.asarray(row_dual[rows], dtype=float), 0.0)
+    periods_max = max_periods if max_periods is not None else 4 * lay.periods + 8
+    Z = R + periods_max * m                       # y' may be nonzero on [−Z, Z]; Ψ is checked on [0, Z + m]
+    n = Z + m + 1
+    E = float(np.nextafter(np.nextafter(math.exp(lay.epsilon), np.inf), np.inf))
+    psi = np.zeros(n)                             # Ψ(z), z = 0..Z + m
+    mag = np.zeros(n)                             # Σ |terms|
+    lam = np.zeros(len(kept))
+    x = dlp.points()                              # −(R − 1) .. R − 1
+    ym = None
+    for i, s in enumerate(kept):
+        r = dlp.row_of(i, x)
+        y = np.zeros(x.size)
+        live = r >= 0
+        y[live] = mu[r[live]] / dlp.omega[r[live]]
+        if s == m:
+            y[x >= 0] = 0.0                       # the chain decides these
+            ym = y
+        lam[i] = float(np.max(y, initial=0.0))
+        _add(psi, mag, y, x, s, E)
+    # the chain of the shift m on z >= 0 (module docstring)
+    price = np.minimum(prices(np.arange(n)), prices(-np.arange(n))).astype(float)
+    chain = np.zeros(n)
+    end = 0
+    zero_run = 0
+    for start in range(0, Z + 1, m):
+        z = np.arange(start, min(start + m, Z + 1))
+        need = 2.0 * (theta - price[z]) - psi[z]
+        if start == 0:
+            need[0] *= 0.5
+        y = np.maximum(need, 0.0)
+        chain[z] = y
+        psi[z] += y
+        mag[z] += y
+        if start == 0:
+            psi[0] += y[0]
+            mag[0] += y[0]
+        nxt = z + m
+        ok = nxt < n
+        psi[nxt[ok]] -= E * y[ok]
+        mag[nxt[ok]] += E * y[ok]
+        end = int(z[-1])
+        zero_run = zero_run + 1 if not np.any(y > 0) else 0
+        if start >= R and zero_run >= 1:
+            break
+    lam[kept.index(m)] = max(lam[kept.index(m)], float(np.max(chain, initial=0.0)))
+    del ym
+    terms = 4 * len(kept) + 8
+    gamma = terms * _U / (1 - terms * _U)
+    limit = end + m
+    checked = price[: limit + 1] + 0.5 * psi[: limit + 1]
+    err = 0.5 * gamma * mag[: limit + 1] * (1 + 2 * _U) + _U * np.abs(checked)
+    low = checked - err
+    worst = int(np.argmin(low))
+    th = min(float(low[worst]), float(outside(limit)))
+    th = float(np.nextafter(th, -np.inf))
+    budget = math.fsum(lam.tolist()) * dlp.delta
+    budget = float(np.nextafter(budget * (1 + 2 * _U), np.inf))
+    value = float(np.nextafter(th - budget, -np.inf))
+    loss = float(np.max(err)) if err.size else 0.0
+    return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
+                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta)
+
+
+def _add(psi: np.ndarray, mag: np.ndarray, y: np.ndarray, x: np.ndarray, s: int, E: float) -> None:
+    """Add the shift s's known multipliers y'_{s,x} (on the points x) to Ψ(z), z >= 0:
+    +y'_{s,z}, −E y'_{s,z−s}, +y'_{s,−z}, −E y'_{s,−z−s}."""
+    n = psi.size
+    nz = np.flatnonzero(y)
+    if nz.size == 0:
+        return
+    xv, yv = x[nz], y[nz]
+    for z, sign in ((xv, 1.0), (xv + s, -E), (-xv, 1.0), (-xv - s, -E)):
+        ok = (z >= 0) & (z < n)
+        if np.any(ok):
+            psi += np.bincount(z[ok], weights=sign * yv[ok], minlength=n)
+            mag += np.bincount(z[ok], weights=abs(sign) * yv[ok], minlength=n)
