@@ -76,10 +76,16 @@ class DecayCertificate:
     clipped_rows: int = 0
     normalisation_multiplier: float = math.nan
     error_term: float = 0.0
+    #: with ``keep=True``: the multipliers the bound rests on, for an independent re-check (tests): ``shifts``,
+    #: ``points`` (x = −(R − 1)..R − 1), ``y`` (one array per shift on the points; the shift m's entries at x >= 0
+    #: are zero there and given by ``chain`` on z = 0..len(chain) − 1), ``E`` (the value used for e^ε), ``limit``
+    #: (the last z checked), ``lam`` (λ'_s)
+    multipliers: dict | None = None
 
 
 def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float, *,
-                      solver_objective: float = math.nan, max_periods: int | None = None) -> DecayCertificate:
+                      solver_objective: float = math.nan, max_periods: int | None = None,
+                      keep: bool = False) -> DecayCertificate:
     """V* >= value (module docstring) from the row duals of ``dlp.lp`` (sign convention of
     :mod:`optmech.solvers.base`: −μ on the <= rows, θ on the normalisation row).
 
@@ -102,7 +108,7 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     mag = np.zeros(n)                             # Σ |terms|
     lam = np.zeros(len(kept))
     x = dlp.points()                              # −(R − 1) .. R − 1
-    ym = None
+    ys = []
     for i, s in enumerate(kept):
         r = dlp.row_of(i, x)
         y = np.zeros(x.size)
@@ -110,7 +116,8 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
         y[live] = mu[r[live]] / dlp.omega[r[live]]
         if s == m:
             y[x >= 0] = 0.0                       # the chain decides these
-            ym = y
+        if keep:
+            ys.append(y)
         lam[i] = float(np.max(y, initial=0.0))
         _add(psi, mag, y, x, s, E)
     # the chain of the shift m on z >= 0 (module docstring)
@@ -139,7 +146,6 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
         if start >= R and zero_run >= 1:
             break
     lam[kept.index(m)] = max(lam[kept.index(m)], float(np.max(chain, initial=0.0)))
-    del ym
     terms = 4 * len(kept) + 8
     gamma = terms * _U / (1 - terms * _U)
     limit = end + m
@@ -153,8 +159,11 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     budget = float(np.nextafter(budget * (1 + 2 * _U), np.inf))
     value = float(np.nextafter(th - budget, -np.inf))
     loss = float(np.max(err)) if err.size else 0.0
+    kept_y = {"shifts": kept, "points": x, "y": ys, "chain": chain[: end + 1].copy(), "E": E, "limit": limit,
+              "lam": lam.copy()} if keep else None
     return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
-                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta)
+                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta,
+                            multipliers=kept_y)
 
 
 def _add(psi: np.ndarray, mag: np.ndarray, y: np.ndarray, x: np.ndarray, s: int, E: float) -> None:

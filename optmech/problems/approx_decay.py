@@ -66,7 +66,7 @@ class DecayLayout:
     >>> col, k = lay.column_of(np.arange(-1, 8))
     >>> col.tolist(), k.tolist()
     ([1, 0, 1, 0, 1, 2, 3, 4, -1], [0, 0, 0, 1, 1, 0, 0, 0, 0])
-    >>> lay.pmf(np.array([4.0, 4.0, 1.0, 1.0, 1.0]))[7:].tolist()   # x = 0..6
+    >>> np.round(lay.pmf(np.array([4.0, 4.0, 1.0, 1.0, 1.0]))[6:], 12).tolist()   # x = 0..6 (b = 1/2)
     [4.0, 4.0, 2.0, 2.0, 1.0, 1.0, 1.0]
     """
 
