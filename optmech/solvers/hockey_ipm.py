@@ -29,7 +29,8 @@ leaves the Schur complement on q
 R − |x + v| are at most |v| apart) and whose last term has rank at most 2K (K kept shifts): one column
 per edge row, ĝ_v·√(θ_v ζ_v/(θ_v + ζ_v)), and one per budget row, m_v √ρ_v with
 m_v = −Σ_{r of v} θ_r ω_r/(θ_r + ζ_r) h_r − (θ_v/(θ_v + ζ_v)) ĝ_v, ρ_v = β_v/(1 + β_v Σ ω̃²/D).
-Up to ``DENSE_MAX`` columns q the whole S is formed and factorised densely; beyond, the banded part is
+Up to ``DENSE_MAX`` columns q (``DENSE_WIDE_MAX`` when the band spans half the matrix, as in the
+periodic-decay LP) the whole S is formed and factorised densely; beyond, the banded part is
 factorised as a block-tridiagonal matrix with dense blocks of side >= its half-bandwidth (LAPACK Cholesky and
 triangular solves, so the work is in level-3 BLAS), the low-rank part by Woodbury's identity with the SPD
 capacitance matrix I + Ŵᵀ Ŵ, Ŵ = L⁻¹ Û.  Iterative refinement against the exact operators (of S and of the
@@ -89,6 +90,9 @@ STALL_ITERATIONS = 15
 MU_FLOOR = 1e-16
 #: the Schur complement is factorised densely up to this many columns q (block-tridiagonal + Woodbury beyond)
 DENSE_MAX = 3000
+#: ... and up to this many when its band is at least half as wide as the matrix (the periodic-decay LP of
+#: optmech.problems.approx_decay couples every residue with every other: its band is the whole matrix)
+DENSE_WIDE_MAX = 6000
 _TINY = 1e-200
 
 
@@ -200,7 +204,7 @@ class BandPattern:
         self.pos_diag = self._pos(np.arange(n), np.arange(n))
         self.size = self.nb * bs * 2 * bs
         #: small problems: the whole Schur complement on q = (p, far) is formed and factorised densely
-        self.dense = n + 1 <= DENSE_MAX
+        self.dense = n + 1 <= DENSE_MAX or (2 * int(st.half_band) >= n and n + 1 <= DENSE_WIDE_MAX)
         if self.dense:
             nq = n + 1
             lo = np.minimum(st.ia, np.where(st.ib >= 0, st.ib, st.ia))
