@@ -55,7 +55,7 @@ import numpy as np
 
 from optmech.problems.approx_decay import DecayLP
 
-__all__ = ["DecayCertificate", "decay_lower_bound"]
+__all__ = ["DecayCertificate", "decay_lower_bound", "onesided_lower_bound"]
 
 _U = 2.0**-53
 
@@ -179,3 +179,91 @@ def _add(psi: np.ndarray, mag: np.ndarray, y: np.ndarray, x: np.ndarray, s: int,
         if np.any(ok):
             psi += np.bincount(z[ok], weights=sign * yv[ok], minlength=n)
             mag += np.bincount(z[ok], weights=abs(sign) * yv[ok], minlength=n)
+
+
+def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *, solver_objective: float = math.nan,
+                         max_periods: int | None = None, keep: bool = False) -> DecayCertificate:
+    r"""V* >= value on ℕ from the duals of the one-sided LP (:class:`~optmech.problems.approx_decay.OneSidedLayout`).
+
+    The dual of the module docstring with the domain ℕ: a law on ℕ has p(z) = 0 at z < 0, so the constraint
+    θ <= L_lo(z) + Σ_v (y_{v,z} − e^ε y_{v,z−v}) is needed at z >= 0 only, and the rows keep their own signed
+    shifts v ∈ ±{1..m} (no mirroring, no halving).  Two chains replace the LP's silence: the shift +m on the decay
+    zone and beyond (z from its start upward, y_{m,z} = max(0, θ − L(z) − rest), rest holding −e^ε y_{m,z−m}),
+    and the shift −m on the growth zone (z from its end down to m, rest holding −e^ε y_{−m,z+m}).  The same
+    rounding allowance; beyond the checked range ``outside(limit)`` bounds the cost."""
+    lp, lay = dlp.lp, dlp.layout
+    m, R = lay.sensitivity, dlp.R
+    kept = [int(v) for v in dlp.shifts]
+    if m not in kept or -m not in kept:
+        raise ValueError("onesided_lower_bound needs the shifts ±m among the LP's shifts")
+    theta = float(row_dual[lp.row_blocks["normalisation"].start])
+    mu = np.maximum(-np.asarray(row_dual[lp.row_blocks["hockey_stick"]], dtype=float), 0.0)
+    periods_max = max_periods if max_periods is not None else 4 * lay.max_exponent + 8
+    Z = R + periods_max * m
+    n = Z + m + 1
+    E = float(np.nextafter(np.nextafter(math.exp(lay.epsilon), np.inf), np.inf))
+    psi, mag = np.zeros(n), np.zeros(n)
+    lam = np.zeros(len(kept))
+    x = dlp.points()
+    S, G = lay.decay_start, lay.growth * m
+    ys = []
+    for i, v in enumerate(kept):
+        r = dlp.row_of(i, x)
+        y = np.zeros(x.size)
+        live = r >= 0
+        y[live] = mu[r[live]] / dlp.omega[r[live]]
+        if v == m:
+            y[x >= S] = 0.0
+        if v == -m:
+            y[(x >= m) & (x < G)] = 0.0
+        if keep:
+            ys.append(y)
+        lam[i] = float(np.max(y, initial=0.0))
+        nz = np.flatnonzero(y)
+        for z, sign in ((x[nz], 1.0), (x[nz] + v, -E)):
+            ok = (z >= 0) & (z < n)
+            psi += np.bincount(z[ok], weights=sign * y[nz][ok], minlength=n)
+            mag += np.bincount(z[ok], weights=abs(sign) * y[nz][ok], minlength=n)
+    price = np.asarray(prices(np.arange(n)), dtype=float)
+    up_chain, down_chain = np.zeros(n), np.zeros(n)
+    # the shift −m on the growth zone, from its end down to m: y_{−m,z} enters column z (+) and z − m (−E)
+    for top in range(G, m, -m):
+        z = np.arange(max(m, top - m), top)
+        y = np.maximum(theta - price[z] - psi[z], 0.0)
+        down_chain[z] = y
+        psi[z] += y
+        mag[z] += y
+        psi[z - m] -= E * y
+        mag[z - m] += E * y
+    # the shift +m from the decay zone on: y_{m,z} enters column z (+) and z + m (−E)
+    end, zero_run = S, 0
+    for start in range(S, Z + 1, m):
+        z = np.arange(start, min(start + m, Z + 1))
+        y = np.maximum(theta - price[z] - psi[z], 0.0)
+        up_chain[z] = y
+        psi[z] += y
+        mag[z] += y
+        ok = z + m < n
+        psi[z[ok] + m] -= E * y[ok]
+        mag[z[ok] + m] += E * y[ok]
+        end = int(z[-1])
+        zero_run = zero_run + 1 if not np.any(y > 0) else 0
+        if start >= R and zero_run >= 1:
+            break
+    lam[kept.index(m)] = max(lam[kept.index(m)], float(np.max(up_chain, initial=0.0)))
+    lam[kept.index(-m)] = max(lam[kept.index(-m)], float(np.max(down_chain, initial=0.0)))
+    terms = 2 * len(kept) + 8
+    gamma = terms * _U / (1 - terms * _U)
+    limit = end + m
+    checked = price[: limit + 1] + psi[: limit + 1]
+    err = gamma * mag[: limit + 1] * (1 + 2 * _U) + _U * np.abs(checked)
+    low = checked - err
+    worst = int(np.argmin(low))
+    th = float(np.nextafter(min(float(low[worst]), float(outside(limit))), -np.inf))
+    budget = float(np.nextafter(math.fsum(lam.tolist()) * dlp.delta * (1 + 2 * _U), np.inf))
+    value = float(np.nextafter(th - budget, -np.inf))
+    kept_y = {"shifts": kept, "points": x, "y": ys, "up_chain": up_chain[: end + 1].copy(),
+              "down_chain": down_chain[:G].copy(), "E": E, "limit": limit, "lam": lam.copy()} if keep else None
+    return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
+                            solver_objective=solver_objective, rounding_loss=float(np.max(err)) if err.size else 0.0,
+                            normalisation_multiplier=theta, multipliers=kept_y)

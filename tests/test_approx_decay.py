@@ -27,7 +27,7 @@ from optmech.problems.approx import outside_min, point_costs
 from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.approx_decay import DecayLayout, build_decay
 from optmech.solvers.highs import HighsBackend
-from optmech.spec import ApproxDP, IntegerLattice, Problem
+from optmech.spec import ApproxDP, IntegerLattice, NonNegativeIntegers, Problem
 
 #: ε = 1, δ = 0.01, |x|: the issue's exact values
 V_STAR = {8: 7.2549774950, 16: 14.5119723191, 32: 29.0253963481, 64: 58.0520075355}
@@ -168,7 +168,7 @@ def test_agrees_with_the_per_point_path(eps, delta, cost, monkeypatch):
 def test_coarse_levels_refine_to_the_exact_value(monkeypatch):
     """Δ = 64 started on the coarse lattice 4ℤ: every step's bounds bracket the issue's V*, the levels get
     finer, and the final law is private at every shift by brute force."""
-    monkeypatch.setattr(approx_family, "first_level", lambda sensitivity, seconds, coarse_ok: 4)
+    monkeypatch.setattr(approx_family, "first_level", lambda sensitivity, seconds, coarse_ok, one_sided=False: 4)
     r = optmech.solve(Problem(privacy=ApproxDP(1.0, 0.01), cost="abs", domain=IntegerLattice(), sensitivity=64,
                               target_gap=1e-9))
     ks = [h["size"].get("coarse_factor", 1) for h in r.history]
@@ -220,3 +220,64 @@ def test_layout_bad_input():
     with pytest.raises(SpecError):
         build_decay(parse_cost("abs"), 1.0, 0.01, 4, 2, 3, shifts=[5])
     assert DecayLayout(4, 2, 3, 1.0).support_half_width == 11
+
+
+# -- noise on ℕ: the one-sided layout ---------------------------------------------------------------------
+ASYM = "where(x >= 0, x, 2*abs(x))"
+
+
+def test_onesided_certificate_in_exact_arithmetic():
+    """Δ = 16, ε = 0.5, δ = 0.01 on ℕ: every dual constraint θ <= L(z) + Ψ(z) at z = 0..limit holds in rational
+    arithmetic with the multipliers the bound rests on (signed shifts, both chains), the cost is at least θ
+    beyond, and θ − δΣλ is at least the reported value."""
+    from optmech.certify_decay import onesided_lower_bound
+    from optmech.problems.approx_decay import OneSidedLayout, build_decay_onesided
+
+    D, eps, delta = 16, 0.5, 0.01
+    L = parse_cost(ASYM)
+    lay = OneSidedLayout(D, 6, 2 * D, 5, 3 * D, eps)
+    dlp = build_decay_onesided(L, eps, delta, lay)
+    raw = HighsBackend().solve(dlp.lp, {})
+    prices = lambda z: point_costs(L, np.asarray(z)[:, None])[0]  # noqa: E731
+    cert = onesided_lower_bound(dlp, raw.row_dual, prices, lambda lim: outside_min(L, lim, 1), keep=True)
+    mu = cert.multipliers
+    E = Fraction(mu["E"])
+    y = {}
+    for v, ys in zip(mu["shifts"], mu["y"]):
+        for xi, yi in zip(mu["points"], ys):
+            if yi:
+                y[(v, int(xi))] = Fraction(float(yi))
+    for z, c in enumerate(mu["up_chain"]):
+        if c:
+            y[(D, z)] = Fraction(float(c))
+    for z, c in enumerate(mu["down_chain"]):
+        if c:
+            y[(-D, z)] = Fraction(float(c))
+    lam = {v: max((w for (t, _), w in y.items() if t == v), default=Fraction(0)) for v in mu["shifts"]}
+    theta = Fraction(cert.theta)
+    for z in range(mu["limit"] + 1):
+        psi = sum(y.get((v, z), 0) - E * y.get((v, z - v), 0) for v in mu["shifts"])
+        assert theta <= z + psi, z
+    assert theta <= mu["limit"] + 1
+    assert theta - Fraction(delta) * sum(lam.values()) >= Fraction(cert.value)
+    assert cert.value <= raw.objective * (1 + 1e-9) and cert.value >= raw.objective * (1 - 1e-9)
+
+
+def test_onesided_family_agrees_with_the_per_point_path(monkeypatch):
+    """Noise on ℕ with the issue's asymmetric cost: the one-sided path and the per-point path (p = 0 below 0)
+    bracket the same V*, and the law is supported on ℕ and private at every shift by brute force."""
+    prob = Problem(privacy=ApproxDP(0.5, 0.01), cost=ASYM, domain=NonNegativeIntegers(), sensitivity=16,
+                   target_gap=1e-8)
+    a = optmech.solve(prob)
+    assert a.to_dict()["lp"]["builder"] == "hockey_stick_decay" and a.history[0]["size"]["layout"] == "one_sided_decay"
+    assert a.certified and a.relative_gap <= 1e-8
+    law = a.mechanism.law
+    w = law.weights / law.total
+    k = np.arange(law.k_lo, law.k_lo + len(w))
+    assert np.all(w[k < 0] == 0)
+    sums = brute_sums(w, 0.5, [s for s in range(-16, 17) if s])
+    assert max(sums.values()) <= 0.01 * (1 + 1e-9)
+    monkeypatch.setattr(approx_family, "DECAY_FROM", 10**9)
+    b = optmech.solve(prob)
+    assert b.to_dict()["lp"]["builder"] != "hockey_stick_decay" and b.certified
+    assert a.lower_bound <= b.upper_bound * (1 + 1e-12) and b.lower_bound <= a.upper_bound * (1 + 1e-12)

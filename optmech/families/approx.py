@@ -60,14 +60,14 @@ from optmech.audit import hockey_stick_array
 from optmech.budget import FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, LatticeMechanism, dual_lower_bound,
                              is_infimum_at_infinity, reference_inside)
-from optmech.certify_decay import decay_lower_bound
+from optmech.certify_decay import decay_lower_bound, onesided_lower_bound
 from optmech.families.approx_decay import (DECAY_FROM, FIRST_SHARE, TAIL_MASS, DecaySize, coarse_allowed,
                                            decay_plan_rows, far_node_price, finer_level, first_level,
-                                           kept_shifts, layout_for)
+                                           kept_shifts, layout_for, onesided_layout_parts)
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import approx_mode, build_approx, estimate_size, outside_min, point_costs, shift_vectors
-from optmech.problems.approx_decay import DecayLP, build_decay
+from optmech.problems.approx_decay import DecayLP, OneSidedLayout, build_decay, build_decay_onesided
 from optmech.problems.approx_cells import NodeCosts
 from optmech.problems.approx_periodic import build_aggregated, zone_periods
 from optmech.problems.lattice import Grid1D
@@ -433,8 +433,8 @@ class ApproxFamily:
         # scales with the hockey-stick sums (about δ); 1e-14 at δ = 0.01 as measured there
         self.slack, self.slack_tries = (DELTA_SLACK * self.delta / 0.01 if self.d == 1 else 0.0), 0
         #: 1-D on ℤ, an even cost, Δ >= DECAY_FROM: the periodic-decay path first (:mod:`optmech.families.approx_decay`)
-        self.decay = (self.d == 1 and not self.nonneg and self.even and self.eps > 0 and self.D >= DECAY_FROM
-                      and approx_mode(cost, self.D, self._window(self.D), symmetry=self.symmetry) == "even")
+        self.decay = self.d == 1 and self.eps > 0 and self.D >= DECAY_FROM and (
+            self.nonneg or (self.even and approx_mode(cost, self.D, self._window(self.D), symmetry=self.symmetry) == "even"))
         self.decay_tail_tries = 0
 
     def initial_uppers(self) -> list:
@@ -501,7 +501,7 @@ class ApproxFamily:
         if self.decay:
             final = max(FINAL_SECONDS, self.final_seconds())
             k = first_level(self.D, FIRST_SHARE * max(0.0, self.ctx.remaining() - final),
-                            coarse_allowed(self.problem.cost))
+                            coarse_allowed(self.problem.cost) and not self.nonneg, one_sided=self.nonneg)
             if k is not None:
                 return self._decay_size(k)
             self.decay = False
@@ -515,7 +515,10 @@ class ApproxFamily:
     def _decay_size(self, k: int, tail: int | None = None, shifts: tuple[int, ...] | None = None) -> DecaySize:
         m = self.D // k
         K, W = layout_for(self.eps, self.delta, m)
-        return DecaySize(k, K, W if tail is None else tail, kept_shifts(m) if shifts is None else shifts)
+        if self.nonneg:  # noise on ℕ: the one-sided layout, a tail of 3m
+            W = 3 * m
+        return DecaySize(k, K, W if tail is None else tail,
+                         kept_shifts(m, one_sided=self.nonneg) if shifts is None else shifts, self.nonneg)
 
     def _window(self, m: int) -> int:
         """The first half-width for sensitivity m (coarse nodes when m < Δ): Δ(n + 1) + Δ, wider
@@ -609,9 +612,14 @@ class ApproxFamily:
 
         if size not in self._plans:
             m = self.D // size.factor
-            T = decay_plan_rows(m, size.tail, len(size.shifts))
-            n_p = m + size.tail
-            R = (size.periods * m + size.tail) * size.factor
+            if size.one_sided:
+                G, C, Kd, W, R = onesided_layout_parts(size.periods, size.tail, m)
+                T = len(size.shifts) * (R - (G + Kd - 2) * m + m // 2 + 4)
+                n_p = 2 * m + C + W
+            else:
+                T = decay_plan_rows(m, size.tail, len(size.shifts))
+                n_p = m + size.tail
+                R = (size.periods * m + size.tail) * size.factor
             audit = 2.0 * R * 2 * self.D
             self._plans[size] = LPPlan(rows=1 + T + len(size.shifts), cols=n_p + 1 + T, nonzeros=4 * T + 2 * n_p,
                                        builder="hockey_stick_decay", extra_bytes=uniform_bytes(self.delta, self.D),
@@ -668,9 +676,15 @@ class ApproxFamily:
         k = size.factor
         m = self.D // k
         prices = self._nodes(m).lower if k > 1 else (lambda z: point_costs(self.problem.cost, np.asarray(z)[:, None])[0])
-        dlp = build_decay(self.problem.cost, self.eps, self.delta, m, size.periods, size.tail, shifts=size.shifts,
-                          prices=prices, first_point=-m)  # the rows beyond one period left of 0 were slack
-                          # in every case measured; the audit decides on the law all the same
+        if size.one_sided:
+            G, C, Kd, W, _ = onesided_layout_parts(size.periods, size.tail, m)
+            dlp = build_decay_onesided(self.problem.cost, self.eps, self.delta, OneSidedLayout(m, G, C, Kd, W, self.eps),
+                                       shifts=size.shifts, prices=prices)
+        else:  # rows from one period left of 0 on: the others were slack in every case measured (the audit
+            # decides on the law all the same)
+            dlp = build_decay(self.problem.cost, self.eps, self.delta, m, size.periods, size.tail, shifts=size.shifts,
+                              prices=prices, first_point=-m)
+        dlp.decay_size = size
         lp = dlp.lp
         ru = lp.row_upper.copy()
         if self.slack > 0:
@@ -708,7 +722,8 @@ class ApproxFamily:
         multipliers, so the LP solved with δ − s only costs s·Σ|y_budget|)."""
         if isinstance(built.model, DecayLP):
             prices, outside = self._decay_prices(built.size.get("coarse_factor", 1))
-            return decay_lower_bound(built.model, raw.row_dual, prices, outside, solver_objective=raw.objective)
+            bound = onesided_lower_bound if built.model.layout.one_sided else decay_lower_bound
+            return bound(built.model, raw.row_dual, prices, outside, solver_objective=raw.objective)
         return dual_lower_bound(built.model.lp, raw.row_dual, raw.objective)
 
     def upper(self, built: Built, raw) -> "_Upper":
@@ -716,6 +731,8 @@ class ApproxFamily:
         k = built.size.get("coarse_factor", 1)
         if isinstance(alp, DecayLP):
             p, R = alp.layout.pmf(raw.x[:alp.layout.columns]), alp.R - 1
+            if alp.layout.one_sided:  # masses on [0, R): the audit's array is [−(R − 1), R − 1]
+                p = np.concatenate([np.zeros(R), p])
         else:
             p, R = alp.box_masses(raw.x), alp.R
         if k > 1:  # node i's mass spread evenly over the k integers ik − ⌊k/2⌋ .. ik − ⌊k/2⌋ + k − 1
@@ -784,7 +801,8 @@ class ApproxFamily:
             p = alp.layout.pmf(raw.x[:alp.layout.columns])
             half = max(1, alp.layout.sensitivity // 2)
             tot = math.fsum(p)
-            tail = (math.fsum(p[:half]) + math.fsum(p[-half:])) / tot if tot > 0 else 0.0
+            ends = math.fsum(p[-half:]) + (0.0 if alp.layout.one_sided else math.fsum(p[:half]))
+            tail = ends / tot if tot > 0 else 0.0
             return {"mixed_weight": upper.mixed, "tail_mass": tail, "layer_and_far_mass": 0.0}
         return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
 
@@ -846,7 +864,7 @@ class ApproxFamily:
         dlp, up = step.built.model, step.upper
         k = step.built.size.get("coarse_factor", 1)
         m = self.D // k
-        size = DecaySize(k, dlp.layout.periods, dlp.layout.tail, tuple(int(v) for v in dlp.shifts))
+        size = dlp.decay_size
         violated = self._violated_decay(step)
         if violated:
             return dataclasses.replace(size, shifts=tuple(sorted(set(size.shifts) | violated)))
@@ -880,7 +898,8 @@ class ApproxFamily:
                              else step.upper.shifts_delta)
             if per.size != 2 * self.D:
                 return set()
-            mags = np.abs(shift_vectors(1, self.D, half=False)[:, 0])
+            mags = shift_vectors(1, self.D, half=False)[:, 0]  # signed on ℕ (the one-sided LP keeps signed shifts)
+            mags = mags if dlp.layout.one_sided else np.abs(mags)
         else:
             p = dlp.layout.pmf(step.raw.x[:dlp.layout.columns])
             if not p.sum() > 0:
@@ -1019,6 +1038,11 @@ class ApproxFamily:
         if k_up > 1:
             claims.append(f"upper bound (coarse level k = {k_up}): the node law's masses spread evenly over blocks of k "
                           "integers, audited for every shift 0 < |v| <= sensitivity and priced at the integers")
+        if self.nonneg:
+            claims.append("noise on N: the LP's laws grow by e^epsilon per period from 0 and decay after a free centre "
+                          "block (both shifts of every kept magnitude are rows); the dual's constraints are needed at "
+                          "z >= 0 only (a law on N has no mass below 0), with chains for the shifts -m and +m; every "
+                          "audited law is supported on N")
         if best_up is not None and not isinstance(best_up, _Upper) or getattr(best_up, "p", 1) is None:
             claims.append("upper bound: a closed-form law found before the LP steps was cheaper than every LP's law")
         desc = last.built.size if last is not None else {}

@@ -51,7 +51,7 @@ from optmech.errors import SpecError
 from optmech.lp import LinearProgram
 from optmech.problems.approx import point_costs
 
-__all__ = ["DecayLP", "DecayLayout", "build_decay", "decay_rows"]
+__all__ = ["DecayLP", "DecayLayout", "OneSidedLayout", "build_decay", "build_decay_onesided", "decay_rows"]
 
 _U = 2.0**-53
 
@@ -84,6 +84,16 @@ class DecayLayout:
     def columns(self) -> int:
         return self.sensitivity + self.tail
 
+    one_sided = False
+
+    @property
+    def max_exponent(self) -> int:
+        return self.periods
+
+    def points(self) -> np.ndarray:
+        """The points that may carry mass: |x| < R."""
+        return np.arange(-(self.support_half_width - 1), self.support_half_width)
+
     @property
     def ratio(self) -> float:
         """b = e^{−ε} as a float (the LP's and the pmf's, not a certified value: the law is audited)."""
@@ -106,12 +116,88 @@ class DecayLayout:
         b·(1 + 8u) (u = 2^−53) instead of b, so that p(x) <= e^ε p(x + m) holds in floating point in the
         periodic zone (a ratio of exactly b would leave rounding-level positive hockey-stick terms at the shift
         m, which at δ = 1e-8 would exceed the audit's margin); the cost of the factor is about 1e-14 relative."""
-        v = np.maximum(np.asarray(values, dtype=float), 0.0)
-        R = self.support_half_width
-        x = np.arange(-(R - 1), R)
-        col, k = self.column_of(x)
-        factor = (self.ratio * (1.0 + 8.0 * _U)) ** np.arange(self.periods + 1, dtype=float)
-        return np.where(col >= 0, factor[k] * v[np.maximum(col, 0)], 0.0)
+        return _pmf(self, values)
+
+
+def _pmf(layout, values: np.ndarray) -> np.ndarray:
+    v = np.maximum(np.asarray(values, dtype=float), 0.0)
+    col, k = layout.column_of(layout.points())
+    factor = (layout.ratio * (1.0 + 8.0 * _U)) ** np.arange(layout.max_exponent + 1, dtype=float)
+    return np.where(col >= 0, factor[k] * v[np.maximum(col, 0)], 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class OneSidedLayout:
+    """Noise on ℕ (module docstring, One-sided layout): a growth zone of ``growth`` periods from 0, a free centre
+    block of ``centre`` points, a decay zone of ``decay`` periods and a free tail of ``tail`` points.
+
+    >>> lay = OneSidedLayout(sensitivity=2, growth=2, centre=1, decay=2, tail=1, epsilon=math.log(2.0))
+    >>> lay.support_half_width, lay.columns
+    (10, 6)
+    >>> col, k = lay.column_of(np.arange(-1, 11))
+    >>> col.tolist()
+    [-1, 0, 1, 0, 1, 4, 2, 3, 2, 3, 5, -1]
+    >>> k.tolist()
+    [0, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0]
+    >>> np.round(lay.pmf(np.array([2.0, 2.0, 4.0, 4.0, 8.0, 1.0])), 12).tolist()   # x = 0..9 (b = 1/2)
+    [1.0, 1.0, 2.0, 2.0, 8.0, 4.0, 4.0, 2.0, 2.0, 1.0]
+    """
+
+    sensitivity: int
+    growth: int
+    centre: int
+    decay: int
+    tail: int
+    epsilon: float
+
+    one_sided = True
+
+    @property
+    def decay_start(self) -> int:
+        return self.growth * self.sensitivity + self.centre
+
+    @property
+    def support_half_width(self) -> int:
+        """R: every law of the family is 0 outside [0, R)."""
+        return self.decay_start + self.decay * self.sensitivity + self.tail
+
+    @property
+    def columns(self) -> int:
+        return 2 * self.sensitivity + self.centre + self.tail
+
+    @property
+    def max_exponent(self) -> int:
+        return max(self.growth, self.decay)
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(-self.epsilon)
+
+    def points(self) -> np.ndarray:
+        return np.arange(0, self.support_half_width)
+
+    def column_of(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(column, exponent k) of each integer x: p(x) = b^k·v[column]; column −1 where p(x) = 0.  Columns:
+        the growth pattern (0..m−1, p(x) = b^{G−1−⌊x/m⌋} v_{x mod m}), the decay pattern (m..2m−1), the centre
+        block, the tail block."""
+        x = np.asarray(x, dtype=np.int64)
+        m, G, S = self.sensitivity, self.growth, self.decay_start
+        col = np.full(x.shape, -1, dtype=np.int64)
+        k = np.zeros(x.shape, dtype=np.int64)
+        g = (x >= 0) & (x < G * m)
+        col[g], k[g] = x[g] % m, G - 1 - x[g] // m
+        c = (x >= G * m) & (x < S)
+        col[c] = 2 * m + x[c] - G * m
+        d = (x >= S) & (x < S + self.decay * m)
+        col[d], k[d] = m + (x[d] - S) % m, (x[d] - S) // m
+        t = (x >= S + self.decay * m) & (x < self.support_half_width)
+        col[t] = 2 * m + self.centre + x[t] - S - self.decay * m
+        return col, k
+
+    def pmf(self, values: np.ndarray) -> np.ndarray:
+        """The law's masses on [0, R), not normalised (the ratio b·(1 + 8u) per period, as for
+        :meth:`DecayLayout.pmf`)."""
+        return _pmf(self, values)
 
 
 @dataclasses.dataclass
@@ -145,15 +231,15 @@ class DecayLP:
         cb, kb = lay.column_of(x + s)
         n_col = lay.columns + 1
         dk = np.where(cb >= 0, kb - ka, 0)
-        span = 2 * lay.periods + 3
+        span = 2 * lay.max_exponent + 3
         zero = (ca >= 0) & (ca == cb) & (kb - ka == 1)
         live = (ca >= 0) & ~zero
-        key = np.where(live, (ca * n_col + (cb + 1)) * span + (dk + lay.periods + 1), -1)
+        key = np.where(live, (ca * n_col + (cb + 1)) * span + (dk + lay.max_exponent + 1), -1)
         return key, ka, zero
 
     def points(self) -> np.ndarray:
-        """The points x that may carry mass (|x| < R)."""
-        return np.arange(-(self.R - 1), self.R)
+        """The points x that may carry mass (|x| < R; on ℕ 0 <= x < R)."""
+        return self.layout.points()
 
     def row_of(self, i: int, x: np.ndarray) -> np.ndarray:
         """The hockey-stick row (index in its block) of each point x for the i-th kept shift, −1 where the
@@ -187,8 +273,29 @@ def build_decay(cost, epsilon: float, delta: float, sensitivity: int, periods: i
     kept = np.arange(1, m + 1) if shifts is None else np.unique(np.asarray(shifts, dtype=np.int64))
     if kept.size == 0 or kept[0] < 1 or kept[-1] > m:
         raise SpecError(f"build_decay: shifts must lie in 1..{m}")
+    return _build(cost, lay, delta, kept, prices, first_point)
+
+
+def build_decay_onesided(cost, epsilon: float, delta: float, layout: OneSidedLayout, *, shifts=None,
+                         prices=None) -> DecayLP:
+    """The LP of the module docstring over the one-sided laws of ``layout`` (noise on ℕ), with the signed shifts
+    ``shifts`` (default ±1..±m; both signs are needed: the law is not symmetric)."""
+    m = layout.sensitivity
+    if min(m, layout.growth, layout.decay, layout.centre, layout.tail) < 1 or not epsilon > 0 or not 0 < delta < 1:
+        raise SpecError("build_decay_onesided needs every part of the layout >= 1, epsilon > 0 and 0 < delta < 1")
+    if shifts is None:
+        shifts = np.concatenate([np.arange(-m, 0), np.arange(1, m + 1)])
+    kept = np.unique(np.asarray(shifts, dtype=np.int64))
+    if kept.size == 0 or np.any(kept == 0) or np.any(np.abs(kept) > m):
+        raise SpecError(f"build_decay_onesided: shifts must lie in ±1..±{m}")
+    return _build(cost, layout, delta, kept, prices, None)
+
+
+def _build(cost, lay, delta: float, kept: np.ndarray, prices, first_point) -> DecayLP:
+    K = lay.max_exponent
+    epsilon = lay.epsilon
     b, E = lay.ratio, math.exp(epsilon)
-    x = np.arange(-(lay.support_half_width - 1), lay.support_half_width)
+    x = lay.points()
     n_col = lay.columns + 1
     span = 2 * K + 3
     keys, starts, omegas, rows_a, rows_b, coef_b, groups = [], [], [], [], [], [], []
@@ -246,7 +353,7 @@ def build_decay(cost, epsilon: float, delta: float, sensitivity: int, periods: i
         c=c, A=A, row_lower=row_lower, row_upper=row_upper, col_lower=np.zeros(t0 + T), col_upper=col_upper,
         row_blocks={"normalisation": slice(0, 1), "hockey_stick": slice(1, 1 + T), "budget": slice(1 + T, 1 + T + len(kept))},
         col_blocks={"p": slice(0, n_p), "far": slice(col_far, col_far + 1), "t": slice(t0, t0 + T)},
-        meta={"builder": "hockey_stick_decay", "sensitivity": m, "periods": K, "tail": W, "epsilon": float(epsilon),
+        meta={"builder": "hockey_stick_decay", "sensitivity": lay.sensitivity, "layout": dataclasses.asdict(lay),
               "delta": float(delta), "shifts_kept": int(len(kept))},
     )
     dlp.lp, dlp.row_start, dlp.omega = lp, np.asarray(starts, dtype=np.int64), omega
