@@ -40,7 +40,7 @@ keeps λ'_m small and the later constraints easiest.  θ is the LP's normalisati
 
 Rigour.  e^ε is replaced by E ≥ e^ε (exp rounded up twice: every e^ε term enters with a minus sign and
 y >= 0, so Ψ only decreases).  Each Ψ(z) is a float sum of at most n = 4(kept shifts) + 8 terms; its error
-is at most γ_n Σ|terms| (γ_n = nu/(1 − nu), u = 2^−53) [Hig02, (4.4)], which is subtracted, as is one
+is at most γ_n Σ|terms| (γ_n = nu/(1 − nu), u = 2^−53; the standard bound of recursive summation), which is subtracted, as is one
 rounding of L_lo + Ψ/2.  Beyond the checked range (|z| > Z + m, where every y at z − v is 0), the
 constraint is θ <= L_lo(z): there the caller's proven ``outside`` price bounds L from below.  θ is then
 the minimum of the checked values, rounded down, and δ Σ λ' is rounded up.

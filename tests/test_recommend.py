@@ -258,9 +258,9 @@ def test_interrupt_during_the_composition_table_keeps_the_finished_table():
     env = dict(os.environ)
     env.pop("OPTMECH_DEBUG", None)
     proc = subprocess.Popen([sys.executable, "-m", "optmech", "recommend", "--epsilon", "1", "--delta", "1e-6",
-                             "--sensitivity", "30", "--compositions", "20", "--json"],
+                             "--sensitivity", "30", "--compositions", "100", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(8.0)              # the single-release table takes about 3 s, the composition table 40 s more
+    time.sleep(8.0)              # the single-release table takes about 3 s, the composition table 15 s more
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -244,16 +244,18 @@ def test_shipped_profiles_load():
         assert all(a.backend in BACKENDS for a in prof.attempts)
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
-        ("chain", None), ("clarabel", None), ("highs", "ipm"), ("hockey_ipm", None), ("highs", "simplex"), ("highs", "ipm"),
-        ("scipy", "highs"),
+        ("hockey_ipm", None), ("chain", None), ("clarabel", None), ("highs", "ipm"), ("hockey_ipm", None),
+        ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
     ]
-    assert default.attempts[1].when == {"builders": ["general"], "min_columns": 3000}
+    # the structured interior point for the large periodic-decay LPs of (ε, δ) on ℤ (optmech/problems/approx_decay.py)
+    assert default.attempts[0].when == {"builders": ["hockey_stick_decay"], "min_columns": 6000}
+    assert default.attempts[2].when == {"builders": ["general"], "min_columns": 3000}
     # IPX first, for the aggregated (ε, δ) LP on ℤ only (optmech/problems/approx_periodic.py)
-    assert default.attempts[2].when == {"builders": ["hockey_stick_aggregated"]}
-    assert default.attempts[2].options["run_crossover"] == "on"
+    assert default.attempts[3].when == {"builders": ["hockey_stick_aggregated"]}
+    assert default.attempts[3].options["run_crossover"] == "on"
     # the structured interior point for the large cell LPs of (ε, δ) on ℝ only (optmech/solvers/hockey_ipm.py)
-    assert default.attempts[3].when == {"builders": ["hockey_stick_cells"], "min_columns": 20000}
-    assert default.attempts[5].options["run_crossover"] == "on"
+    assert default.attempts[4].when == {"builders": ["hockey_stick_cells"], "min_columns": 20000}
+    assert default.attempts[6].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():
