@@ -150,7 +150,7 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     gamma = terms * _U / (1 - terms * _U)
     limit = end + m
     checked = price[: limit + 1] + 0.5 * psi[: limit + 1]
-    err = 0.5 * gamma * mag[: limit + 1] * (1 + 2 * _U) + _U * np.abs(checked)
+    err = 0.5 * gamma * mag[: limit + 1] * (1 + gamma) + _U * np.abs(checked)
     low = checked - err
     worst = int(np.argmin(low))
     th = min(float(low[worst]), float(outside(limit)))
@@ -256,7 +256,7 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
     gamma = terms * _U / (1 - terms * _U)
     limit = end + m
     checked = price[: limit + 1] + psi[: limit + 1]
-    err = gamma * mag[: limit + 1] * (1 + 2 * _U) + _U * np.abs(checked)
+    err = gamma * mag[: limit + 1] * (1 + gamma) + _U * np.abs(checked)
     low = checked - err
     worst = int(np.argmin(low))
     th = float(np.nextafter(min(float(low[worst]), float(outside(limit))), -np.inf))
