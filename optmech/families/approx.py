@@ -994,7 +994,15 @@ class ApproxFamily:
             claims.append(f"lower bound without an LP: {getattr(self, 'initial_lower_source', 'the cost floor')}"
                           + ("" if best.lower > -math.inf else " (none)"))
         truncation: dict = {"dim": d, "upper_bound": "closed form (no truncation)"}
-        if last is not None:
+        if last is not None and isinstance(last.built.model, DecayLP):
+            desc = last.built.size
+            truncation |= {"half_width": desc.get("half_width"), "layout": desc.get("layout"),
+                           "lower_bound": "dual of the full problem on Z (checked at every integer; beyond the checked "
+                                          "range the cost's proven minimum outside)"}
+            claims.append("lower bound: a dual of the full problem on Z built from the duals of the LP over "
+                          "periodic-decay laws, checked at every integer with outward rounding [derived, "
+                          "optmech.certify_decay]")
+        elif last is not None:
             alp = last.built.model
             k_last = last.built.size.get("coarse_factor", 1)
             truncation |= {"half_width": alp.N * k_last, "box_half_width": alp.R * k_last,
