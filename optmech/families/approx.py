@@ -109,6 +109,9 @@ DELTA_SLACK = 1e-14
 SPREAD_AUDIT_TERMS = 1e9
 #: 1-D: at most this many re-solves with a budget slack after a step whose primal needed the mixing repair.
 MAX_SLACK_TRIES = 2
+#: a decay step whose certified lower end is further than this (relative) below its law's cost did not find an
+#: extendable dual (optmech.certify_decay): the loop goes on with the per-point path
+DECAY_FAILED_GAP = 1e-3
 #: A dropped shift is added when the primal's audited δ exceeds δ by this relative margin.
 SHIFT_VIOLATION = 1e-9
 
@@ -436,6 +439,8 @@ class ApproxFamily:
         self.decay = self.d == 1 and self.eps > 0 and self.D >= DECAY_FROM and (
             self.nonneg or (self.even and approx_mode(cost, self.D, self._window(self.D), symmetry=self.symmetry) == "even"))
         self.decay_tail_tries = 0
+        #: set when a decay step's dual did not extend (DECAY_FAILED_GAP): the next step is the per-point path's
+        self.decay_failed = False
 
     def initial_uppers(self) -> list:
         """Certified upper bounds before any LP (so that a time limit or an interrupt always has a bracket).
@@ -493,6 +498,14 @@ class ApproxFamily:
         if self.d != 1 or self.eps <= 0 or self.D > DISCRETE_GAUSSIAN_MAX_SENSITIVITY:
             return FINAL_SECONDS
         return FINAL_SECONDS + DISCRETE_GAUSSIAN_SECONDS_PER_SENSITIVITY2 * self.D ** 2
+
+    @property
+    def step_factor(self) -> float:
+        """After a decay step whose dual did not extend, the next step (the per-point path's first, far smaller
+        than the decay LP) is not predicted from it: the loop's default factor otherwise."""
+        if self.decay_failed:
+            return 0.25
+        raise AttributeError("step_factor")
 
     def start(self):
         n = thm8_n(self.eps, self.delta)
@@ -723,7 +736,9 @@ class ApproxFamily:
         if isinstance(built.model, DecayLP):
             prices, outside = self._decay_prices(built.size.get("coarse_factor", 1))
             bound = onesided_lower_bound if built.model.layout.one_sided else decay_lower_bound
-            return bound(built.model, raw.row_dual, prices, outside, solver_objective=raw.objective)
+            cert = bound(built.model, raw.row_dual, prices, outside, solver_objective=raw.objective)
+            self.decay_failed = not cert.value > (1 - DECAY_FAILED_GAP) * raw.objective
+            return cert
         return dual_lower_bound(built.model.lp, raw.row_dual, raw.objective)
 
     def upper(self, built: Built, raw) -> "_Upper":
@@ -871,6 +886,12 @@ class ApproxFamily:
         if step.diagnostics.get("tail_mass", 0.0) > TAIL_MASS and self.decay_tail_tries < 2:
             self.decay_tail_tries += 1
             return dataclasses.replace(size, tail=size.tail + m)
+        if self.decay_failed or not step.lower.value > (1 - DECAY_FAILED_GAP) * up.value:
+            # the dual built from this LP does not extend past the support (at large ε and tiny δ the burden of the
+            # last rows, multiplied by e^ε per period, outgrows the cost): the per-point path for the lower end,
+            # this step's audited law kept as the upper end
+            self.decay = False
+            return self._classic_start()
         if up.mixed > 0 and self.slack_tries < MAX_SLACK_TRIES:
             excess = float(np.max(up.pre_repair_delta)) - self.delta if up.pre_repair_delta is not None else 0.0
             self.slack = min(0.5 * self.delta, max(2.0 * excess, 4.0 * self.slack))
