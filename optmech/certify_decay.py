@@ -38,6 +38,12 @@ which involves y'_{m,z−m} of the period before.  The chain runs past the suppo
 is zero (at most ``max_periods``).  Any nonnegative choice is allowed by the dual above; the least one
 keeps λ'_m small and the later constraints easiest.  θ is the LP's normalisation multiplier.
 
+Two variants, the better bound kept (each is a valid dual).  *Forward*: the chain above on every z >= 0.  It
+multiplies any error in the LP's duals by e^ε per period, e^{εK} over the periodic zone (2.6e10 at ε = 2,
+K = 12: the chain then explodes).  *Backward*: the LP's own values on its rows of the shift m; on the zero forms
+of the periodic zone, from its end down, y'_{m,z} = max(0, (Ψ(z + m) − 2(θ − L(z + m)))/e^ε), the largest value
+the constraint at z + m allows (each period divides the error by e^ε); the forward chain only past the support.
+
 Rigour.  e^ε is replaced by E ≥ e^ε (exp rounded up twice: every e^ε term enters with a minus sign and
 y >= 0, so Ψ only decreases).  Each Ψ(z) is a float sum of at most n = 4(kept shifts) + 8 terms; its error
 is at most γ_n Σ|terms| (γ_n = nu/(1 − nu), u = 2^−53; the standard bound of recursive summation), which is subtracted, as is one
@@ -108,62 +114,125 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     mag = np.zeros(n)                             # Σ |terms|
     lam = np.zeros(len(kept))
     x = dlp.points()                              # −(R − 1) .. R − 1
-    ys = []
+    ys, y_m = [], None
     for i, s in enumerate(kept):
         r = dlp.row_of(i, x)
         y = np.zeros(x.size)
         live = r >= 0
         y[live] = mu[r[live]] / dlp.omega[r[live]]
         if s == m:
+            y_m = np.where(x >= 0, y, 0.0)        # the LP's values on z >= 0: the second variant keeps them
             y[x >= 0] = 0.0                       # the chain decides these
         if keep:
             ys.append(y)
         lam[i] = float(np.max(y, initial=0.0))
         _add(psi, mag, y, x, s, E)
-    # the chain of the shift m on z >= 0 (module docstring)
     price = np.minimum(prices(np.arange(n)), prices(-np.arange(n))).astype(float)
-    chain = np.zeros(n)
-    end = 0
-    zero_run = 0
-    for start in range(0, Z + 1, m):
+    i_m = kept.index(m)
+    best = None
+    for variant in ("forward", "backward"):
+        p_, g_, chain = psi.copy(), mag.copy(), np.zeros(n)
+        if variant == "forward":  # the least chain on every z >= 0, period by period
+            end = _chain_forward(p_, g_, chain, price, theta, E, m, 0, Z, R, symmetric=True)
+        else:  # the LP's values on its rows; the zero forms of the periodic zone backward; the forward chain past R
+            pos = x >= 0
+            _add_half(p_, g_, y_m[pos], x[pos], m, E)
+            chain[x[pos]] = y_m[pos]
+            _chain_backward(p_, g_, chain, price, theta, E, m, lay.periods - 1)
+            end = _chain_forward(p_, g_, chain, price, theta, E, m, R, Z, R, symmetric=True)
+        lam_v = lam.copy()
+        lam_v[i_m] = max(lam_v[i_m], float(np.max(chain, initial=0.0)))
+        cert = _finish(p_, g_, price, lam_v, end, m, len(kept), 0.5, outside, dlp.delta)
+        if best is None or cert[0] > best[0][0]:
+            best = (cert, chain, end, lam_v, variant)
+    (value, th, budget, worst, loss, limit), chain, end, lam, variant = best
+    kept_y = {"shifts": kept, "points": x, "y": ys, "chain": chain[: end + 1].copy(), "E": E, "limit": limit,
+              "lam": lam.copy(), "variant": variant} if keep else None
+    return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
+                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta,
+                            multipliers=kept_y)
+
+
+def _chain_forward(psi, mag, chain, price, theta, E, m, first, Z, R, *, symmetric) -> int:
+    """The least values of the shift m's multipliers on z = first.., period by period (module docstring, The
+    chain): y_{m,z} = max(0, c(θ − L(z)) − Ψ(z)) with c = 2 (mirrored) or 1, halved at z = 0 when mirrored
+    (y_{m,0} enters twice); stops after a whole zero period at or past R.  Returns the last z filled."""
+    n = psi.size
+    c = 2.0 if symmetric else 1.0
+    end, zero_run = first, 0
+    for start in range(first, Z + 1, m):
         z = np.arange(start, min(start + m, Z + 1))
-        need = 2.0 * (theta - price[z]) - psi[z]
-        if start == 0:
+        need = c * (theta - price[z]) - psi[z]
+        if symmetric and start == 0:
             need[0] *= 0.5
         y = np.maximum(need, 0.0)
         chain[z] = y
         psi[z] += y
         mag[z] += y
-        if start == 0:
+        if symmetric and start == 0:
             psi[0] += y[0]
             mag[0] += y[0]
-        nxt = z + m
-        ok = nxt < n
-        psi[nxt[ok]] -= E * y[ok]
-        mag[nxt[ok]] += E * y[ok]
+        ok = z + m < n
+        psi[z[ok] + m] -= E * y[ok]
+        mag[z[ok] + m] += E * y[ok]
         end = int(z[-1])
         zero_run = zero_run + 1 if not np.any(y > 0) else 0
         if start >= R and zero_run >= 1:
             break
-    lam[kept.index(m)] = max(lam[kept.index(m)], float(np.max(chain, initial=0.0)))
-    terms = 4 * len(kept) + 8
+    return end
+
+
+def _chain_backward(psi, mag, chain, price, theta, E, m, periods) -> None:
+    """The zero forms of the periodic zone, z in [0, periods·m), from its end down: y_{m,z} as large as the
+    constraint at z + m allows, (Ψ(z + m) − 2(θ − L(z + m)))/E, and at least 0.  The forward chain multiplies
+    any error by e^ε per period (e^{εK} over the zone: 2.6e10 at ε = 2, K = 12); this one divides by it."""
+    for j in range(periods - 1, -1, -1):
+        z = np.arange(j * m, (j + 1) * m)
+        c = z + m
+        y = np.maximum((psi[c] - 2.0 * (theta - price[c])) / E, 0.0)
+        chain[z] = y
+        psi[c] -= E * y
+        mag[c] += E * y
+        psi[z] += y
+        mag[z] += y
+        if j == 0:  # y_{m,0} enters the constraint at 0 twice (z and −z)
+            psi[0] += y[0]
+            mag[0] += y[0]
+
+
+def _add_half(psi, mag, y, x, s, E) -> None:
+    """Add multipliers y'_{s,x} on points x >= 0 to Ψ on z >= 0: +y at z = x (and at z = 0 once more for
+    x = 0, the mirrored term), −E y at z = x + s."""
+    n = psi.size
+    nz = np.flatnonzero(y)
+    if nz.size == 0:
+        return
+    xv, yv = x[nz], y[nz]
+    for z, sign in ((xv, 1.0), (xv + s, -E)):
+        ok = (z >= 0) & (z < n)
+        psi += np.bincount(z[ok], weights=sign * yv[ok], minlength=n)
+        mag += np.bincount(z[ok], weights=abs(sign) * yv[ok], minlength=n)
+    zero = xv == 0
+    if np.any(zero):
+        psi[0] += float(yv[zero][0])
+        mag[0] += float(yv[zero][0])
+
+
+def _finish(psi, mag, price, lam, end, m, n_kept, half, outside, delta):
+    """(value, θ, budget term, worst z, rounding loss, limit) of the checked multipliers (module docstring,
+    Rigour): θ_z = L_lo(z) + half·Ψ(z) minus its float-error allowance on z = 0..end + m, the cost's proven
+    minimum beyond, and δ Σ λ' rounded up."""
+    terms = 4 * n_kept + 8
     gamma = terms * _U / (1 - terms * _U)
     limit = end + m
-    checked = price[: limit + 1] + 0.5 * psi[: limit + 1]
-    err = 0.5 * gamma * mag[: limit + 1] * (1 + gamma) + _U * np.abs(checked)
+    checked = price[: limit + 1] + half * psi[: limit + 1]
+    err = half * gamma * mag[: limit + 1] * (1 + gamma) + _U * np.abs(checked)
     low = checked - err
     worst = int(np.argmin(low))
-    th = min(float(low[worst]), float(outside(limit)))
-    th = float(np.nextafter(th, -np.inf))
-    budget = math.fsum(lam.tolist()) * dlp.delta
-    budget = float(np.nextafter(budget * (1 + 2 * _U), np.inf))
+    th = float(np.nextafter(min(float(low[worst]), float(outside(limit))), -np.inf))
+    budget = float(np.nextafter(math.fsum(lam.tolist()) * delta * (1 + 2 * _U), np.inf))
     value = float(np.nextafter(th - budget, -np.inf))
-    loss = float(np.max(err)) if err.size else 0.0
-    kept_y = {"shifts": kept, "points": x, "y": ys, "chain": chain[: end + 1].copy(), "E": E, "limit": limit,
-              "lam": lam.copy()} if keep else None
-    return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
-                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta,
-                            multipliers=kept_y)
+    return value, th, budget, worst, float(np.max(err)) if err.size else 0.0, limit
 
 
 def _add(psi: np.ndarray, mag: np.ndarray, y: np.ndarray, x: np.ndarray, s: int, E: float) -> None:
@@ -206,13 +275,15 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
     lam = np.zeros(len(kept))
     x = dlp.points()
     S, G = lay.decay_start, lay.growth * m
-    ys = []
+    last = S + (lay.decay - 1) * m                # the zero forms of +m are x in [S, last)
+    ys, y_up = [], None
     for i, v in enumerate(kept):
         r = dlp.row_of(i, x)
         y = np.zeros(x.size)
         live = r >= 0
         y[live] = mu[r[live]] / dlp.omega[r[live]]
         if v == m:
+            y_up = np.where(x >= last, y, 0.0)    # the LP's values past the zero forms: the second variant keeps them
             y[x >= S] = 0.0
         if v == -m:
             y[(x >= m) & (x < G)] = 0.0
@@ -225,45 +296,61 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
             psi += np.bincount(z[ok], weights=sign * y[nz][ok], minlength=n)
             mag += np.bincount(z[ok], weights=abs(sign) * y[nz][ok], minlength=n)
     price = np.asarray(prices(np.arange(n)), dtype=float)
-    up_chain, down_chain = np.zeros(n), np.zeros(n)
-    # the shift −m on the growth zone, from its end down to m: y_{−m,z} enters column z (+) and z − m (−E)
-    for top in range(G, m, -m):
-        z = np.arange(max(m, top - m), top)
-        y = np.maximum(theta - price[z] - psi[z], 0.0)
-        down_chain[z] = y
-        psi[z] += y
-        mag[z] += y
-        psi[z - m] -= E * y
-        mag[z - m] += E * y
-    # the shift +m from the decay zone on: y_{m,z} enters column z (+) and z + m (−E)
-    end, zero_run = S, 0
-    for start in range(S, Z + 1, m):
-        z = np.arange(start, min(start + m, Z + 1))
-        y = np.maximum(theta - price[z] - psi[z], 0.0)
-        up_chain[z] = y
-        psi[z] += y
-        mag[z] += y
-        ok = z + m < n
-        psi[z[ok] + m] -= E * y[ok]
-        mag[z[ok] + m] += E * y[ok]
-        end = int(z[-1])
-        zero_run = zero_run + 1 if not np.any(y > 0) else 0
-        if start >= R and zero_run >= 1:
-            break
-    lam[kept.index(m)] = max(lam[kept.index(m)], float(np.max(up_chain, initial=0.0)))
-    lam[kept.index(-m)] = max(lam[kept.index(-m)], float(np.max(down_chain, initial=0.0)))
-    terms = 2 * len(kept) + 8
-    gamma = terms * _U / (1 - terms * _U)
-    limit = end + m
-    checked = price[: limit + 1] + psi[: limit + 1]
-    err = gamma * mag[: limit + 1] * (1 + gamma) + _U * np.abs(checked)
-    low = checked - err
-    worst = int(np.argmin(low))
-    th = float(np.nextafter(min(float(low[worst]), float(outside(limit))), -np.inf))
-    budget = float(np.nextafter(math.fsum(lam.tolist()) * dlp.delta * (1 + 2 * _U), np.inf))
-    value = float(np.nextafter(th - budget, -np.inf))
+    best = None
+    for variant in ("forward", "backward"):
+        p_, g_ = psi.copy(), mag.copy()
+        up_chain, down_chain = np.zeros(n), np.zeros(n)
+        if variant == "forward":
+            # −m on the growth zone from its end down to m (y_{−m,z} enters column z (+) and z − m (−E)), the least
+            # value that keeps the constraint at z; then +m from the decay zone on, the least values forward
+            for top in range(G, m, -m):
+                z = np.arange(max(m, top - m), top)
+                y = np.maximum(theta - price[z] - p_[z], 0.0)
+                down_chain[z] = y
+                p_[z] += y
+                g_[z] += y
+                p_[z - m] -= E * y
+                g_[z - m] += E * y
+            end = _chain_forward(p_, g_, up_chain, price, theta, E, m, S, Z, R, symmetric=False)
+        else:
+            # the stable directions: −m from m up (as large as the constraint at z − m allows), +m on its zero forms
+            # from their end down (as large as the constraint at z + m allows), the LP's values past them, and the
+            # least values forward from R
+            for low in range(m, G, m):
+                z = np.arange(low, min(low + m, G))
+                c = z - m
+                y = np.maximum((p_[c] - (theta - price[c])) / E, 0.0)
+                down_chain[z] = y
+                p_[c] -= E * y
+                g_[c] += E * y
+                p_[z] += y
+                g_[z] += y
+            pos = x >= last
+            for zz, sign in ((x[pos], 1.0), (x[pos] + m, -E)):
+                ok = zz < n
+                p_ += np.bincount(zz[ok], weights=sign * y_up[pos][ok], minlength=n)
+                g_ += np.bincount(zz[ok], weights=abs(sign) * y_up[pos][ok], minlength=n)
+            up_chain[x[pos]] = y_up[pos]
+            for j in range(lay.decay - 2, -1, -1):
+                z = np.arange(S + j * m, S + (j + 1) * m)
+                c = z + m
+                y = np.maximum((p_[c] - (theta - price[c])) / E, 0.0)
+                up_chain[z] = y
+                p_[c] -= E * y
+                g_[c] += E * y
+                p_[z] += y
+                g_[z] += y
+            end = _chain_forward(p_, g_, up_chain, price, theta, E, m, R, Z, R, symmetric=False)
+        lam_v = lam.copy()
+        lam_v[kept.index(m)] = max(lam_v[kept.index(m)], float(np.max(up_chain, initial=0.0)))
+        lam_v[kept.index(-m)] = max(lam_v[kept.index(-m)], float(np.max(down_chain, initial=0.0)))
+        cert = _finish(p_, g_, price, lam_v, end, m, len(kept) // 2 + 1, 1.0, outside, dlp.delta)
+        if best is None or cert[0] > best[0][0]:
+            best = (cert, up_chain, down_chain, end, lam_v, variant)
+    (value, th, budget, worst, loss, limit), up_chain, down_chain, end, lam, variant = best
     kept_y = {"shifts": kept, "points": x, "y": ys, "up_chain": up_chain[: end + 1].copy(),
-              "down_chain": down_chain[:G].copy(), "E": E, "limit": limit, "lam": lam.copy()} if keep else None
+              "down_chain": down_chain[:G].copy(), "E": E, "limit": limit, "lam": lam.copy(),
+              "variant": variant} if keep else None
     return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
-                            solver_objective=solver_objective, rounding_loss=float(np.max(err)) if err.size else 0.0,
-                            normalisation_multiplier=theta, multipliers=kept_y)
+                            solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta,
+                            multipliers=kept_y)
