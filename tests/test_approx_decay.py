@@ -202,7 +202,7 @@ def test_asymmetric_cost_takes_the_per_point_path():
 def test_cli_json():
     """The command line's whole stdout is one JSON document naming the layout, the builder and both ends."""
     out = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "0.1",
-                          "--delta", "1e-8", "--sensitivity", "48", "--cost", "abs", "--target-gap", "1e-8",
+                          "--delta", "1e-8", "--sensitivity", "24", "--cost", "abs", "--target-gap", "1e-8",
                           "--json"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
