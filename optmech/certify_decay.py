@@ -98,28 +98,19 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     ``prices(z)``: proven lower bounds of the cost at the integers z (node prices on a coarse lattice);
     ``outside``: a proven lower bound of the cost at every |z| beyond the checked range, computed by the
     caller for the range returned as ``chain_end + m`` (it is called as ``outside(limit)``)."""
-    lp, lay = dlp.lp, dlp.layout
+    lay = dlp.layout
     m, R = lay.sensitivity, dlp.R
     kept = [int(s) for s in dlp.shifts]
     if m not in kept:
         raise ValueError("decay_lower_bound needs the shift m among the LP's shifts")
-    rows = lp.row_blocks["hockey_stick"]
-    theta = float(row_dual[lp.row_blocks["normalisation"].start])
-    mu = np.maximum(-np.asarray(row_dual[rows], dtype=float), 0.0)
-    periods_max = max_periods if max_periods is not None else 4 * lay.periods + 8
-    Z = R + periods_max * m                       # y' may be nonzero on [−Z, Z]; Ψ is checked on [0, Z + m]
-    n = Z + m + 1
-    E = float(np.nextafter(np.nextafter(math.exp(lay.epsilon), np.inf), np.inf))
+    theta, mu, Z, n, E = _setup(dlp, row_dual, max_periods)  # y' may be nonzero on [−Z, Z]; Ψ on [0, Z + m]
     psi = np.zeros(n)                             # Ψ(z), z = 0..Z + m
     mag = np.zeros(n)                             # Σ |terms|
     lam = np.zeros(len(kept))
     x = dlp.points()                              # −(R − 1) .. R − 1
     ys, y_m = [], None
     for i, s in enumerate(kept):
-        r = dlp.row_of(i, x)
-        y = np.zeros(x.size)
-        live = r >= 0
-        y[live] = mu[r[live]] / dlp.omega[r[live]]
+        y = _row_multipliers(dlp, mu, i, x)
         if s == m:
             y_m = np.where(x >= 0, y, 0.0)        # the LP's values on z >= 0: the second variant keeps them
             y[x >= 0] = 0.0                       # the chain decides these
@@ -151,6 +142,28 @@ def decay_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside: float
     return DecayCertificate(value=value, theta=th, budget_term=budget, worst_point=worst, chain_end=end,
                             solver_objective=solver_objective, rounding_loss=loss, normalisation_multiplier=theta,
                             multipliers=kept_y)
+
+
+def _setup(dlp: DecayLP, row_dual: np.ndarray, max_periods: int | None):
+    """θ, the row duals μ >= 0, the last point Z that may carry a multiplier, the length n = Z + m + 1 of Ψ, and
+    E >= e^ε (exp rounded up twice)."""
+    lp, lay = dlp.lp, dlp.layout
+    theta = float(row_dual[lp.row_blocks["normalisation"].start])
+    mu = np.maximum(-np.asarray(row_dual[lp.row_blocks["hockey_stick"]], dtype=float), 0.0)
+    periods_max = max_periods if max_periods is not None else 4 * lay.max_exponent + 8
+    Z = dlp.R + periods_max * lay.sensitivity
+    E = float(np.nextafter(np.nextafter(math.exp(lay.epsilon), np.inf), np.inf))
+    return theta, mu, Z, Z + lay.sensitivity + 1, E
+
+
+def _row_multipliers(dlp: DecayLP, mu: np.ndarray, i: int, x: np.ndarray) -> np.ndarray:
+    """y'_{s,x} for the i-th kept shift on the points x: each row's dual spread evenly over its key's points
+    (μ/ω), 0 where a point has no row."""
+    r = dlp.row_of(i, x)
+    y = np.zeros(x.size)
+    live = r >= 0
+    y[live] = mu[r[live]] / dlp.omega[r[live]]
+    return y
 
 
 def _chain_forward(psi, mag, chain, price, theta, E, m, first, Z, R, *, symmetric) -> int:
@@ -188,16 +201,22 @@ def _chain_backward(psi, mag, chain, price, theta, E, m, periods) -> None:
     any error by e^ε per period (e^{εK} over the zone: 2.6e10 at ε = 2, K = 12); this one divides by it."""
     for j in range(periods - 1, -1, -1):
         z = np.arange(j * m, (j + 1) * m)
-        c = z + m
-        y = np.maximum((psi[c] - 2.0 * (theta - price[c])) / E, 0.0)
-        chain[z] = y
-        psi[c] -= E * y
-        mag[c] += E * y
-        psi[z] += y
-        mag[z] += y
+        y = _fill_largest(psi, mag, chain, price, theta, E, z, z + m, 2.0)
         if j == 0:  # y_{m,0} enters the constraint at 0 twice (z and −z)
             psi[0] += y[0]
             mag[0] += y[0]
+
+
+def _fill_largest(psi, mag, chain, price, theta, E, z, c, scale) -> np.ndarray:
+    """Multipliers at the points z whose −e^ε term lands on the columns c: the largest values the constraints
+    at c allow, (Ψ(c) − scale·(θ − L(c)))/E, and at least 0; added to Ψ (+ at z, −E at c)."""
+    y = np.maximum((psi[c] - scale * (theta - price[c])) / E, 0.0)
+    chain[z] = y
+    psi[c] -= E * y
+    mag[c] += E * y
+    psi[z] += y
+    mag[z] += y
+    return y
 
 
 def _add_half(psi, mag, y, x, s, E) -> None:
@@ -260,17 +279,12 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
     zone and beyond (z from its start upward, y_{m,z} = max(0, θ − L(z) − rest), rest holding −e^ε y_{m,z−m}),
     and the shift −m on the growth zone (z from its end down to m, rest holding −e^ε y_{−m,z+m}).  The same
     rounding allowance; beyond the checked range ``outside(limit)`` bounds the cost."""
-    lp, lay = dlp.lp, dlp.layout
+    lay = dlp.layout
     m, R = lay.sensitivity, dlp.R
     kept = [int(v) for v in dlp.shifts]
     if m not in kept or -m not in kept:
         raise ValueError("onesided_lower_bound needs the shifts ±m among the LP's shifts")
-    theta = float(row_dual[lp.row_blocks["normalisation"].start])
-    mu = np.maximum(-np.asarray(row_dual[lp.row_blocks["hockey_stick"]], dtype=float), 0.0)
-    periods_max = max_periods if max_periods is not None else 4 * lay.max_exponent + 8
-    Z = R + periods_max * m
-    n = Z + m + 1
-    E = float(np.nextafter(np.nextafter(math.exp(lay.epsilon), np.inf), np.inf))
+    theta, mu, Z, n, E = _setup(dlp, row_dual, max_periods)
     psi, mag = np.zeros(n), np.zeros(n)
     lam = np.zeros(len(kept))
     x = dlp.points()
@@ -278,10 +292,7 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
     last = S + (lay.decay - 1) * m                # the zero forms of +m are x in [S, last)
     ys, y_up = [], None
     for i, v in enumerate(kept):
-        r = dlp.row_of(i, x)
-        y = np.zeros(x.size)
-        live = r >= 0
-        y[live] = mu[r[live]] / dlp.omega[r[live]]
+        y = _row_multipliers(dlp, mu, i, x)
         if v == m:
             y_up = np.where(x >= last, y, 0.0)    # the LP's values past the zero forms: the second variant keeps them
             y[x >= S] = 0.0
@@ -318,13 +329,7 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
             # least values forward from R
             for low in range(m, G, m):
                 z = np.arange(low, min(low + m, G))
-                c = z - m
-                y = np.maximum((p_[c] - (theta - price[c])) / E, 0.0)
-                down_chain[z] = y
-                p_[c] -= E * y
-                g_[c] += E * y
-                p_[z] += y
-                g_[z] += y
+                _fill_largest(p_, g_, down_chain, price, theta, E, z, z - m, 1.0)
             pos = x >= last
             for zz, sign in ((x[pos], 1.0), (x[pos] + m, -E)):
                 ok = zz < n
@@ -333,13 +338,7 @@ def onesided_lower_bound(dlp: DecayLP, row_dual: np.ndarray, prices, outside, *,
             up_chain[x[pos]] = y_up[pos]
             for j in range(lay.decay - 2, -1, -1):
                 z = np.arange(S + j * m, S + (j + 1) * m)
-                c = z + m
-                y = np.maximum((p_[c] - (theta - price[c])) / E, 0.0)
-                up_chain[z] = y
-                p_[c] -= E * y
-                g_[c] += E * y
-                p_[z] += y
-                g_[z] += y
+                _fill_largest(p_, g_, up_chain, price, theta, E, z, z + m, 1.0)
             end = _chain_forward(p_, g_, up_chain, price, theta, E, m, R, Z, R, symmetric=False)
         lam_v = lam.copy()
         lam_v[kept.index(m)] = max(lam_v[kept.index(m)], float(np.max(up_chain, initial=0.0)))
