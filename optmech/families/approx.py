@@ -688,7 +688,7 @@ class ApproxFamily:
         solved with the budget δ − s (its duals are certified against δ, :meth:`lower`)."""
         k = size.factor
         m = self.D // k
-        prices = self._nodes(m).lower if k > 1 else (lambda z: point_costs(self.problem.cost, np.asarray(z)[:, None])[0])
+        prices, _ = self._decay_prices(k)
         if size.one_sided:
             G, C, Kd, W, _ = onesided_layout_parts(size.periods, size.tail, m)
             dlp = build_decay_onesided(self.problem.cost, self.eps, self.delta, OneSidedLayout(m, G, C, Kd, W, self.eps),
@@ -1033,19 +1033,21 @@ class ApproxFamily:
             truncation["lower_bound"] = getattr(self, "initial_lower_source", "none")
         return {"mechanism": mech, "audit": audit, "truncation": truncation, "claims": claims}
 
-    def _report_decay(self, best, last: Step | None) -> dict:
-        """The report when the last step was a periodic-decay step (:mod:`optmech.families.approx_decay`)."""
+    def _tabulated(self, up: "_Upper"):
+        """The audited 1-D pmf of ``up`` as the result's mechanism (moved by the far shift when it is that bound)."""
         from optmech.mechanisms.tabulated import Tabulated
 
+        D = self.D
+        w = up.p.astype(float)
+        shift = self.shift if up is self.far_upper else 0
+        law = LatticeMechanism(Grid1D.integer(D), -up.R + shift, w, 0.0, np.zeros(D), np.zeros(D), total=math.fsum(w))
+        return Tabulated.from_law(law, self.eps, delta=self.delta)
+
+    def _report_decay(self, best, last: Step | None) -> dict:
+        """The report when the last step was a periodic-decay step (:mod:`optmech.families.approx_decay`)."""
         eps, delta, D = self.eps, self.delta, self.D
         best_up = best.upper
-        mech = None
-        if isinstance(best_up, _Upper) and best_up.p is not None:
-            w = best_up.p.astype(float)
-            shift = self.shift if best_up is self.far_upper else 0
-            law = LatticeMechanism(Grid1D.integer(D), -best_up.R + shift, w, 0.0, np.zeros(D), np.zeros(D),
-                                   total=math.fsum(w))
-            mech = Tabulated.from_law(law, eps, delta=delta)
+        mech = self._tabulated(best_up)
         k_last = last.built.size.get("coarse_factor", 1) if last is not None else 1
         k_up = getattr(best_up, "coarse_factor", 1) if best_up is not None else 1
         claims = [
@@ -1072,14 +1074,12 @@ class ApproxFamily:
                           "block (both shifts of every kept magnitude are rows); the dual's constraints are needed at "
                           "z >= 0 only (a law on N has no mass below 0), with chains for the shifts -m and +m; every "
                           "audited law is supported on N")
-        if best_up is not None and not isinstance(best_up, _Upper) or getattr(best_up, "p", 1) is None:
-            claims.append("upper bound: a closed-form law found before the LP steps was cheaper than every LP's law")
         desc = last.built.size if last is not None else {}
         return {
             "mechanism": mech,
             "audit": audit_record(best_up if isinstance(best_up, _Upper) else None, eps, delta,
                                   "hockey-stick sums for every shift, outward-rounded"),
-            "truncation": {"dim": 1, "half_width": desc.get("half_width"), "layout": "periodic_decay",
+            "truncation": {"dim": 1, "half_width": desc.get("half_width"), "layout": desc.get("layout"),
                            "periods": desc.get("periods"), "tail": desc.get("tail"),
                            "lower_bound": "dual of the full problem on Z (checked at every integer; beyond the checked "
                                           "range the cost's proven minimum outside)",
@@ -1088,23 +1088,17 @@ class ApproxFamily:
         }
 
     def report(self, best, last: Step | None, status: str) -> dict:
-        from optmech.mechanisms.tabulated import Tabulated
-
         eps, delta, d, D = self.eps, self.delta, self.d, self.D
         best_up = best.upper
         has_pmf = isinstance(best_up, _Upper) and getattr(best_up, "p", None) is not None
         if not has_pmf or (last is None and not self.nonneg):
             return self._report_closed_form(best, last)
         alp = last.built.model if last is not None else None
-        if isinstance(alp, DecayLP) or (alp is None and getattr(best_up, "decay", False)):
+        if isinstance(alp, DecayLP):
             return self._report_decay(best, last)
         mech = None
         if best_up is not None and d == 1:
-            w = best_up.p.astype(float)
-            shift = self.shift if best_up is self.far_upper else 0
-            law = LatticeMechanism(Grid1D.integer(D), -best_up.R + shift, w, 0.0, np.zeros(D), np.zeros(D),
-                                   total=math.fsum(w))
-            mech = Tabulated.from_law(law, eps, delta=delta)
+            mech = self._tabulated(best_up)
         elif best_up is not None:
             from optmech.mechanisms.solved import mechanism_from_solver_dict
 
