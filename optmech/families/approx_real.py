@@ -25,6 +25,20 @@ lower bound on V*(ℝ).
 
 The loop widens the window while the relaxation uses its outer layer or far mass, and otherwise
 refines the cells by the factor the O(h²) width of the bracket asks for.
+
+**The periodic-decay path** (costs ``abs`` and ``square``, ε > 0).  The relaxation above is the integer
+problem with sensitivity n and the node prices L̂; so is the coarse level of the integer family, and the
+periodic-decay machinery of issue 37 applies to it unchanged: the LP over periodic-decay laws
+(:mod:`optmech.problems.approx_decay`, its size independent of ln(1/δ)) proposes a law and multipliers;
+the lower end is a dual of the *whole* node problem on ℤ built from them and checked at every node with
+outward rounding (:func:`optmech.certify_decay.decay_lower_bound`, with ``prices`` = L̂ and the proven far
+price :func:`optmech.families.approx_decay.far_node_price`), so it is a certified lower bound on V*(ℝ) by
+the rounding argument above; the upper end is the law read as the centred-cell density, audited and priced
+as above.  The first step has ``DECAY_FIRST_CELLS`` cells per sensitivity; the next ones refine by the
+factor the O(h²) gap asks for while the predicted time fits.  Where the dual does not extend (its certified
+value more than ``DECAY_FAILED_GAP`` below the LP's objective; at ε = 5 for ``abs``, measured), the family
+goes on with the per-point LP above, keeping the decay law as an upper end.  The structure is a guess that
+proposes; the certificates decide.
 """
 
 from __future__ import annotations
@@ -38,6 +52,10 @@ from optmech.budget import LPPlan, gib
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
+from optmech.certify_decay import decay_lower_bound
+from optmech.families.approx_decay import (TAIL_MASS, DecaySize, coarse_allowed, far_node_price, kept_shifts,
+                                           layout_for, predicted_seconds)
+from optmech.problems.approx_decay import DecayLP, build_decay
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
@@ -59,6 +77,39 @@ VIOLATION = 1e-6
 
 #: Cells per sensitivity of the ε-DP density that is the first upper bound for a cost without an exact closed form.
 PURE_UPPER_CELLS = 16
+#: Cells per sensitivity of the first periodic-decay step (module docstring).
+DECAY_FIRST_CELLS = 32
+#: A decay step whose certified lower end is further than this (relative) below its LP's objective did not find
+#: an extendable dual: the family goes on with the per-point LP.
+DECAY_FAILED_GAP = 1e-3
+#: A decay dual losing more than this share of the target gap against its LP's objective hands over to the
+#: per-point path.
+DECAY_LOSS_SHARE = 0.5
+#: A decay step may take this share of the time left (predicted by ``optmech.families.approx_decay``).
+DECAY_TIME_SHARE = 0.4
+#: The decay path is taken below this ε: at ε = 5 its dual did not extend for |x| and its LP stalled the interior
+#: point at 128 cells for x² (measured), where the per-point LP does better.
+DECAY_MAX_EPSILON = 2.5
+#: Exponent of the predicted time ratio of two decay steps in the refinement factor (rows grow as its square).
+DECAY_GROWTH = 2.5
+
+
+@dataclasses.dataclass(frozen=True)
+class RealDecaySize:
+    """One decay step on ℝ: n cells per sensitivity and the layout of the node problem (sensitivity n)."""
+
+    n: int
+    layout: DecaySize
+
+
+@dataclasses.dataclass
+class _DecayModel:
+    """One decay step's LP (:class:`~optmech.problems.approx_decay.DecayLP`) with its node prices."""
+
+    n: int
+    dlp: DecayLP
+    nodes: NodeCosts
+    delta_lp: float
 
 
 @dataclasses.dataclass
@@ -92,6 +143,18 @@ class ApproxRealFamily:
         self.aligned_won = False
         self.refinements = 0
         self._plans: dict = {}
+        res = getattr(problem.domain, "resolution", None)
+        #: the periodic-decay path first (module docstring): abs and square, ε > 0, n >= 16 cells
+        self.decay = (coarse_allowed(cost) and 0 < self.eps < DECAY_MAX_EPSILON and self.delta > 0
+                      and (res is None or int(res) >= 16))
+        self.decay_failed = False
+        self.decay_tail_tries = 0
+        self._decay_factor: float | None = None
+        self._decay_lower_value = -math.inf
+        self.decay_slack, self.decay_slack_tries = 0.0, 0
+        self.decay_all_rows = False
+        #: the resolution of the last decay step before the per-point path took over (0: none)
+        self.decay_cells = 0
 
     def initial_uppers(self) -> list:
         """The valid closed-form references (staircase, Laplace, truncated Laplace, Gaussians, uniform) as
@@ -117,8 +180,31 @@ class ApproxRealFamily:
         """The same bound, held from the start (so an interrupt before the first LP still has a bracket)."""
         return self.fallback_lower()[0]
 
-    def start(self) -> tuple[int, int, tuple[int, ...]]:
+    @property
+    def step_factor(self) -> float:
+        """The predicted time ratio of the next step to the last one while on the decay path; after a decay
+        step whose dual did not extend, the per-point path's first step (far smaller); the loop's default
+        otherwise."""
+        if self.decay_failed:
+            return 0.25
+        if self._decay_factor is not None:
+            return self._decay_factor
+        raise AttributeError("step_factor")
+
+    def _decay_size(self, n: int, tail: int | None = None, shifts: tuple[int, ...] | None = None) -> RealDecaySize:
+        K, W = layout_for(self.eps, self.delta, n)
+        return RealDecaySize(n, DecaySize(1, K, W if tail is None else tail,
+                                          kept_shifts(n) if shifts is None else shifts))
+
+    def start(self):
         res = getattr(self.problem.domain, "resolution", None)
+        if self.decay:
+            return self._set_decay(self._decay_size(int(res) if res else DECAY_FIRST_CELLS))
+        return self._classic_start()
+
+    def _classic_start(self, cells: int | None = None) -> tuple[int, int, tuple[int, ...]]:
+        """The first size of the per-point path (``cells`` per sensitivity: after a decay step, its own)."""
+        res = cells or getattr(self.problem.domain, "resolution", None)
         # small ε: the optimum varies on scales of Δ/ε and its window spans ~ln(1/δ)/ε sensitivities, so
         # fewer cells per sensitivity reach the gap on a far wider (costlier) window
         n = int(res) if res else (FIRST_CELLS // 2 if self.eps <= 0.25 else FIRST_CELLS)
@@ -128,6 +214,8 @@ class ApproxRealFamily:
     def plan(self, size) -> LPPlan:
         """The LP of ``size`` before it is built: the even or full hockey-stick LP with sensitivity n,
         the kept shifts' share of its rows."""
+        if isinstance(size, RealDecaySize):
+            return self._decay_plan(size)
         if size not in self._plans:
             n, N, shifts = size
             even = self.problem.symmetry != "off" and self.problem.cost.is_even()
@@ -139,11 +227,29 @@ class ApproxRealFamily:
                                        nonzeros=int((nnz - box) * share) + box, builder="hockey_stick_cells")
         return self._plans[size]
 
+    def _decay_plan(self, size: RealDecaySize) -> LPPlan:
+        """The decay LP's shape (as :meth:`optmech.families.approx.ApproxFamily.plan`) and its audit's terms."""
+        from optmech.families.approx_decay import decay_plan_rows
+
+        if size not in self._plans:
+            n, lay = size.n, size.layout
+            T = decay_plan_rows(n, lay.tail, len(lay.shifts))
+            n_p = n + lay.tail
+            audit = 2.0 * (lay.periods * n + lay.tail) * 2 * n
+            self._plans[size] = LPPlan(rows=1 + T + len(lay.shifts), cols=n_p + 1 + T, nonzeros=4 * T + 2 * n_p,
+                                       builder="hockey_stick_decay", solver="hockey_ipm", build_seconds=2e-6 * T,
+                                       certify_seconds=0.1 + 2e-8 * audit)
+        return self._plans[size]
+
     def estimate_bytes(self, size) -> float:
         return self.plan(size).peak_bytes()
 
     def size_message(self, size, need: float, budget: float) -> str:
         lp = self.plan(size)
+        if isinstance(size, RealDecaySize):
+            return (f"the (epsilon, delta) decay LP on the real line needs about {gib(need)} GiB ({lp.cols} columns, "
+                    f"{lp.nonzeros} nonzeros; {size.n} cells per sensitivity); the limit is {gib(budget)} GiB: lower "
+                    "--resolution, raise delta or epsilon, or set OPTMECH_MAX_MEMORY_GB")
         return (f"the (epsilon, delta) LP on the real line needs about {gib(need)} GiB ({lp.cols} columns, "
                 f"{lp.nonzeros} nonzeros; {size[0]} cells per sensitivity, half-width {size[1]} cells); the limit is "
                 f"{gib(budget)} GiB: lower --resolution, raise delta or epsilon, or set OPTMECH_MAX_MEMORY_GB")
@@ -161,7 +267,28 @@ class ApproxRealFamily:
         ru[lp.row_blocks["budget"]] = delta_lp
         return dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, builder="hockey_stick_cells")), alp, delta_lp
 
+    def _decay_budget_slack(self) -> float:
+        return max(self._slack(), self.decay_slack)
+
+    def _build_decay(self, size: RealDecaySize) -> Built:
+        """The LP over periodic-decay laws of the node problem with sensitivity n (module docstring), solved
+        with the budget δ − s (its duals are certified against δ)."""
+        n, lay = size.n, size.layout
+        nodes = NodeCosts(self.problem.cost, self.D, n)
+        dlp = build_decay(self.problem.cost, self.eps, self.delta, n, lay.periods, lay.tail, shifts=lay.shifts,
+                          prices=nodes.lower, first_point=None if self.decay_all_rows else -n)
+        lp = dlp.lp
+        delta_lp = self.delta - self._decay_budget_slack()
+        ru = lp.row_upper.copy()
+        ru[lp.row_blocks["budget"]] = delta_lp
+        scale = 2.0 ** math.ceil(math.log2(2 * dlp.R + 1))
+        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale, builder="hockey_stick_decay"))
+        desc = dict(lay.describe(n), cells_per_sensitivity=n, cell_width=self.D / n)
+        return Built(lp, desc, _DecayModel(n, dlp, nodes, delta_lp), "hockey_stick_decay")
+
     def build(self, size) -> Built:
+        if isinstance(size, RealDecaySize):
+            return self._build_decay(size)
         n, N, shifts = size
         lp, alp, delta_lp = self._build(n, N, shifts, NodeCosts(self.problem.cost, self.D, n))
         return Built(lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n,
@@ -169,7 +296,23 @@ class ApproxRealFamily:
                      _Model(n, alp, alp.lp, delta_lp), "hockey_stick_cells")
 
     def lower(self, built: Built, raw):
-        """The duals of the LP solved at δ − s, certified against the same LP with the budget δ."""
+        """The duals of the LP solved at δ − s, certified against the same LP with the budget δ; on the decay
+        path, the dual of the whole node problem built from them (module docstring)."""
+        m = built.model
+        if isinstance(m, _DecayModel):
+            nodes = m.nodes
+            cert = decay_lower_bound(m.dlp, raw.row_dual, nodes.lower, lambda limit: far_node_price(nodes, limit),
+                                     solver_objective=raw.objective)
+            # a dual that loses more than half the target gap against the LP's own objective does not extend well
+            # (it did not shrink with finer cells, measured): the per-point path certifies the lower end instead
+            lossy = DECAY_LOSS_SHARE * self.problem.target_gap
+            self.decay_failed = not cert.value > (1 - min(DECAY_FAILED_GAP, lossy)) * raw.objective
+            if self.decay_failed and not cert.value > self.initial_lower():
+                # no extendable dual: the bound stays the cost's floor (the per-point path or more shifts next);
+                # the chain's float allowance is not the bracket's limit
+                cert = dataclasses.replace(cert, value=self.initial_lower(), rounding_loss=0.0)
+            self._decay_lower_value = cert.value
+            return cert
         return dual_lower_bound(built.model.lp_true, raw.row_dual, raw.objective)
 
     def _price(self, n: int, means):
@@ -182,6 +325,13 @@ class ApproxRealFamily:
 
     def upper(self, built: Built, raw):
         m = built.model
+        if isinstance(m, _DecayModel):  # the law on the nodes −(R − 1)..R − 1, read as centred cells
+            lay = m.dlp.layout
+            p, R = lay.pmf(raw.x[:lay.columns]), m.dlp.R - 1
+            up = upper_from_pmf(self.problem.cost, p, R, self.eps, self.delta, m.n,
+                                price=self._price(m.n, cell_mean_upper))
+            up.cells, up.aligned = m.n, False
+            return up
         up = upper_from_pmf(self.problem.cost, m.alp.box_masses(raw.x), m.alp.R, self.eps, self.delta, m.n,
                             price=self._price(m.n, cell_mean_upper))
         up.cells, up.aligned = m.n, False  # the cells its masses live on (the best may come from an earlier step)
@@ -203,6 +353,8 @@ class ApproxRealFamily:
     def extra_uppers(self, step: Step) -> list:
         """The aligned-cell candidate (module docstring) when the centre cell makes most of the gap, or
         when it beat the centred cells at an earlier resolution."""
+        if isinstance(step.built.model, _DecayModel):
+            return []
         if self.ctx is None or (self._centre_share(step) < CENTRE_SHARE and not self.aligned_won):
             return []
         n, N, shifts = self._current
@@ -228,6 +380,26 @@ class ApproxRealFamily:
         return [up]
 
     def diagnostics(self, built: Built, raw, upper) -> dict:
+        m = built.model
+        if isinstance(m, _DecayModel):
+            lay = m.dlp.layout
+            p = lay.pmf(raw.x[:lay.columns])
+            half = max(1, m.n // 2)
+            tot = math.fsum(p)
+            tail = (math.fsum(p[-half:]) + math.fsum(p[:half])) / tot if tot > 0 else 0.0
+            # the loop reads step_factor before grow(): the next step's predicted seconds over this one's
+            if self._decay_violated(m, upper):
+                self._decay_factor = 1.5  # the same resolution again, with the violated shifts
+            elif self.decay_failed:
+                self._decay_factor = None
+            elif tail > TAIL_MASS or upper.mixed > 0:
+                self._decay_factor = 1.5  # the same resolution again, with more shifts, tail or slack
+            else:
+                lo = self._decay_lower_value
+                gap = (upper.value - lo) / upper.value if upper.value > 0 and math.isfinite(lo) else math.inf
+                n2 = self._decay_next(m.n, gap)
+                self._decay_factor = (n2 / m.n) ** DECAY_GROWTH if n2 else None
+            return {"mixed_weight": upper.mixed, "tail_mass": tail, "layer_and_far_mass": 0.0}
         alp = built.model.alp
         return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
 
@@ -253,10 +425,72 @@ class ApproxRealFamily:
         kept = set(self._current[2])
         return {int(v) for v in mags[per > m.delta_lp * (1 + VIOLATION)] if int(v) not in kept}
 
+    def _decay_violated(self, m: _DecayModel, upper) -> set[int]:
+        """Dropped shift magnitudes where the decay law's audit (before any repair) exceeds δ."""
+        per = np.asarray(upper.pre_repair_delta if getattr(upper, "pre_repair_delta", None) is not None
+                         else upper.shifts_delta)
+        if per.size != 2 * m.n:
+            return set()
+        mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
+        kept = {int(v) for v in m.dlp.shifts}
+        return {int(v) for v in mags[per > self.delta * (1 + VIOLATION)] if int(v) not in kept}
+
+    def _decay_next(self, n: int, gap: float) -> int | None:
+        """The next decay resolution after n: the factor (2..4) the O(h²) gap asks for, the largest predicted to
+        fit in ``DECAY_TIME_SHARE`` of the time left; None when none does."""
+        target = self.problem.target_gap
+        want = min(4, max(2, math.ceil(math.sqrt(gap / target) - 0.05))) if math.isfinite(gap) and gap > 0 else 2
+        left = self.ctx.remaining() if self.ctx is not None else math.inf
+        for f in range(want, 1, -1):
+            if predicted_seconds(n * f) <= DECAY_TIME_SHARE * left:
+                return n * f
+        return None
+
+    def _grow_decay(self, step: Step):
+        """After a decay step: the dropped shifts the law violates, a longer tail, more slack, a finer
+        resolution; the per-point path where the dual did not extend."""
+        m = step.built.model
+        lay = self._current_decay.layout
+        self._decay_factor = None
+        violated = self._decay_violated(m, step.upper)
+        if violated:  # first: a dual may fail to extend only because the LP lacked these shifts
+            self.decay_failed = False
+            return self._set_decay(RealDecaySize(m.n, dataclasses.replace(lay, shifts=tuple(sorted(set(lay.shifts) | violated)))))
+        if self.decay_failed:
+            self.decay, self.decay_cells = False, m.n
+            return self._classic_start()
+        if step.diagnostics.get("tail_mass", 0.0) > TAIL_MASS and self.decay_tail_tries < 2:
+            self.decay_tail_tries += 1
+            return self._set_decay(RealDecaySize(m.n, dataclasses.replace(lay, tail=lay.tail + m.n)))
+        if step.upper.mixed > 0 and not self.decay_all_rows:
+            # rows start one period left of 0 (the others were slack in most cases measured); the law needed the
+            # repair, so the omitted rows may bind: the same LP with every row
+            self.decay_all_rows = True
+            return self._set_decay(RealDecaySize(m.n, lay))
+        if step.upper.mixed > 0 and self.decay_slack_tries < 3:
+            # the solver's tolerances left an excess over δ: the same LP with the budget lowered by twice it
+            pre = getattr(step.upper, "pre_repair_delta", None)
+            excess = float(np.max(pre)) - self.delta if pre is not None else 0.0
+            self.decay_slack = min(0.5 * self.delta, max(2.0 * excess, 4.0 * self._decay_budget_slack()))
+            self.decay_slack_tries += 1
+            return self._set_decay(RealDecaySize(m.n, lay))
+        n2 = self._decay_next(m.n, step.gap)
+        if n2 is None:
+            return Stop("time limit reached before the target gap: the next decay resolution would not fit in the "
+                        "time left")
+        self.decay_tail_tries = 0
+        return self._set_decay(self._decay_size(n2))
+
+    def _set_decay(self, size: RealDecaySize) -> RealDecaySize:
+        self._current_decay = size
+        return size
+
     def grow(self, step: Step, best):
         """Add the dropped shifts the primal violates (same resolution); widen while the relaxation
         uses its outer layer or far mass; else refine the cells by the factor the O(h²) width of
         the bracket asks for (2, 3 or 4), on a window fitted to the support the LP found."""
+        if isinstance(step.built.model, _DecayModel):
+            return self._grow_decay(step)
         m = step.built.model
         n, alp = m.n, m.alp
         shifts = self._current[2]
@@ -274,7 +508,8 @@ class ApproxRealFamily:
             return self._set(n, 2 * alp.N, shifts)
         prev, self.prev_gap = self.prev_gap, gap
         self.refinements += 1
-        if self.refinements >= 3 and gap > 0.9 * prev:
+        # after a decay step the bracket is its until the per-point path passes its resolution: no stall before
+        if self.refinements >= 3 and gap > 0.9 * prev and n > self.decay_cells:
             return Stop("finer cells do not help: the remaining gap is the solver's accuracy")
         # integer factors: the relaxation at a multiple of n is at least as tight (its nodes include n's;
         # for a cost linear between the coarse nodes exactly so), where other resolutions may be looser
@@ -300,7 +535,8 @@ class ApproxRealFamily:
 
         eps, delta, D = self.eps, self.delta, self.D
         best_up = best.upper
-        n, alp = (last.built.model.n, last.built.model.alp) if last is not None else (None, None)
+        decay = last is not None and isinstance(last.built.model, _DecayModel)
+        n, alp = (last.built.model.n, getattr(last.built.model, "alp", None)) if last is not None else (None, None)
         ref = getattr(best_up, "reference", None)
         mech = None
         aligned = bool(getattr(best_up, "aligned", False))
@@ -344,7 +580,18 @@ class ApproxRealFamily:
             "the hockey-stick rows of a subset of the shifts: dropping a shift's rows only relaxes) is certified "
             "through its duals, computed at a budget slightly below delta and checked against the budget delta",
         ]
-        if alp is None:  # no LP finished (a time limit or an interrupt): the floor is the lower end
+        if decay:
+            claims[2] = (
+                "lower bound: the randomised rounding of any (epsilon, delta)-DP noise to the nodes k*h is (epsilon, "
+                "delta)-DP for the integer shifts |m| <= n (post-processing that commutes with shifts by whole cells); "
+                "its expected node cost exceeds E L(X) by at most the proven chord error of L between nodes, which the "
+                "node prices subtract; that node problem on Z is bounded by a dual of the whole problem (multipliers "
+                "at every node and shift, checked at every node with outward rounding, the proven node price beyond "
+                "the checked range), built from the duals of the LP over periodic-decay laws [derived, "
+                "optmech.certify_decay]")
+            if ref is None and not pure_upper:
+                claims[1] = claims[1].replace("upper bound: masses", "upper bound: the periodic-decay LP's masses", 1)
+        elif alp is None:  # no LP finished (a time limit or an interrupt): the floor is the lower end
             claims[2] = "lower bound without an LP: " + self.fallback_lower()[1]
         elif alp.even:
             claims.append("even reduction p(x) = p(-x): the node prices were proven equal at k and -k at every node of the "
@@ -363,7 +610,7 @@ class ApproxRealFamily:
         return {
             "mechanism": mech,
             "audit": audit,
-            "truncation": {} if alp is None else {
+            "truncation": self._decay_truncation(last, ref, aligned) if decay else {} if alp is None else {
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
                 "shifts_kept": int(len(alp.shifts)),
                 "upper_bound_cells": f"reference:{ref}" if ref is not None else ("aligned" if aligned else "centred"),
@@ -374,6 +621,16 @@ class ApproxRealFamily:
             },
             "claims": claims,
         }
+
+
+    def _decay_truncation(self, last: Step, ref, aligned: bool) -> dict:
+        m = last.built.model
+        return dict(last.built.size, cells_per_sensitivity=m.n, cell_width=self.D / m.n,
+                    upper_bound_cells=f"reference:{ref}" if ref is not None else ("aligned" if aligned else "centred"),
+                    lower_bound="relaxation: randomised rounding to the nodes; the node problem on Z bounded by a dual "
+                                "of the whole problem built from the periodic-decay LP's duals, checked at every node",
+                    upper_bound=(f"closed form: the {ref} reference" if ref is not None else
+                                 "restriction: density constant on the cells (zero outside), audited"))
 
 
 def _plain(parameters: dict) -> str:
