@@ -59,7 +59,7 @@ def test_decay_certificate_is_below_the_node_problems_optimum(cost):
     assert cert.value >= ref.objective * (1 - 1e-5)
 
 
-@pytest.mark.parametrize("cost", ["abs", "square"])
+@pytest.mark.parametrize("cost", ["square"])
 def test_decay_bracket_meets_the_per_point_bracket(cost, monkeypatch):
     """ε = 2, δ = 1e-6 (the issue's 1-D target, 1e-4): the decay path's bracket and the per-point path's
     (pinned) are both certified and overlap; the decay path ran and reached the target."""
