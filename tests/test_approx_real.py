@@ -167,12 +167,18 @@ def test_aligned_cells_law_and_means():
     assert a.even(np.arange(-5, 5)) and not AlignedCells(parse_cost("abs(x-0.3)"), 1.0, 4).even(np.arange(-5, 5))
 
 
-def test_an_aligned_candidate_is_private_at_real_shifts(monkeypatch):
-    """For |x| the upper bound comes from the aligned cells; its density passes the hockey-stick
-    integral at off-grid shifts (quadrature) and costs what the bracket says (the per-point path)."""
-    monkeypatch.setattr(approx_real, "DECAY_MAX_EPSILON", 0.0)
+@pytest.mark.parametrize("path,cells", [("per_point", "aligned"), ("decay", "centred")])
+def test_the_upper_end_law_is_private_at_real_shifts(path, cells, monkeypatch):
+    """For |x| the upper bound comes from the aligned cells on the per-point path (pinned) and from the decay
+    law's centred cells on the periodic-decay path; either density passes the hockey-stick integral at off-grid
+    shifts (quadrature) and costs what the bracket says."""
+    if path == "per_point":
+        monkeypatch.setattr(approx_real, "DECAY_MAX_EPSILON", 0.0)
     r = _solve(epsilon=1, delta=1e-3, cost="abs", target_gap=1e-3)
-    assert r.certified and r.truncation["upper_bound_cells"] == "aligned"
+    assert r.certified and r.truncation["upper_bound_cells"] == cells
+    assert (r.history[-1]["size"].get("layout") == "periodic_decay") == (path == "decay")
+    if path == "decay":
+        assert any("periodic-decay" in c for c in r.claims)
     m = r.mechanism
     lo, hi = float(m.ppf(1e-12)) - 2, float(m.ppf(1 - 1e-12)) + 2
     for t in (0.113, 0.5, 0.77, 1.0):

@@ -3,8 +3,8 @@ machinery of optmech.problems.approx_decay and optmech.certify_decay on the node
 
 Independent references: the per-point relaxation LP at the same resolution (a different LP: its optimum is the
 node problem's value, which the decay certificate may not exceed), the per-point path's own certified bracket
-(pinned with DECAY_MAX_EPSILON = 0: a different certificate), the mechanism's hockey-stick integral at off-grid
-shifts by quadrature, and its cost by quadrature."""
+(pinned with DECAY_MAX_EPSILON = 0: a different certificate).  The decay law's hockey-stick integral at off-grid
+shifts and its cost by quadrature: tests/test_approx_real.py (test_the_upper_end_law_is_private_at_real_shifts)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,6 @@ from optmech.spec import Problem
 def _solve(**kw):
     params = {"privacy": "approx", "domain": "continuous", "sensitivity": 1, **kw}
     return optmech.solve(Problem.from_params(params), time_limit=60)
-
-
-def _hockey_stick_integral(density, t: float, eps: float, lo: float, hi: float, points: int = 400_001) -> float:
-    x = np.linspace(lo, hi, points)
-    mid = 0.5 * (x[1:] + x[:-1])
-    return float(np.sum(np.maximum(density(mid) - math.exp(eps) * density(mid - t), 0.0)) * (x[1] - x[0]))
 
 
 @pytest.mark.parametrize("cost", ["abs", "square"])
@@ -70,22 +64,6 @@ def test_decay_bracket_meets_the_per_point_bracket(cost, monkeypatch):
     q = _solve(epsilon=2, delta=1e-6, cost=cost, target_gap=1e-3)
     assert "layout" not in q.history[0]["size"]
     assert r.lower_bound <= q.upper_bound * (1 + 1e-12) and q.lower_bound <= r.upper_bound * (1 + 1e-12)
-
-
-def test_decay_mechanism_is_private_at_real_shifts_and_costs_its_bound():
-    """The law at the upper end (a decay step's centred cells) passes the hockey-stick integral at off-grid
-    shifts and its |x| cost by quadrature lies in the bracket."""
-    r = _solve(epsilon=1, delta=1e-3, cost="abs", target_gap=1e-3)
-    assert r.certified and r.history[-1]["size"]["layout"] == "periodic_decay"
-    assert r.truncation["upper_bound_cells"] == "centred"
-    m = r.mechanism
-    lo, hi = float(m.ppf(1e-12)) - 2, float(m.ppf(1 - 1e-12)) + 2
-    for t in (0.113, 0.5, 0.77, 1.0):
-        assert _hockey_stick_integral(m.pdf, t, 1.0, lo, hi) <= 1e-3 * (1 + 1e-3) + 1e-5
-    x = np.linspace(lo, hi, 2_000_001)
-    cost = float(np.sum(np.abs(x) * m.pdf(x)) * (x[1] - x[0]))
-    assert r.lower_bound * (1 - 1e-4) <= cost <= r.upper_bound * (1 + 1e-4)
-    assert any("periodic-decay" in c for c in r.claims)
 
 
 def test_a_lossy_decay_dual_hands_over_to_the_per_point_path(monkeypatch):
