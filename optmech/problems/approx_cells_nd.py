@@ -28,7 +28,14 @@ e_Q, a proven bound (:func:`interpolation_errors`):
 * ``l1``: 0 (separable, |x_i| is linear between nodes and 0 is a node);
 * ``l2sq``: Σ_i θ_i(1 − θ_i)h² <= d·h²/4;
 * ``l2``: E‖V‖ − ‖x‖ <= min(√(E‖V − x‖²), E‖V − x‖²/(2 r_Q)) <= min(h√d/2, d·h²/(8 r_Q)), r_Q the
-  smallest norm on Q (Taylor with the Hessian's norm 1/‖ξ‖ <= 1/r_Q on Q, E[V − x] = 0).
+  smallest norm on Q (Taylor with the Hessian's norm 1/‖ξ‖ <= 1/r_Q on Q, E[V − x] = 0);
+* ``linf`` (used by the pure ε-DP cell LPs, :mod:`optmech.problems.pure_nd`): min(1, k/4)·h where k >= 2
+  coordinates share the largest a_i = min_Q |x_i|/h, else 0.  No coordinate changes sign on Q, so in the
+  coordinates u_i = |x_i|/h ∈ [a_i, a_i + 1] the interpolant is E max_i (a_i + B_i) with independent
+  B_i ~ Bernoulli(θ_i) and L = max_i (a_i + θ_i) =: M.  E max_i (a_i + B_i) <= M + Σ_i E(a_i + B_i − M)_+
+  = M + Σ_i θ_i (a_i + 1 − M)_+, and a_i + 1 − M <= 1 − θ_i, positive only when a_i equals the largest a_j
+  (the a_i are integers and M >= max_j a_j): the error is at most Σ over those k coordinates of
+  θ_i(1 − θ_i) <= k/4 (0 when k = 1: L is linear on Q), and at most 1 (1-Lipschitz in ℓ∞, corners within 1).
 
 The node price L̂(k) = L(hk) − max of e_Q over the 2^d cubes with corner k therefore satisfies
 E[L̂(Y) | X] <= L(X).  On the box [−R, R]^d the nodes with ‖k‖∞ = R and the far mass outside are
@@ -153,6 +160,11 @@ def interpolation_errors(cost: str, lower_corners: np.ndarray, h_hi: float) -> n
     d = lower_corners.shape[1]
     if cost == "l1":
         return np.zeros(len(lower_corners))
+    if cost == "linf":  # in node units |x_i| spans [mig_i, mag_i] on Q (c_i >= 0 or c_i + 1 <= 0: no sign change)
+        c = lower_corners.astype(float)
+        mig = np.where(c >= 0, c, -(c + 1.0))
+        k = (mig == mig.max(axis=1, keepdims=True)).sum(axis=1)
+        return np.where(k >= 2, round_up(np.minimum(1.0, k / 4.0) * float(h_hi)), 0.0)
     hh = float(round_up(h_hi * h_hi))
     if cost == "l2sq":
         return np.full(len(lower_corners), float(round_up(d * hh / 4.0)))
@@ -274,7 +286,9 @@ def cell_mean_upper_nd(cost, k: np.ndarray, sensitivity: float, n: int) -> np.nd
 
     * l1: Σ_i mean |x_i| = Σ_i (|k_i|·h, or h/4 where k_i = 0);
     * l2sq: h²·(‖k‖² + d/12);
-    * l2: <= √(mean ‖x‖²) = h·√(‖k‖² + d/12) (Jensen).
+    * l2: <= √(mean ‖x‖²) = h·√(‖k‖² + d/12) (Jensen);
+    * linf: <= the average of L at the cube's 2^d corners (L is convex along each coordinate, so it lies below
+      its multilinear interpolant, whose mean over the cube is that average).
 
     >>> [round(float(v), 12) for v in cell_mean_upper_nd("l1", np.array([[0, 0], [1, 0]]), 1.0, 2)]
     [0.25, 0.625]
@@ -292,6 +306,11 @@ def cell_mean_upper_nd(cost, k: np.ndarray, sensitivity: float, n: int) -> np.nd
     a = np.abs(k).astype(float)
     if cost == "l1":
         return round_up(np.where(a == 0, 0.25, a).sum(axis=1) * h_hi)
+    if cost == "linf":  # corner values max_i |k_i ± ½| are exact halves, their sum is exact
+        total = np.zeros(len(a))
+        for sgn in np.ndindex(*(2,) * d):
+            total = total + np.abs(k + (np.array(sgn) - 0.5)).max(axis=1)
+        return round_up(round_up(total / float(2**d)) * h_hi)
     sq = (k.astype(np.int64) ** 2).sum(axis=1).astype(float) + d / 12.0
     if cost == "l2sq":
         return round_up(round_up(sq) * (h_hi * h_hi))

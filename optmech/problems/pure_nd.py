@@ -268,8 +268,47 @@ def domain_outside_min(cost, R: int, d: int, shape: str, h: float | None = None)
     return {"l1": r1, "l2": r1 / math.sqrt(d), "l2sq": r1 * r1 / d, "linf": r1 / d}[c.kind] * (1 - 4 * _W)
 
 
-def _support_costs(cost, support, d: int, h: float, cells: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) cost of each variable's points: at the point, over the cell, or the shell average."""
+#: named convex costs whose cell LPs are priced to second order (:func:`node_costs`)
+SECOND_ORDER_COSTS = ("l1", "l2", "l2sq", "linf")
+
+
+def node_costs(c, z: np.ndarray, d: int, sensitivity: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""(lower, upper) prices of the cell LP's variables at second order, for a named convex cost
+    (:data:`SECOND_ORDER_COSTS`) [derived]; z are the variables' nodes (cell centres), h = Δ/n.
+
+    **Lower: the randomised rounding of the noise to the nodes h·ℤ^d** (each coordinate to a neighbouring
+    node with the weights of linear interpolation, independently), the relaxation of
+    :mod:`optmech.problems.approx_cells_nd`: it commutes with the shifts h·k, so for ε-DP noise X the law
+    of the rounded Y satisfies p(y) <= e^ε p(y + k) for ‖k‖ <= n (post-processing) — the rows the cell
+    masses satisfy.  E[L(hY) | X] is the multilinear interpolant of L on X's node cube Q, at most
+    L(X) + e_Q (:func:`optmech.problems.approx_cells_nd.interpolation_errors`: 0 for ‖x‖₁, d·h²/4 for
+    ‖x‖₂², h²·d/(8 r_Q) for ‖x‖₂, 0 or h for ‖x‖∞); Y is a corner of Q, so the node price
+    L(hz) − max_{Q ∋ z} e_Q keeps E[price(Y)] <= E L(X).
+    **Upper: the cube means** of :func:`optmech.problems.approx_cells_nd.cell_mean_upper_nd` (exact for ‖x‖₁
+    and ‖x‖₂², Jensen for ‖x‖₂, the corner average for ‖x‖∞), what a density constant on the centred cells
+    costs there.  Both are rounded outward."""
+    from optmech.problems.approx_cells_nd import cell_mean_upper_nd, interpolation_errors
+
+    kind = c.kind
+    if kind not in SECOND_ORDER_COSTS:
+        raise ValueError(f"node_costs is for the named convex costs {SECOND_ORDER_COSTS}, not {kind!r}")
+    h = float(sensitivity) / n
+    x = h * z
+    lo_pt, _ = c.enclose_box(x - np.abs(x) * _W, x + np.abs(x) * _W)  # h is within half an ulp of Δ/n
+    h_hi = float(np.nextafter(h, np.inf))
+    k = z.astype(np.int64)
+    err = np.zeros(len(z))
+    for s in itertools.product((0, 1), repeat=d):  # the 2^d cubes with corner z: lowest corners z − s
+        err = np.maximum(err, interpolation_errors(kind, k - np.asarray(s, dtype=np.int64), h_hi))
+    # not clipped at 0: near the origin L(hz) − e may be negative, and clipping would break E[price(Y) | X] <= L(X)
+    lo = np.where(err == 0, lo_pt, np.nextafter(lo_pt - err, -np.inf))
+    return lo, cell_mean_upper_nd(kind, k, float(sensitivity), n)
+
+
+def _support_costs(cost, support, d: int, h: float, cells: bool, sensitivity: float = 1.0,
+                   n: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) cost of each variable's points: at the point, over the cell (second order for the
+    named convex costs, :func:`node_costs`), or the shell average."""
     from optmech.costs_nd import as_cost_nd
 
     c = as_cost_nd(cost, d)
@@ -279,6 +318,8 @@ def _support_costs(cost, support, d: int, h: float, cells: bool) -> tuple[np.nda
         lo, hi = c.enclose_points(support.reps.astype(float))
         return np.maximum(lo, 0.0), hi
     z = support.reps.astype(float)
+    if c.kind in SECOND_ORDER_COSTS:
+        return node_costs(c, z, d, sensitivity, n)
     blo, bhi = h * (z - 0.5), h * (z + 0.5)
     blo = blo - np.abs(blo) * _W  # the float h is within half an ulp of Δ/n: widen the cells outward
     bhi = bhi + np.abs(bhi) * _W
@@ -412,11 +453,14 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
         far_shape = ("cells" if shape == "cube" else "cells_ball") if cells else shape
     cache: dict[int, np.ndarray] = {}
     tables = [cache.setdefault(id(s), support.neighbours(s)) for s in steps]
-    lo, hi = _support_costs(c_nd, support, d, h, cells)
+    lo, hi = _support_costs(c_nd, support, d, h, cells, float(sensitivity), n_lat)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise SpecError(f"the cost {c_nd.spec!r} is not finite on the whole domain")
     if side == "lower":
         c_obj, far_cost = lo, domain_outside_min(c_nd, R, d, far_shape, h if cells else None)
+        if cells and c_nd.kind in SECOND_ORDER_COSTS:  # far nodes: their points' minimum less the largest e
+            e_far = {"l1": 0.0, "l2sq": d * h * h / 4.0, "linf": h, "l2": h * math.sqrt(d) / 2.0}[c_nd.kind]
+            far_cost = max(0.0, float(np.nextafter(far_cost - e_far * (1.0 + 1e-12), -np.inf)))
     else:
         c_obj, far_cost = hi, 0.0
     if monotone and not (layered and side == "upper"):
