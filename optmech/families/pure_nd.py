@@ -1,8 +1,9 @@
 """The pure ε-DP family in d dimensions: LPs of :mod:`optmech.problems.pure_nd` → certificates
 (the loop is :func:`optmech.drive.run`).
 
-Lower bound: the repaired dual of the relaxation (lattice points, or cells priced at their
-minimum cost), as in 1-D.
+Lower bound: the repaired dual of the relaxation (lattice points; on ℝ^d the nodes of the randomised
+rounding at second-order prices for the named convex costs, :func:`optmech.problems.pure_nd.node_costs`, or
+cells priced at their minimum cost for expressions), as in 1-D.
 
 The problem in the builders' terms, the LP plans and the upper end of an LP solution (the majorant
 repair, extension and audit) are in :mod:`optmech.families.pure_nd_setup`; the closed-form upper ends
@@ -21,6 +22,7 @@ from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.result import ReferenceValue
 from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, dominated_uppers,
                                                  lattice_staircase_upper, references_nd)
+from optmech.problems.pure_nd import SECOND_ORDER_COSTS
 from optmech.families.pure_nd_setup import (LAYER_ORBIT_LIMIT, LAYERED_SHELLS, Setup, Upper, ball_orbits, lp_bytes,
                                             lp_plan, radius, setup_for, upper_from_lp)
 
@@ -217,14 +219,22 @@ class PureNDFamily:
         where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")
         if s.cells:
             claims = [
-                f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of any "
-                f"epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at the "
-                f"cost's minimum over it, every pair inside the {where} (unit-step recursion), the mass outside priced at "
-                "the cost's minimum there (a relaxation)",
+                (f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: the randomised "
+                 "rounding of any epsilon-DP noise to the nodes h*z satisfies the lattice rows for shifts of <= "
+                 f"{s.n_lat} cells (post-processing that commutes with them), each node priced at the cost there less "
+                 "the proven multilinear interpolation error on the cubes around it (second order; "
+                 "optmech.problems.pure_nd.node_costs)" if s.cost.kind in SECOND_ORDER_COSTS else
+                 f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of "
+                 f"any epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at "
+                 "the cost's minimum over it")
+                + f", every pair inside the {where} (unit-step recursion), the mass outside priced at the cost's minimum "
+                "there less the largest interpolation error (a relaxation)",
                 (f"upper bound: the {best_up.note}, extended with a closed-form tail bound" if best_up is not None and
                  "shells" in best_up.note else
                  "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball "
-                 "connects (l1: the l1 ball of radius n-1 plus the unit cube), priced at cell maxima; its smallest "
+                 "connects (l1: the l1 ball of radius n-1 plus the unit cube), priced at "
+                 + ("proven upper bounds of the cube means (exact for l1 and l2sq, Jensen for l2, the corner average for "
+                    "linf)" if s.cost.kind in SECOND_ORDER_COSTS else "cell maxima") + "; its smallest "
                  "beta-majorant, extended with a closed-form tail bound, audited"),
             ]
         else:
@@ -296,8 +306,10 @@ def _report_reference(s: Setup, best, last: Step | None) -> dict:
     claims = [f"pure epsilon-DP on {'R' if s.cells else 'Z'}^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
               "no LP of the lower bound fitted the time limit: the lower bound needs no LP (the cost's floor, or the "
               "norm comparison below)" if last is None
-              else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; cells priced at the cost's "
-                    "minimum, a relaxation)" if s.cells else
+              else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; "
+                    + ("the randomised rounding to the nodes, each priced at the cost less the proven interpolation "
+                       "error, a second-order relaxation)" if s.cost.kind in SECOND_ORDER_COSTS else
+                       "cells priced at the cost's minimum, a relaxation)") if s.cells else
                     "lower bound: the repaired dual of the lattice LP (every pair in the l1 ball or cube, far mass at the "
                     "cost's minimum outside: a relaxation)")]
     if ref is not None:

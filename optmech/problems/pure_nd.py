@@ -12,7 +12,10 @@ Supports (what one LP variable stands for)
   signed permutations map cells onto cells and the orbit machinery applies unchanged.
   - *Lower side* (a relaxation): a shift hk with ‖k‖ <= n maps cells onto cells, so the cell
     masses of any ε-DP density satisfy the lattice rows with sensitivity n; the objective prices a
-    cell at the cost's minimum over it [Geng13, App. A, Lemma A.6 in d-D].
+    cell at the cost's minimum over it [Geng13, App. A, Lemma A.6 in d-D] (expressions).  For the named
+    convex costs (:data:`SECOND_ORDER_COSTS`) the variables are instead the masses of the noise's
+    randomised rounding to the nodes, which satisfy the same rows, at the second-order node prices of
+    :func:`node_costs`; the upper side then prices cells at proven bounds of their means.
   - *Upper side* (a restriction): a density constant on cells is ε-DP iff the rows hold for every
     pair of cells that some shift in the ball connects: k with inf_{u ∈ (−1,1)^d} ‖k + u‖ < n.
     For ℓ1 that is Σ_i max(|k_i| − 1, 0) <= n − 1, i.e. the ℓ1 ball of radius n − 1 plus the unit
@@ -421,8 +424,9 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
     shape : {"ball", "cube"} or None
         Point domain (default: the ℓ1 ball for ℓ1 with a named cost on the lattice, else the cube).
     side : {"lower", "upper"}
-        Relaxation priced at cell minima with a far-mass variable, or the restriction priced at
-        cell maxima with every connected cell pair (continuous) and no far mass.
+        Relaxation priced at cell minima (second-order node prices for the named convex costs) with a
+        far-mass variable, or the restriction priced at cell maxima (cube means for those costs) with
+        every connected cell pair (continuous) and no far mass.
     layered : bool
         The ℓ1-shell LP (ℓ1 sensitivity only).
     monotone : bool
