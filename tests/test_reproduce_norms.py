@@ -13,7 +13,7 @@ import math
 import pytest
 
 from optmech.reproduce import catalogue_paths, load_catalogue
-from optmech.reproduce.norms import (MATCHED, OPEN, best_staircase, l2_laplace_value, norm_rows, open_rows,
+from optmech.reproduce.norms import (MATCHED, MORE_OPEN, OPEN, best_staircase, l2_laplace_value, norm_rows, open_rows,
                                      staircase_cost, upper_end)
 from optmech.reproduce.report import ref
 from optmech.reproduce.scope import spec_scope
@@ -40,7 +40,8 @@ def test_spec_in_full_and_quick_form():
     cases = {(p["dim"], p["epsilon"], p["cost"], p["norm"]) for p in full.problems}
     matched = {(d, e, c, n) for d in (2, 3) for e in (0.5, 1.0, 2.0) for (c, n) in MATCHED}
     opened = {(2, e, c, n) for e in (1.0, 2.0) for (c, n) in OPEN}
-    assert cases == matched | opened and len(full.problems) == 40
+    more = {(2, e, c, n) for e in (1.0, 2.0) for (c, n) in MORE_OPEN}  # the full run only
+    assert cases == matched | opened | more and len(full.problems) == 44
     assert {(p["dim"], p["epsilon"], p["cost"], p["norm"]) for p in quick.problems} == \
         {c for c in matched | opened if c[1] == 2.0 and c[0] == 2}
     for p in full.problems + quick.problems:
@@ -49,7 +50,7 @@ def test_spec_in_full_and_quick_form():
         Problem.from_params({k: v for k, v in p.items() if k != "time_limit"})
     assert section_tags("comparison", full.reproduce["item"])[:2] == ["MDA26", "KSW25"]
     path = next(p for p in catalogue_paths() if p.stem == NAME)
-    assert spec_scope(path) == "Quick mode: 8 of 40 problems (ε = 2, d = 2); the full run adds ε ∈ {0.5, 1} and d = 3."
+    assert spec_scope(path) == "Quick mode: 8 of 44 problems (ε = 2, d = 2); the full run adds ε ∈ {0.5, 1} and d = 3."
 
 
 # -- closed forms recomputed by the report ------------------------------------------------------------
@@ -122,6 +123,8 @@ def test_report_on_real_solves(tmp_path, solved):
         assert x.cand == "staircase" and x.cand_value <= r["upper_bound"]
         assert x.room == pytest.approx((x.cand_value - r["lower_bound"]) / x.cand_value)
         assert 0 < x.gap < 1
+        assert x.verdict == f"{x.cand_text} is optimal to within {100 * x.room:.2g} %" and x.verdict in text
+        assert x.cand_text.startswith("the ")
     assert "ℓ1 sensitivity, cost ‖x‖₂²" in text and "ℓ2 sensitivity, cost ‖x‖₁" in text
     assert "These are open: the bracket is what is proven" in text
     # the statements: the theorems agree, the open questions are not compared, none differs
@@ -178,3 +181,24 @@ def test_upper_end_names_the_closed_form_law_or_the_lp_mechanism():
     assert upper_end(r) == ("l2_laplace", 1.999, {"scale": 1.0})
     r["audit"]["method"] = "majorant fixed point on the domain, outward-rounded"
     assert upper_end(r) == ("audited LP mechanism", 2.0, {})
+
+
+def test_the_answer_states_the_room_and_what_the_lp_mechanism_beats():
+    """The verdict: an audited LP mechanism at the upper end that undercuts the staircase in K reads "beaten by Y %"
+    (Y from the staircase's listed cost) and "optimal to within X %" (X the room); a staircase at the upper end reads
+    only the latter (the ℓ∞ pair with ‖x‖₂ at ε = 1 measured [2.2523, 2.2858] against the staircase's 2.444)."""
+    from optmech.reproduce.norms import OpenRow
+
+    p = {"dim": 2, "epsilon": 1.0, "cost": "l2", "norm": "linf"}
+    r = {"lower_bound": 2.2523, "upper_bound": 2.2858, "certified": True,
+         "audit": {"method": "majorant fixed point on the domain, outward-rounded"},
+         "references": [{"name": "staircase", "value": 2.444, "parameters": {"gamma": 0.4}}]}
+    x = OpenRow(p, r)
+    room = (2.2858 - 2.2523) / 2.2858
+    beat = (2.444 - 2.2858) / 2.444
+    assert x.verdict == (f"the staircase in K (2.444) is beaten by {100 * beat:.2g} % by the audited LP mechanism; "
+                         f"the audited LP mechanism is optimal to within {100 * room:.2g} %")
+    r["audit"]["method"] = "closed form: the staircase law (its own privacy proof)"
+    r["upper_bound"] = 2.444
+    y = OpenRow(p, r)
+    assert y.cand == "staircase" and y.verdict.startswith("the staircase in ℓ∞") and "beaten" not in y.verdict
