@@ -10,6 +10,7 @@ prices, which it must beat."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -96,3 +97,41 @@ def test_cell_lp_lower_end_is_below_the_optimum_and_beats_first_order(norm, cost
         assert second.lower_bound <= v * (1 + 1e-12) and first.lower_bound <= v * (1 + 1e-12)
     assert second.lower_bound <= min(second.upper_bound, first.upper_bound)
     assert second.lower_bound > first.lower_bound
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_l1_shell_prices_of_l2_and_linf(d):
+    """On an ℓ1 shell, E‖X‖∞ = E[‖X‖₁]·H_d/d and 1/√d <= E‖X‖₂/E‖X‖₁ <= √(2/(d+1)) (module comment): the prices of
+    :func:`optmech.problems.pure_nd.build_pure_nd`'s layered LP bracket the Monte Carlo means of a uniform law on
+    the shell (Dirichlet directions with random signs, the radius drawn by its r^{d−1} density)."""
+    from optmech.problems.pure_nd import build_pure_nd
+
+    rng = np.random.default_rng(11)
+    n = 8
+    h = 1.0 / n
+    for kind in ("l2", "linf"):
+        alp = build_pure_nd(kind, 1.0, 1, 6, dim=d, norm="l1", resolution=n, side="upper", layered=True)
+        for k in (0, 3, 6):
+            u = rng.random(200_000)
+            r = h * (k ** d + u * ((k + 1) ** d - k ** d)) ** (1.0 / d)  # ‖X‖₁ on the shell [kh, (k+1)h)
+            theta = rng.dirichlet(np.ones(d), size=len(u))
+            x = r[:, None] * theta
+            mean = float(NORM[kind](x).mean())
+            se = float(NORM[kind](x).std()) / math.sqrt(len(u))
+            assert alp.cost_lo[k] <= mean + 5 * se and mean - 5 * se <= alp.cost_hi[k]
+            if kind == "linf":
+                assert alp.cost_hi[k] == pytest.approx(mean, abs=6 * se)
+
+
+def test_l1_sensitivity_l2_cost_upper_end_is_the_layered_law_and_costs_its_bound():
+    """ℓ1 sensitivity, cost ‖x‖₂, d = 2, ε = 1: the upper end is the audited ℓ1-shell law (the fine layered LP),
+    the certified bracket is below the ℓ1 staircase's ‖x‖₂ cost only through that law, and its samples' mean
+    ‖x‖₂ lies below the upper end (Monte Carlo, 5 standard errors) and above the lower end."""
+    r = optmech.solve(Problem(privacy=PureDP(1.0), cost="l2", sensitivity=1.0, domain=Continuous(), dim=2, norm="l1"),
+                      time_limit=30)
+    assert r.certified and r.lower_bound < r.upper_bound
+    assert any("l1 shells" in c for c in r.claims)
+    x = r.mechanism.sample(200_000, rng=np.random.default_rng(3))
+    v = np.sqrt((x * x).sum(axis=1))
+    se = float(v.std()) / math.sqrt(len(v))
+    assert r.lower_bound - 5 * se <= float(v.mean()) <= r.upper_bound + 5 * se

@@ -343,7 +343,7 @@ def _fine_layered_upper(s: Setup, ctx) -> Upper | None:
     cell restriction and cheaper; None where it does not apply."""
     import dataclasses
 
-    if s.norm != "l1" or s.cost.kind not in ("l1", "l2sq") or s.layered:
+    if s.norm != "l1" or s.cost.kind not in ("l1", "l2sq", "l2", "linf") or s.layered:
         return None
     f = dataclasses.replace(s, layered=True, reduced=False, monotone=True, n_lat=max(LAYERED_SHELLS, 8 * s.n_lat),
                             gap=min(s.gap, 1e-9))
