@@ -62,7 +62,8 @@ from optmech.certify import (CLOSED_FORM_WIDENING, FAR_DECADES, FAR_MAX_CELLS, L
                              is_infimum_at_infinity, reference_inside)
 from optmech.certify_decay import decay_lower_bound, onesided_lower_bound
 from optmech.families.approx_decay import (DECAY_FROM, FIRST_SHARE, TAIL_MASS, DecaySize, coarse_allowed,
-                                           decay_plan_rows, far_node_price, finer_level, first_level,
+                                           decay_lp_plan, decay_plan_rows, far_node_price, finer_level, first_level,
+                                           prepared_decay_lp, tail_share,
                                            kept_shifts, layout_for, onesided_layout_parts)
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
@@ -633,10 +634,8 @@ class ApproxFamily:
                 T = decay_plan_rows(m, size.tail, len(size.shifts))
                 n_p = m + size.tail
                 R = (size.periods * m + size.tail) * size.factor
-            audit = 2.0 * R * 2 * self.D
-            self._plans[size] = LPPlan(rows=1 + T + len(size.shifts), cols=n_p + 1 + T, nonzeros=4 * T + 2 * n_p,
-                                       builder="hockey_stick_decay", extra_bytes=uniform_bytes(self.delta, self.D),
-                                       solver="hockey_ipm", build_seconds=2e-6 * T, certify_seconds=0.1 + 2e-8 * audit)
+            self._plans[size] = decay_lp_plan(T, n_p, len(size.shifts), 2.0 * R * 2 * self.D,
+                                              extra_bytes=uniform_bytes(self.delta, self.D))
         return self._plans[size]
 
     def estimate_bytes(self, size) -> float:
@@ -698,12 +697,7 @@ class ApproxFamily:
             dlp = build_decay(self.problem.cost, self.eps, self.delta, m, size.periods, size.tail, shifts=size.shifts,
                               prices=prices, first_point=-m)
         dlp.decay_size = size
-        lp = dlp.lp
-        ru = lp.row_upper.copy()
-        if self.slack > 0:
-            ru[lp.row_blocks["budget"]] = self.delta - self.slack
-        scale = 2.0 ** math.ceil(math.log2(2 * dlp.R + 1))
-        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
+        lp = prepared_decay_lp(dlp, self.delta - self.slack)
         desc = dict(size.describe(self.D), delta_slack=self.slack)
         return Built(lp, desc, dlp, "hockey_stick_decay")
 
@@ -813,12 +807,7 @@ class ApproxFamily:
     def diagnostics(self, built: Built, raw, upper) -> dict:
         alp = built.model
         if isinstance(alp, DecayLP):
-            p = alp.layout.pmf(raw.x[:alp.layout.columns])
-            half = max(1, alp.layout.sensitivity // 2)
-            tot = math.fsum(p)
-            ends = math.fsum(p[-half:]) + (0.0 if alp.layout.one_sided else math.fsum(p[:half]))
-            tail = ends / tot if tot > 0 else 0.0
-            return {"mixed_weight": upper.mixed, "tail_mass": tail, "layer_and_far_mass": 0.0}
+            return {"mixed_weight": upper.mixed, "tail_mass": tail_share(alp, raw.x), "layer_and_far_mass": 0.0}
         return {"mixed_weight": upper.mixed, "layer_and_far_mass": alp.far_mass(raw.x) + alp.layer_mass(raw.x)}
 
     def grow(self, step: Step, best) -> int | Stop:

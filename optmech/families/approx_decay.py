@@ -33,7 +33,8 @@ import numpy as np
 
 from optmech.mechanisms.approx.bounds import thm8_n
 
-__all__ = ["DECAY_FROM", "DecaySize", "decay_plan_rows", "far_node_price", "first_level", "layout_for"]
+__all__ = ["DECAY_FROM", "DecaySize", "decay_lp_plan", "decay_plan_rows", "far_node_price", "first_level", "layout_for",
+           "prepared_decay_lp", "tail_share"]
 
 #: the path is taken from this sensitivity on (below it the per-point LP is exact within a second)
 DECAY_FROM = 16
@@ -130,6 +131,38 @@ def finer_level(sensitivity: int, k: int, seconds: float) -> int:
     below = [d for d in range(1, k) if D % d == 0]
     fits = [d for d in below if predicted_seconds(D // d) <= seconds]
     return min(fits) if fits else max(below)
+
+
+def decay_lp_plan(rows: int, masses: int, kept: int, audit_terms: float, extra_bytes: float = 0.0):
+    """The :class:`~optmech.budget.LPPlan` of a decay LP with ``rows`` hockey-stick rows, ``masses`` free masses
+    and ``kept`` shifts, solved by ``hockey_ipm``; ``audit_terms`` (the audit's hockey-stick terms) set the
+    certification's predicted seconds."""
+    from optmech.budget import LPPlan
+
+    return LPPlan(rows=1 + rows + kept, cols=masses + 1 + rows, nonzeros=4 * rows + 2 * masses,
+                  builder="hockey_stick_decay", extra_bytes=extra_bytes, solver="hockey_ipm", build_seconds=2e-6 * rows,
+                  certify_seconds=0.1 + 2e-8 * audit_terms)
+
+
+def prepared_decay_lp(dlp, budget: float):
+    """The decay LP as solved: the hockey-stick budget set to ``budget`` (δ less the family's slack; the duals
+    are certified against δ) and its masses scaled by a power of two near the support's size
+    (:mod:`optmech.solvers.base`), so that the solver's absolute tolerances do not add up over the rows."""
+    lp = dlp.lp
+    ru = lp.row_upper.copy()
+    ru[lp.row_blocks["budget"]] = budget
+    scale = 2.0 ** math.ceil(math.log2(2 * dlp.R + 1))
+    return dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale))
+
+
+def tail_share(dlp, x: np.ndarray) -> float:
+    """The share of the decay law's mass in the last half period of its tail (both ends when symmetric): a law
+    that needs it gets a longer tail."""
+    p = dlp.layout.pmf(x[:dlp.layout.columns])
+    half = max(1, dlp.layout.sensitivity // 2)
+    tot = math.fsum(p)
+    ends = math.fsum(p[-half:]) + (0.0 if dlp.layout.one_sided else math.fsum(p[:half]))
+    return ends / tot if tot > 0 else 0.0
 
 
 def coarse_allowed(cost) -> bool:

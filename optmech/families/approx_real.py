@@ -53,8 +53,9 @@ from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
 from optmech.certify_decay import decay_lower_bound
-from optmech.families.approx_decay import (TAIL_MASS, DecaySize, coarse_allowed, far_node_price, kept_shifts,
-                                           layout_for, predicted_seconds)
+from optmech.families.approx_decay import (TAIL_MASS, DecaySize, coarse_allowed, decay_lp_plan, decay_plan_rows,
+                                           far_node_price, kept_shifts, layout_for, predicted_seconds,
+                                           prepared_decay_lp, tail_share)
 from optmech.problems.approx_decay import DecayLP, build_decay
 from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
@@ -109,7 +110,6 @@ class _DecayModel:
     n: int
     dlp: DecayLP
     nodes: NodeCosts
-    delta_lp: float
 
 
 @dataclasses.dataclass
@@ -191,10 +191,9 @@ class ApproxRealFamily:
             return self._decay_factor
         raise AttributeError("step_factor")
 
-    def _decay_size(self, n: int, tail: int | None = None, shifts: tuple[int, ...] | None = None) -> RealDecaySize:
+    def _decay_size(self, n: int) -> RealDecaySize:
         K, W = layout_for(self.eps, self.delta, n)
-        return RealDecaySize(n, DecaySize(1, K, W if tail is None else tail,
-                                          kept_shifts(n) if shifts is None else shifts))
+        return RealDecaySize(n, DecaySize(1, K, W, kept_shifts(n)))
 
     def start(self):
         res = getattr(self.problem.domain, "resolution", None)
@@ -202,9 +201,9 @@ class ApproxRealFamily:
             return self._set_decay(self._decay_size(int(res) if res else DECAY_FIRST_CELLS))
         return self._classic_start()
 
-    def _classic_start(self, cells: int | None = None) -> tuple[int, int, tuple[int, ...]]:
-        """The first size of the per-point path (``cells`` per sensitivity: after a decay step, its own)."""
-        res = cells or getattr(self.problem.domain, "resolution", None)
+    def _classic_start(self) -> tuple[int, int, tuple[int, ...]]:
+        """The first size of the per-point path."""
+        res = getattr(self.problem.domain, "resolution", None)
         # small ε: the optimum varies on scales of Δ/ε and its window spans ~ln(1/δ)/ε sensitivities, so
         # fewer cells per sensitivity reach the gap on a far wider (costlier) window
         n = int(res) if res else (FIRST_CELLS // 2 if self.eps <= 0.25 else FIRST_CELLS)
@@ -229,16 +228,10 @@ class ApproxRealFamily:
 
     def _decay_plan(self, size: RealDecaySize) -> LPPlan:
         """The decay LP's shape (as :meth:`optmech.families.approx.ApproxFamily.plan`) and its audit's terms."""
-        from optmech.families.approx_decay import decay_plan_rows
-
         if size not in self._plans:
             n, lay = size.n, size.layout
-            T = decay_plan_rows(n, lay.tail, len(lay.shifts))
-            n_p = n + lay.tail
-            audit = 2.0 * (lay.periods * n + lay.tail) * 2 * n
-            self._plans[size] = LPPlan(rows=1 + T + len(lay.shifts), cols=n_p + 1 + T, nonzeros=4 * T + 2 * n_p,
-                                       builder="hockey_stick_decay", solver="hockey_ipm", build_seconds=2e-6 * T,
-                                       certify_seconds=0.1 + 2e-8 * audit)
+            self._plans[size] = decay_lp_plan(decay_plan_rows(n, lay.tail, len(lay.shifts)), n + lay.tail,
+                                              len(lay.shifts), 2.0 * (lay.periods * n + lay.tail) * 2 * n)
         return self._plans[size]
 
     def estimate_bytes(self, size) -> float:
@@ -277,14 +270,9 @@ class ApproxRealFamily:
         nodes = NodeCosts(self.problem.cost, self.D, n)
         dlp = build_decay(self.problem.cost, self.eps, self.delta, n, lay.periods, lay.tail, shifts=lay.shifts,
                           prices=nodes.lower, first_point=None if self.decay_all_rows else -n)
-        lp = dlp.lp
-        delta_lp = self.delta - self._decay_budget_slack()
-        ru = lp.row_upper.copy()
-        ru[lp.row_blocks["budget"]] = delta_lp
-        scale = 2.0 ** math.ceil(math.log2(2 * dlp.R + 1))
-        lp = dataclasses.replace(lp, row_upper=ru, meta=dict(lp.meta, solve_scale=scale, builder="hockey_stick_decay"))
+        lp = prepared_decay_lp(dlp, self.delta - self._decay_budget_slack())
         desc = dict(lay.describe(n), cells_per_sensitivity=n, cell_width=self.D / n)
-        return Built(lp, desc, _DecayModel(n, dlp, nodes, delta_lp), "hockey_stick_decay")
+        return Built(lp, desc, _DecayModel(n, dlp, nodes), "hockey_stick_decay")
 
     def build(self, size) -> Built:
         if isinstance(size, RealDecaySize):
@@ -382,11 +370,7 @@ class ApproxRealFamily:
     def diagnostics(self, built: Built, raw, upper) -> dict:
         m = built.model
         if isinstance(m, _DecayModel):
-            lay = m.dlp.layout
-            p = lay.pmf(raw.x[:lay.columns])
-            half = max(1, m.n // 2)
-            tot = math.fsum(p)
-            tail = (math.fsum(p[-half:]) + math.fsum(p[:half])) / tot if tot > 0 else 0.0
+            tail = tail_share(m.dlp, raw.x)
             # the loop reads step_factor before grow(): the next step's predicted seconds over this one's
             if self._decay_violated(m, upper):
                 self._decay_factor = 1.5  # the same resolution again, with the violated shifts

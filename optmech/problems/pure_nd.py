@@ -285,7 +285,7 @@ def node_costs(c, z: np.ndarray, d: int, sensitivity: float, n: int) -> tuple[np
     of the rounded Y satisfies p(y) <= e^ε p(y + k) for ‖k‖ <= n (post-processing) — the rows the cell
     masses satisfy.  E[L(hY) | X] is the multilinear interpolant of L on X's node cube Q, at most
     L(X) + e_Q (:func:`optmech.problems.approx_cells_nd.interpolation_errors`: 0 for ‖x‖₁, d·h²/4 for
-    ‖x‖₂², h²·d/(8 r_Q) for ‖x‖₂, 0 or h for ‖x‖∞); Y is a corner of Q, so the node price
+    ‖x‖₂², min(h√d/2, h²·d/(8 r_Q)) for ‖x‖₂, 0 or min(1, k/4)·h for ‖x‖∞); Y is a corner of Q, so the node price
     L(hz) − max_{Q ∋ z} e_Q keeps E[price(Y)] <= E L(X).
     **Upper: the cube means** of :func:`optmech.problems.approx_cells_nd.cell_mean_upper_nd` (exact for ‖x‖₁
     and ‖x‖₂², Jensen for ‖x‖₂, the corner average for ‖x‖∞), what a density constant on the centred cells
@@ -308,13 +308,13 @@ def node_costs(c, z: np.ndarray, d: int, sensitivity: float, n: int) -> tuple[np
     return lo, cell_mean_upper_nd(kind, k, float(sensitivity), n)
 
 
-def _support_costs(cost, support, d: int, h: float, cells: bool, sensitivity: float = 1.0,
-                   n: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) cost of each variable's points: at the point, over the cell (second order for the
-    named convex costs, :func:`node_costs`), or the shell average."""
+def _support_costs(cost, support, d: int, cells: bool, sensitivity: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) cost of each variable's points: at the point, over the cell of width h = Δ/n (second order
+    for the named convex costs, :func:`node_costs`), or the shell average."""
     from optmech.costs_nd import as_cost_nd
 
     c = as_cost_nd(cost, d)
+    h = float(sensitivity) / n if cells else 1.0
     if isinstance(support, Shells):
         return _shell_costs(c, support, d, h)
     if not cells:
@@ -468,7 +468,7 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
         far_shape = ("cells" if shape == "cube" else "cells_ball") if cells else shape
     cache: dict[int, np.ndarray] = {}
     tables = [cache.setdefault(id(s), support.neighbours(s)) for s in steps]
-    lo, hi = _support_costs(c_nd, support, d, h, cells, float(sensitivity), n_lat)
+    lo, hi = _support_costs(c_nd, support, d, cells, float(sensitivity), n_lat)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise SpecError(f"the cost {c_nd.spec!r} is not finite on the whole domain")
     if side == "lower":
