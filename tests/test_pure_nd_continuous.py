@@ -313,7 +313,8 @@ def test_weighted_l1_on_the_continuous_domain():
     """|x1| + 2|x2| with ℓ1 sensitivity 1 in ℝ²: each marginal is a 1-D ε-DP law, so V* >= 3 × the
     1-D staircase optimum, and i.i.d. Laplace(1/ε) is ε-DP: V* <= 3/ε."""
     eps = 2.0
-    r = solve(eps, 1.0, cost="abs(x1)+2*abs(x2)", resolution=2)
+    # 2 s: the cell LP alone (the marginal bound, which needs more time, is tested in test_dominance.py)
+    r = optmech.solve(problem(eps, 1.0, cost="abs(x1)+2*abs(x2)", resolution=2, symmetry="orbits"), time_limit=2.0)
     assert r.certified
     assert "orbits" not in r.lp["builder"] or r.lp["builder"] == "cells_nd_sign_orbits"
     assert r.lower_bound <= 3 / eps
@@ -452,7 +453,7 @@ L1_EXPR = "abs(x1) + abs(x2) + 0.001"
 def test_expression_equal_to_l1_gets_the_staircase():
     """The same ‖x‖₁ written as an expression: proven <= l1 (equal), so the ℓ1 staircase's closed form is an upper
     end and, being the best one, the mechanism (issue 42)."""
-    r = solve(2.0, 1.0, cost="abs(x1) + abs(x2)", norm="l1", resolution=2)
+    r = optmech.solve(problem(2.0, 1.0, cost="abs(x1) + abs(x2)", resolution=2, symmetry="orbits"), time_limit=2.0)
     mech = r.mechanism_dict()
     assert mech["gamma"] > 0 and mech["dim"] == 2
     from optmech.mechanisms.staircase_nd import StaircaseND

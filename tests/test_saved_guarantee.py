@@ -543,7 +543,8 @@ def test_an_asymmetric_cell_law_is_described_with_its_audited_epsilon(tmp_path):
     top-level epsilon is the audited one, the same as in "privacy"."""
     path = tmp_path / "cell.json"
     p = subprocess.run(_cmd("solve", "--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+2*abs(x2)",
-                            "--domain", "continuous", "--resolution", "2", "--target-gap", "0.1", "--save", str(path)),
+                            "--domain", "continuous", "--resolution", "2", "--target-gap", "0.1", "--time-limit", "2",
+                            "--save", str(path)),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(path.read_text())["mechanism"]["kind"] == "cell_pmf_nd"
