@@ -41,7 +41,8 @@ import numpy as np
 
 from optmech.costs.interval import condition_sets, fraction_up, tree_enclosure
 
-__all__ = ["MAX_BOXES", "MAX_BRANCHES", "MAX_SLACK", "condition_cuts", "dominating_named", "named_tree", "proves_at_most"]
+__all__ = ["MAX_BOXES", "MAX_BRANCHES", "MAX_SLACK", "condition_cuts", "dominating_named", "linear_terms", "named_tree",
+           "proves_at_most"]
 
 #: at most this many condition boxes are tried
 MAX_BOXES = 4096
@@ -144,6 +145,45 @@ def _terms(t: tuple, coef: Fraction, out: list) -> None:
         out.append((coef * _exact(t), _ONE))
     else:
         out.append((coef, t))
+
+
+def linear_terms(t: tuple) -> list[tuple[Fraction, Fraction, tuple]]:
+    """t as a sum Σ c·u with each coefficient c enclosed by rationals [c_lo, c_hi] (through +, −, negation and
+    products with a constant, whose enclosure is exact as rationals; a constant term has u =
+    ("const", 1.0, 1.0, 1.0)); equal terms merged: (c_lo, c_hi, u) triples.
+
+    >>> from optmech.costs import parse_expr
+    >>> [(float(a), float(b), u[0]) for a, b, u in linear_terms(parse_expr("abs(x1) + 2*abs(x2) - 0.5*abs(x1) + 1", 2))]
+    [(0.5, 0.5, 'abs'), (2.0, 2.0, 'abs'), (1.0, 1.0, 'const')]
+    """
+    out: list = []
+
+    def walk(u: tuple, lo: Fraction, hi: Fraction) -> None:
+        op = u[0]
+        if op in ("add", "sub"):
+            walk(u[1], lo, hi)
+            walk(u[2], *((lo, hi) if op == "add" else (-hi, -lo)))
+        elif op == "neg":
+            walk(u[1], -hi, -lo)
+        elif op == "mul" and (u[1][0] == "const" or u[2][0] == "const"):
+            k, v = (u[1], u[2]) if u[1][0] == "const" else (u[2], u[1])
+            if not (math.isfinite(k[2]) and math.isfinite(k[3])):
+                out.append((lo, hi, u))
+                return
+            p = [a * b for a in (lo, hi) for b in (Fraction(k[2]), Fraction(k[3]))]
+            walk(v, min(p), max(p))
+        elif op == "const" and math.isfinite(u[2]) and math.isfinite(u[3]):
+            p = [a * b for a in (lo, hi) for b in (Fraction(u[2]), Fraction(u[3]))]
+            out.append((min(p), max(p), _ONE))
+        else:
+            out.append((lo, hi, u))
+
+    walk(t, Fraction(1), Fraction(1))
+    merged: dict = {}
+    for lo, hi, u in out:
+        a, b = merged.get(u, (Fraction(0), Fraction(0)))
+        merged[u] = (a + lo, b + hi)
+    return [(a, b, u) for u, (a, b) in merged.items() if (a, b) != (0, 0)]
 
 
 def _exact(t: tuple) -> Fraction | None:

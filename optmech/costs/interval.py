@@ -415,6 +415,118 @@ def derivative_enclosure(t: tuple, lo, hi):
     return (-INF, INF), (-INF, INF), False
 
 
+# -- second derivatives along one coordinate (d-D trees) ------------------------------------------
+_LOGIC = ("lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not")
+
+
+def second_derivative_enclosure(t: tuple, lo, hi, axis: int):
+    """(value, first, second, smooth) of node t over the boxes [lo, hi] (tuples of d arrays, or arrays for a
+    1-D tree), derivatives along coordinate ``axis``: an outward-rounded interval second-order jet.
+
+    ``smooth`` is True (or a flag array) where t is proven to *equal a C² function on the whole closed
+    box*: every ``abs`` argument, ``min``/``max`` comparison and ``where`` condition is decided on the
+    box (|u| = u where u >= 0 on it, so a kink on the box's face is allowed), every divisor excludes 0,
+    and sqrt, log and real powers have arguments > 0.  There, ``first`` and ``second`` enclose
+    ∂t/∂x_axis and ∂²t/∂x_axis² at every point of the box (the chain rule in interval arithmetic:
+    (ab)'' = a''b + 2a'b' + ab'', (a/b)'' = (a'' − 2q'b' − qb'')/b with q = a/b, exp(a)'' = exp(a)(a'' + a'²),
+    log(a)'' = a''/a − (a'/a)², √a'' = (a'' − 2s'²)/(2s) with s = √a, (a^k)'' = k(k−1)a^(k−2)a'² + k a^(k−1) a'').
+    Elsewhere nothing is claimed.  Used for the second-order cell prices of expression costs
+    (:func:`optmech.problems.approx_cells_nd.expression_jet_errors`).
+
+    >>> from optmech.costs import parse_expr
+    >>> v, d1, d2, ok = second_derivative_enclosure(parse_expr("x1**2 + abs(x2)", 2),
+    ...                                               (np.array([1.0]), np.array([0.0])), (np.array([2.0]), np.array([0.5])), 0)
+    >>> float(d2[0][0]) <= 2.0 <= float(d2[1][0]), bool(ok[0] if np.ndim(ok) else ok)
+    (True, True)
+    """
+    op = t[0]
+    zero = (0.0, 0.0)
+    I = _INTERVAL
+    if op == "var":
+        return (lo[t[1]], hi[t[1]]), ((1.0, 1.0) if t[1] == axis else zero), zero, True
+    if op == "x":
+        a, b = (lo[0], hi[0]) if isinstance(lo, tuple) else (lo, hi)
+        return (a, b), (1.0, 1.0), zero, True
+    if op == "const":
+        return (t[2], t[3]), zero, zero, True
+    if op in _LOGIC:  # a boolean: smooth (constant) where decided
+        v = tree_enclosure(t, lo, hi)
+        return v, zero, zero, v[0] == v[1]
+    if op == "where":
+        c = tree_enclosure(t[1], lo, hi)
+        yes, no = c[0] > 0, c[1] == 0
+        A = second_derivative_enclosure(t[2], lo, hi, axis)
+        B = second_derivative_enclosure(t[3], lo, hi, axis)
+        pick = lambda p, q: (np.where(yes, p[0], np.where(no, q[0], np.minimum(p[0], q[0]))),  # noqa: E731
+                             np.where(yes, p[1], np.where(no, q[1], np.maximum(p[1], q[1]))))
+        return (pick(A[0], B[0]), pick(A[1], B[1]), pick(A[2], B[2]),
+                (yes | no) & np.where(yes, A[3], np.where(no, B[3], False)))
+    args = [second_derivative_enclosure(c, lo, hi, axis) for c in t[1:]] if op != "pow" else \
+        [second_derivative_enclosure(t[1], lo, hi, axis)]
+    va, da, ca, sa = args[0]
+    if op == "neg":
+        return I["neg"](va), I["neg"](da), I["neg"](ca), sa
+    if op in ("add", "sub"):
+        vb, db, cb, sb = args[1]
+        return I[op](va, vb), I[op](da, db), I[op](ca, cb), sa & sb
+    if op == "mul":
+        vb, db, cb, sb = args[1]
+        second = I["add"](I["add"](I["mul"](ca, vb), I["mul"](va, cb)), I["mul"]((2.0, 2.0), I["mul"](da, db)))
+        return I["mul"](va, vb), I["add"](I["mul"](da, vb), I["mul"](va, db)), second, sa & sb
+    if op == "div":
+        vb, db, cb, sb = args[1]
+        ok = (vb[0] > 0) | (vb[1] < 0)
+        q = _i_div(va, vb)
+        q1 = _i_div(I["sub"](da, I["mul"](q, db)), vb)
+        q2 = _i_div(I["sub"](I["sub"](ca, I["mul"]((2.0, 2.0), I["mul"](q1, db))), I["mul"](q, cb)), vb)
+        return q, q1, q2, sa & sb & ok
+    if op == "sq":
+        return (interval_square(va), I["mul"]((2.0, 2.0), I["mul"](va, da)),
+                I["mul"]((2.0, 2.0), I["add"](interval_square(da), I["mul"](va, ca))), sa)
+    if op == "abs":  # |u| = ±u on the box where u keeps one sign on it (0 allowed)
+        pos, neg = va[0] >= 0, va[1] <= 0
+        flip = lambda p: (np.where(pos, p[0], -p[1]), np.where(pos, p[1], -p[0]))  # noqa: E731
+        return mig_mag(*va), flip(da), flip(ca), sa & (pos | neg)
+    if op in ("min", "max"):
+        vb, db, cb, sb = args[1]
+        first = (va[1] <= vb[0]) if op == "min" else (va[0] >= vb[1])
+        second = (vb[1] <= va[0]) if op == "min" else (vb[0] >= va[1])
+        pick = lambda p, q: (np.where(first, p[0], np.where(second, q[0], np.minimum(p[0], q[0]))),  # noqa: E731
+                             np.where(first, p[1], np.where(second, q[1], np.maximum(p[1], q[1]))))
+        return (I[op](va, vb), pick(da, db), pick(ca, cb),
+                (first | second) & np.where(first, sa, np.where(second, sb, False)))
+    if op == "exp":
+        v = _i_exp(va)
+        return v, I["mul"](v, da), I["mul"](v, I["add"](ca, interval_square(da))), sa
+    if op == "log":
+        r = _i_div(da, va)
+        return _i_log(va), r, I["sub"](_i_div(ca, va), interval_square(r)), sa & (va[0] > 0)
+    if op == "sqrt":
+        v = I["sqrt"](va)
+        ok = va[0] > 0
+        two_s = I["mul"]((2.0, 2.0), v)
+        s1 = _i_div(da, two_s)
+        s2 = _i_div(I["sub"](ca, I["mul"]((2.0, 2.0), interval_square(s1))), two_s)
+        return v, s1, s2, sa & ok
+    if op == "pow" and t[2][0] == "const" and t[2][2] == t[2][3]:
+        k = float(t[2][2])
+        n = exact_int(t[2])
+        if n == 0:
+            return (1.0, 1.0), zero, zero, sa
+        ok = True if (n is not None and n > 0) else ((va[0] > 0) | (va[1] < 0)) if n is not None else (va[0] > 0)
+        # the exponents k − 1, k − 2 and k(k − 1) as outward intervals (exact for integers)
+        e1 = I["sub"]((k, k), (1.0, 1.0)) if n is None else (float(n - 1), float(n - 1))
+        e2 = I["sub"](e1, (1.0, 1.0)) if n is None else (float(n - 2), float(n - 2))
+        p0 = _i_pow(va, (k, k), n)
+        p1 = _i_pow(va, e1, None if n is None else n - 1)
+        p2 = _i_pow(va, e2, None if n is None else n - 2)
+        first = I["mul"]((k, k), I["mul"](p1, da))
+        kk = I["mul"]((k, k), e1)
+        second = I["add"](I["mul"](kk, I["mul"](p2, interval_square(da))), I["mul"]((k, k), I["mul"](p1, ca)))
+        return p0, first, second, sa & ok
+    return (-INF, INF), (-INF, INF), (-INF, INF), False
+
+
 def _monotone_enclosure(t: tuple, lo, hi, nat_lo, nat_hi):
     """Tighten the natural enclosure [nat_lo, nat_hi] of a 1-D tree where it is provably monotone
     on [lo, hi]: nondecreasing gives [L(lo), L(hi)], nonincreasing [L(hi), L(lo)], with the

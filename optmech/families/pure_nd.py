@@ -2,8 +2,9 @@
 (the loop is :func:`optmech.drive.run`).
 
 Lower bound: the repaired dual of the relaxation (lattice points; on ℝ^d the nodes of the randomised
-rounding at second-order prices for the named convex costs, :func:`optmech.problems.pure_nd.node_costs`, or
-cells priced at their minimum cost for expressions), as in 1-D.
+rounding at second-order prices for the named convex costs, :func:`optmech.problems.pure_nd.node_costs`, and
+for expressions at prices from interval second-order jets where the cost is proven C² on a cube,
+:func:`optmech.problems.pure_nd.expression_node_costs`), as in 1-D.
 
 The problem in the builders' terms, the LP plans and the upper end of an LP solution (the majorant
 repair, extension and audit) are in :mod:`optmech.families.pure_nd_setup`; the closed-form upper ends
@@ -21,7 +22,7 @@ from optmech.errors import SolveFailed
 from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.result import ReferenceValue
 from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, dominated_uppers,
-                                                 lattice_staircase_upper, references_nd)
+                                                 lattice_staircase_upper, linear_uppers, references_nd)
 from optmech.problems.pure_nd import SECOND_ORDER_COSTS
 from optmech.families.pure_nd_setup import (LAYER_ORBIT_LIMIT, LAYERED_SHELLS, Setup, Upper, ball_orbits, lp_bytes,
                                             lp_plan, radius, setup_for, upper_from_lp)
@@ -68,8 +69,9 @@ class PureNDFamily:
                 self.fine = _fine_layered_upper(self.s, self.ctx)
             if self.s.cost.kind != "expr" and not self.s.layered:  # the layered variant bounds layered laws only
                 out = closed_form_uppers_nd(self.s)
-            elif not self.s.layered:  # an expression proven below a named cost: that cost's laws bound it
-                out = dominated_uppers(self.s)
+            elif not self.s.layered:  # an expression proven below a named cost: that cost's laws bound it;
+                # a linear combination of coordinate terms and norms: the laws priced exactly for it
+                out = dominated_uppers(self.s) + linear_uppers(self.s)
         return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
     def start(self):
@@ -219,22 +221,16 @@ class PureNDFamily:
         where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")
         if s.cells:
             claims = [
-                (f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: the randomised "
-                 "rounding of any epsilon-DP noise to the nodes h*z satisfies the lattice rows for shifts of <= "
-                 f"{s.n_lat} cells (post-processing that commutes with them), each node priced at the cost there less "
-                 "the proven multilinear interpolation error on the cubes around it (second order; "
-                 "optmech.problems.pure_nd.node_costs)" if s.cost.kind in SECOND_ORDER_COSTS else
-                 f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: cell masses of "
-                 f"any epsilon-DP density satisfy the lattice rows for shifts of <= {s.n_lat} cells, each cell priced at "
-                 "the cost's minimum over it")
+                f"pure epsilon-DP on {dom}, sensitivity {s.delta:g} in the {s.norm} norm; lower bound: the randomised "
+                "rounding of any epsilon-DP noise to the nodes h*z satisfies the lattice rows for shifts of <= "
+                f"{s.n_lat} cells (post-processing that commutes with them), {_node_price_text(s)}"
                 + f", every pair inside the {where} (unit-step recursion), the mass outside priced at the cost's minimum "
                 "there less the largest interpolation error (a relaxation)",
                 (f"upper bound: the {best_up.note}, extended with a closed-form tail bound" if best_up is not None and
                  "shells" in best_up.note else
                  "upper bound: a density constant on cells whose rows cover every cell pair that a shift in the ball "
                  "connects (l1: the l1 ball of radius n-1 plus the unit cube), priced at "
-                 + ("proven upper bounds of the cube means (exact for l1 and l2sq, Jensen for l2, the corner average for "
-                    "linf)" if s.cost.kind in SECOND_ORDER_COSTS else "cell maxima") + "; its smallest "
+                 + _cell_mean_text(s) + "; its smallest "
                  "beta-majorant, extended with a closed-form tail bound, audited"),
             ]
         else:
@@ -247,11 +243,16 @@ class PureNDFamily:
         if group != "none":
             name = "signed-permutation" if group == "signed_permutations" else "coordinate-sign"
             claims.append(f"{name} symmetry: one variable per orbit (the cost"
-                          + (" was proven invariant at every point or cell of the LP's domain by exact comparison of "
+                          + ("'s node prices are the least over each orbit (the largest on the upper side), valid "
+                             "whatever the cost's symmetry: the rounded law averaged over the group is feasible and costs "
+                             "at most the same there; the group is the one under which the cost's cell enclosures are "
+                             "invariant" if s.cost.kind == "expr" and s.cells else
+                             " was proven invariant at every point or cell of the LP's domain by exact comparison of "
                              "its enclosures, which is all the relaxation uses" if s.cost.kind == "expr" else
                              " and the norm are invariant by construction")
-                          + "; averaging a mechanism over the group keeps the relaxation's value, so a group-invariant "
-                            "optimum exists)")
+                          + ("" if s.cost.kind == "expr" and s.cells else
+                             "; averaging a mechanism over the group keeps the relaxation's value, so a group-invariant "
+                             "optimum exists") + ")")
         lp_info = {"orbits": len(alp.support.reps)}
         if s.cells:
             lp_info |= {"resolution": s.n_lat, "cell_width": s.h}
@@ -269,6 +270,27 @@ class PureNDFamily:
                            "lower_bound": "relaxation: in-domain pairs, far mass at the minimum cost outside",
                            "upper_bound": "beta-majorant of the domain's masses with geometric tails outside"},
         }
+
+
+def _node_price_text(s: Setup) -> str:
+    """How the cell LP's lower side priced its nodes (the claims)."""
+    if s.cost.kind in SECOND_ORDER_COSTS:
+        return ("each node priced at the cost there less the proven multilinear interpolation error on the cubes "
+                "around it (second order; optmech.problems.pure_nd.node_costs)")
+    return ("each node priced at the cost's enclosure there less the smaller of two proven bounds of the "
+            "multilinear interpolation error on the cubes around it: (1/8) sum_i w_i^2 sup (d^2 L/dx_i^2)_+ from "
+            "interval second-order jets where the cost is proven C^2 on the cube (second order), else the bound on "
+            "sub-boxes (first order); nodes on the box's edge and the mass outside at the cost's minimum beyond "
+            "(optmech.problems.pure_nd.expression_node_costs)")
+
+
+def _cell_mean_text(s: Setup) -> str:
+    """How the cell restriction priced its cells (the claims)."""
+    if s.cost.kind in SECOND_ORDER_COSTS:
+        return ("proven upper bounds of the cube means (exact for l1 and l2sq, Jensen for l2, the corner average for "
+                "linf)")
+    return ("proven upper bounds of the cube means (on sub-boxes the smaller of the enclosure's upper end and "
+            "L(mid) + sum_i w_i^2 sup (d^2 L/dx_i^2)_+ / 24 where the cost is proven C^2)")
 
 
 def _report_layers(s: Setup, best, info: dict) -> dict:
@@ -306,10 +328,8 @@ def _report_reference(s: Setup, best, last: Step | None) -> dict:
     claims = [f"pure epsilon-DP on {'R' if s.cells else 'Z'}^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
               "no LP of the lower bound fitted the time limit: the lower bound needs no LP (the cost's floor, or the "
               "norm comparison below)" if last is None
-              else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; "
-                    + ("the randomised rounding to the nodes, each priced at the cost less the proven interpolation "
-                       "error, a second-order relaxation)" if s.cost.kind in SECOND_ORDER_COSTS else
-                       "cells priced at the cost's minimum, a relaxation)") if s.cells else
+              else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; the randomised rounding to "
+                    f"the nodes, {_node_price_text(s)})" if s.cells else
                     "lower bound: the repaired dual of the lattice LP (every pair in the l1 ball or cube, far mass at the "
                     "cost's minimum outside: a relaxation)")]
     if ref is not None:

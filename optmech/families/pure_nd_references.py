@@ -16,6 +16,7 @@ from optmech.result import ReferenceValue
 from optmech.families.pure_nd_setup import Setup
 
 __all__ = ["ReferenceUpper", "NUMERIC_COSTS", "closed_form_uppers_nd", "dominated_uppers", "lattice_staircase_upper",
+           "linear_uppers",
            "references_nd"]
 
 
@@ -95,6 +96,74 @@ def dominated_uppers(s: Setup) -> list[ReferenceUpper]:
                 + (f" plus {eta:.3g}" if eta > 0 else "") + f" bounds E cost(X): the cost is proven <= {h}"
                 + (f" + {eta:.3g}" if eta > 0 else "") + " almost everywhere on R^d (where-branches decided on condition "
                 "boxes, common terms cancelled exactly, interval arithmetic on each box: optmech.costs.dominance)"))
+    return out
+
+
+def linear_uppers(s: Setup) -> list[ReferenceUpper]:
+    r"""For a cost expression that is exactly a linear combination L = c_0 + Σ_j c_j·u_j of the terms |x_i|, x_i²
+    and ‖x‖₂, ‖x‖∞ (written out; :func:`optmech.costs.dominance.linear_terms`, each c_j enclosed by rationals,
+    its upper end used since E u_j >= 0) — anisotropic
+    costs such as |x1| + 2|x2|, mixtures such as ‖x‖₂ + 0.1‖x‖₁: the closed-form laws of
+    :func:`closed_form_uppers_nd` priced *exactly* for L [derived].  Each law (i.i.d. Laplace, the ℓ2-Laplace,
+    the staircase in an unweighted ℓp ball) is invariant under permutations and sign changes of the coordinates,
+    so E|X_i| = E‖X‖₁/d and E X_i² = E‖X‖₂²/d for every i, and by linearity
+    E L(X) = c_0 + Σ_j c_j E u_j(X), each E u_j a closed form.  The staircase is taken at the best γ of each
+    order present (γ* depends on the cost's order only, :meth:`StaircaseND.optimal`).  The sum is formed in
+    exact rationals from the laws' costs, widened by 2·``CLOSED_FORM_WIDENING`` times Σ_j |c_j E u_j|, and
+    rounded up.  [] when L is not such a combination or a needed cost is a quadrature (``NUMERIC_COSTS``)."""
+    import dataclasses
+    from fractions import Fraction
+
+    from optmech.costs.dominance import linear_terms, named_tree
+    from optmech.costs.interval import fraction_up
+    from optmech.costs_nd import as_cost_nd
+
+    tree = s.cost.tree
+    if s.cost.kind != "expr" or tree is None:
+        return []
+    named = {named_tree(k, s.d): k for k in ("l2", "linf")}
+    parts: list[tuple[Fraction, str | None, int]] = []  # (c_j, the named cost whose mean gives E u_j, divisor)
+    for _, c, u in linear_terms(tree):  # every E u_j >= 0: the coefficient's upper end bounds c_j E u_j above
+        if u[0] == "const":
+            parts.append((c, None, 1))
+        elif u[0] in ("abs", "sq") and u[1][0] == "var":
+            parts.append((c, "l1" if u[0] == "abs" else "l2sq", s.d))
+        elif u in named:
+            parts.append((c, named[u], 1))
+        else:
+            return []
+    kinds = sorted({k for _, k, _ in parts if k is not None})
+    if not kinds:
+        return []
+    laws: dict[tuple, ReferenceUpper] = {}
+    for order_kind in sorted({"l2sq" if k == "l2sq" else "l1" for k in kinds}):
+        for up in closed_form_uppers_nd(dataclasses.replace(s, cost=as_cost_nd(order_kind, s.d))):
+            laws.setdefault((up.reference, tuple(sorted(up.parameters.items()))), up)
+    out = []
+    widen = Fraction(2 * CLOSED_FORM_WIDENING)
+    for up in laws.values():
+        mech = up.mechanism
+        key = f"staircase:{s.norm}" if up.reference == "staircase" else up.reference
+        try:
+            means = {k: float(mech.expected_cost(k)) for k in kinds}
+        except SpecError:
+            continue
+        if any((key, k) in NUMERIC_COSTS or not math.isfinite(v) for k, v in means.items()):
+            continue
+        total, size = Fraction(0), Fraction(0)
+        for c, k, div in parts:
+            term = c if k is None else c * Fraction(means[k]) / div
+            total += term
+            size += abs(term)
+        value = fraction_up(total + widen * size)
+        if value > 0:
+            written = " + ".join(f"{float(c):g}*E[{'|x_i|' if k == 'l1' and div > 1 else 'x_i^2' if k == 'l2sq' and div > 1 else k or '1'}]"
+                                 for c, k, div in parts)
+            out.append(ReferenceUpper(
+                value, up.reference, up.parameters | {"exact_for_expression": True}, mech,
+                f"{up.note}; E cost(X) = {written} exactly (the cost is a linear combination of these terms; the law "
+                "is invariant under coordinate permutations and sign changes, so E|X_i| = E||X||_1/d and E X_i^2 = "
+                f"E||X||_2^2/d), widened by {2 * CLOSED_FORM_WIDENING:g} relative"))
     return out
 
 

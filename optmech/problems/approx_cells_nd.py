@@ -60,7 +60,8 @@ import numpy as np
 from optmech.costs.interval import round_down, round_up
 from optmech.errors import SpecError
 
-__all__ = ["COSTS", "EXPR_SUBDIVISIONS", "NORMS", "expression_interpolation_errors", "ball_shifts", "audit_shifts", "node_prices", "cell_mean_upper_nd", "cell_prices",
+__all__ = ["COSTS", "EXPR_SUBDIVISIONS", "NORMS", "expression_interpolation_errors", "expression_jet_errors",
+           "curvature_sums", "cube_corners", "largest_around", "ball_shifts", "audit_shifts", "node_prices", "cell_mean_upper_nd", "cell_prices",
            "interpolation_errors", "box_points"]
 
 COSTS = ("l1", "l2", "l2sq")
@@ -108,6 +109,22 @@ def box_points(d: int, R: int) -> np.ndarray:
     """The points of [−R, R]^d in C order, shape ((2R+1)^d, d)."""
     side = 2 * R + 1
     return np.stack(np.unravel_index(np.arange(side**d), (side,) * d), axis=-1) - R
+
+
+def cube_corners(d: int, R: int) -> np.ndarray:
+    """The lowest corners [−R−1, R]^d (C order) of the unit cubes that have a corner in [−R, R]^d."""
+    side = 2 * R + 2
+    return np.stack(np.unravel_index(np.arange(side**d), (side,) * d), axis=-1) - (R + 1)
+
+
+def largest_around(per_cube: np.ndarray, d: int, R: int) -> np.ndarray:
+    """For each point k of [−R, R]^d (C order), the largest value over the 2^d cubes with corner k, from
+    values on :func:`cube_corners` (each cube's value computed once)."""
+    arr = np.asarray(per_cube).reshape((2 * R + 2,) * d)
+    out = np.full((2 * R + 1,) * d, -np.inf)
+    for s in np.ndindex(*(2,) * d):  # the cube with lowest corner k − s sits at index k − s + R + 1
+        out = np.maximum(out, arr[tuple(slice(1 - b, 2 * R + 2 - b) for b in s)])
+    return out.reshape(-1)
 
 
 def _h(sensitivity: float, n: int) -> tuple[float, float]:
@@ -217,7 +234,44 @@ def expression_interpolation_errors(cost, lower_corners: np.ndarray, h_lo: float
                     val = round_up(val + round_up(w * node_hi[b]))
             top = np.maximum(top, val)
         e = np.maximum(e, round_up(top - lo_b))
-    return np.where(np.isnan(e), np.inf, np.maximum(e, 0.0))
+    e = np.where(np.isnan(e), np.inf, np.maximum(e, 0.0))
+    return np.minimum(e, expression_jet_errors(cost, c, h_lo, h_hi))
+
+
+def curvature_sums(cost, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Σ_i w_i²·sup_B (∂²L/∂x_i²)₊ over each box B = [lo, hi] (rows; w_i its widths), rounded up; +inf where
+    the expression is not proven to equal a C² function on the closed box
+    (:func:`optmech.costs.interval.second_derivative_enclosure`).  Only the diagonal of the Hessian enters
+    the multilinear interpolation error and the box mean (:func:`expression_jet_errors`)."""
+    from optmech.costs.interval import nan_free, second_derivative_enclosure
+
+    n, d = lo.shape
+    total = np.zeros(n)
+    cols_lo, cols_hi = tuple(lo[:, i] for i in range(d)), tuple(hi[:, i] for i in range(d))
+    with np.errstate(all="ignore"):
+        for i in range(d):
+            _, _, second, smooth = second_derivative_enclosure(cost.tree, cols_lo, cols_hi, i)
+            top = np.broadcast_to(nan_free(*np.broadcast_arrays(second[0], second[1]))[1], (n,))
+            ok = np.broadcast_to(np.asarray(smooth, dtype=bool), (n,)) & np.isfinite(top)
+            w = round_up(hi[:, i] - lo[:, i])
+            term = np.where(ok, round_up(round_up(w * w) * np.maximum(top, 0.0)), np.inf)
+            total = np.where(np.isfinite(term), round_up(total + term), np.inf)
+    return np.where(np.isnan(total), np.inf, total)
+
+
+def expression_jet_errors(cost, lower_corners: np.ndarray, h_lo: float, h_hi: float) -> np.ndarray:
+    r"""Second-order bounds e_Q >= sup over Q of (multilinear interpolant of L − L) for an expression on the
+    cubes Q = h·(c + [0, 1]^d), +inf where L is not proven C² on the closed cube [derived].
+
+    The interpolant is I = I_1 ∘ … ∘ I_d (linear interpolation along each coordinate), so
+    I L − L = Σ_i I_1…I_{i−1}(I_i L − L).  Along coordinate i, the linear interpolant of a C² function on
+    an edge of length w exceeds it by ½ ∂_ii L(ξ)·(x − a)(b − x) <= (w²/8)·sup_Q (∂_ii L)₊, at every point of
+    Q; the operators I_j are positive and keep constants, so e_Q = (1/8)·Σ_i w_i² sup_Q (∂_ii L)₊
+    (:func:`curvature_sums`).  It is 0 where L is affine along each axis on Q — |x1| + 2|x2| with the
+    kinks on the nodes' planes — and O(h²) for smooth costs, against the sub-box bound's O(h/m)."""
+    c = lower_corners.astype(float)
+    lo, hi = _cube_boxes(c, c + 1.0, h_lo, h_hi)
+    return round_up(curvature_sums(cost, lo, hi) / 8.0)
 
 
 def _symmetrised(cost, price: np.ndarray, pts: np.ndarray, R: int, h: float, upper: bool = False) -> np.ndarray:
@@ -253,11 +307,9 @@ def node_prices(cost, d: int, n: int, R: int, sensitivity: float) -> tuple[np.nd
     _check(cost, d)
     h_lo, h_hi = _h(sensitivity, n)
     pts = box_points(d, R)
-    if _is_expr(cost):  # L(x_k) minus the largest sub-box bound of the interpolation error (module docstring)
+    if _is_expr(cost):  # L(x_k) minus the largest bound of the interpolation error (module docstring)
         lo, _ = cost.enclose_box(*_cube_boxes(pts, pts, h_lo, h_hi))
-        e = np.zeros(len(pts))
-        for s in np.ndindex(*(2,) * d):
-            e = np.maximum(e, expression_interpolation_errors(cost, pts - np.array(s, dtype=np.int64), h_lo, h_hi))
+        e = largest_around(expression_interpolation_errors(cost, cube_corners(d, R), h_lo, h_hi), d, R)
         price = _symmetrised(cost, round_down(lo - e), pts, R, 0.5 * (h_lo + h_hi))
     else:
         lo, _ = _cost_at(cost, pts, h_lo, h_hi)
@@ -301,7 +353,15 @@ def cell_mean_upper_nd(cost, k: np.ndarray, sensitivity: float, n: int) -> np.nd
         total = np.zeros(len(kf))
         for j in np.ndindex(*(m,) * d):
             off = np.array(j, dtype=float) / m  # exact: m is a power of 2
-            total = total + cost.enclose_box(*_cube_boxes(kf + off, kf + off + 1.0 / m, h_lo, h_hi))[1]
+            box = _cube_boxes(kf + off, kf + off + 1.0 / m, h_lo, h_hi)
+            # the box's mean is at most L(mid) + Σ_i w_i² sup (∂_ii L)₊ / 24 where L is C² on it
+            # (module docstring), else at most the enclosure's upper end
+            mid = kf + off + 0.5 / m
+            at_mid = cost.enclose_box(*_cube_boxes(mid, mid, h_lo, h_hi))[1]
+            with np.errstate(all="ignore"):
+                second = round_up(at_mid + round_up(curvature_sums(cost, *box) / 24.0))
+            top = cost.enclose_box(*box)[1]
+            total = total + np.where(np.isfinite(second), np.minimum(top, second), top)
         return round_up(round_up(total) / float(m**d))
     a = np.abs(k).astype(float)
     if cost == "l1":

@@ -11,16 +11,18 @@ Supports (what one LP variable stands for)
   variable is the cell's mass, the sensitivity is n cells.  Cells are centred on the lattice, so
   signed permutations map cells onto cells and the orbit machinery applies unchanged.
   - *Lower side* (a relaxation): a shift hk with ‖k‖ <= n maps cells onto cells, so the cell
-    masses of any ε-DP density satisfy the lattice rows with sensitivity n; the objective prices a
-    cell at the cost's minimum over it [Geng13, App. A, Lemma A.6 in d-D] (expressions).  For the named
-    convex costs (:data:`SECOND_ORDER_COSTS`) the variables are instead the masses of the noise's
-    randomised rounding to the nodes, which satisfy the same rows, at the second-order node prices of
-    :func:`node_costs`; the upper side then prices cells at proven bounds of their means.
+    masses of any ε-DP density satisfy the lattice rows with sensitivity n; priced at the cost's minimum
+    over each cell [Geng13, App. A, Lemma A.6 in d-D] that is a first-order relaxation.  The variables are
+    instead the masses of the noise's randomised rounding to the nodes, which satisfy the same rows, at
+    second-order node prices: :func:`node_costs` for the named convex costs (:data:`SECOND_ORDER_COSTS`),
+    :func:`expression_node_costs` for expressions (interval second-order jets where the cost is proven C² on
+    a cube, the sub-box bound elsewhere); the upper side then prices cells at proven bounds of their means.
   - *Upper side* (a restriction): a density constant on cells is ε-DP iff the rows hold for every
     pair of cells that some shift in the ball connects: k with inf_{u ∈ (−1,1)^d} ‖k + u‖ < n.
     For ℓ1 that is Σ_i max(|k_i| − 1, 0) <= n − 1, i.e. the ℓ1 ball of radius n − 1 plus the unit
     cube {−1, 0, 1}^d (max ‖k‖₁ = n + d − 1, not n); for ℓ∞ it is ‖k‖∞ <= n; for ℓ2 the set
-    ‖(|k| − 1)₊‖₂ < n is enumerated.  The objective prices a cell at the cost's maximum over it.
+    ‖(|k| − 1)₊‖₂ < n is enumerated.  The objective prices a cell at a proven upper bound of the cost's
+    mean over it (the lattice: at the point).
 * **ℓ1 shells** (the layered LP, Test A): one density per shell, the lattice spheres
   S_k = {‖x‖₁ = k} with exact counts |S_k|, or the continuous shells kh <= ‖x‖₁ < (k+1)h with
   exact volumes (2h)^d((k+1)^d − k^d)/d!.  Two points within ℓ1 distance Δ lie in shells at most
@@ -48,7 +50,8 @@ pair", in O(#points · L · |steps|) nonzeros instead of O(#points · |ball|).  
 or Δ = 1) is written as direct pairwise rows.
 
 Symmetry.  When the cost is checked to be invariant (named costs are; an expression is compared
-at every point or cell of the domain), the cost, the norm, the step sets and the domain are
+at every point or cell of the domain; on cells an expression's orbit is priced at the least node price over
+it, valid whatever the cost's symmetry, :func:`expression_node_costs`), the cost, the norm, the step sets and the domain are
 invariant under signed permutations (order 2^d d!), so averaging an optimum over the group gives
 an invariant optimum: one variable per orbit, represented by its sorted absolute values, with
 objective and normalisation coefficients multiplied by the orbit size.
@@ -73,7 +76,7 @@ from scipy import special
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
 
-__all__ = ["PureNDLP", "build_pure_nd", "NORMS", "orbit_points", "layer_steps", "Orbits", "Shells",
+__all__ = ["PureNDLP", "build_pure_nd", "expression_node_costs", "NORMS", "orbit_points", "layer_steps", "Orbits", "Shells",
            "shell_sizes", "domain_outside_min", "sphere_sizes"]
 
 NORMS = ("l1", "l2", "linf")
@@ -308,6 +311,35 @@ def node_costs(c, z: np.ndarray, d: int, sensitivity: float, n: int) -> tuple[np
     return lo, cell_mean_upper_nd(kind, k, float(sensitivity), n)
 
 
+def expression_node_costs(c, support: Orbits, sensitivity: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""(lower, upper, far) prices of the cell LP's orbits on the cube [−R, R]^d for an expression cost, at
+    second order where the cost is proven C² on the cells [derived].
+
+    **Lower**: the randomised rounding to the nodes (as :func:`node_costs`), each node priced at L(hz) less
+    the largest interpolation error over the 2^d cubes around it
+    (:func:`optmech.problems.approx_cells_nd.node_prices`: the smaller of the second-order bound
+    (1/8)·Σ_i w_i² sup (∂_ii L)₊ from interval jets and the sub-box bound), the nodes with ‖z‖∞ = R and the far
+    mass at c_far = inf L over ‖x‖∞ >= R·h (every cube with a corner outside the box lies there).  An orbit is
+    priced at the *least* price of its nodes: the law of the rounded noise averaged over the group (the norm is
+    invariant, and rounding commutes with signed permutations) is feasible, and its cost at these prices is at
+    most that of the unaveraged law — whatever the cost's own symmetry.
+    **Upper**: the largest cube-mean bound over the orbit
+    (:func:`optmech.problems.approx_cells_nd.cell_mean_upper_nd`: on m^d sub-boxes the smaller of the
+    enclosure's upper end and L(mid) + Σ_i w_i² sup (∂_ii L)₊ / 24), what a density constant on the orbit's
+    cells costs at most."""
+    from optmech.problems.approx_cells_nd import box_points, cell_mean_upper_nd, node_prices
+
+    d, R = support.reps.shape[1], support.R
+    price, far = node_prices(c, d, n, R, float(sensitivity))
+    pts = box_points(d, R)
+    idx = support.index(pts)
+    lo = np.full(len(support.reps), np.inf)
+    np.minimum.at(lo, idx, price)
+    hi = np.full(len(support.reps), -np.inf)
+    np.maximum.at(hi, idx, cell_mean_upper_nd(c, pts, float(sensitivity), n))
+    return lo, hi, far
+
+
 def _support_costs(cost, support, d: int, cells: bool, sensitivity: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) cost of each variable's points: at the point, over the cell of width h = Δ/n (second order
     for the named convex costs, :func:`node_costs`), or the shell average."""
@@ -435,9 +467,9 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
     shape : {"ball", "cube"} or None
         Point domain (default: the ℓ1 ball for ℓ1 with a named cost on the lattice, else the cube).
     side : {"lower", "upper"}
-        Relaxation priced at cell minima (second-order node prices for the named convex costs) with a
-        far-mass variable, or the restriction priced at cell maxima (cube means for those costs) with
-        every connected cell pair (continuous) and no far mass.
+        Relaxation (on cells: second-order node prices, :func:`node_costs` and :func:`expression_node_costs`)
+        with a far-mass variable, or the restriction priced at proven bounds of the cube means with every
+        connected cell pair (continuous) and no far mass.
     layered : bool
         The ℓ1-shell LP (ℓ1 sensitivity only).
     monotone : bool
@@ -468,7 +500,11 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
         far_shape = ("cells" if shape == "cube" else "cells_ball") if cells else shape
     cache: dict[int, np.ndarray] = {}
     tables = [cache.setdefault(id(s), support.neighbours(s)) for s in steps]
-    lo, hi = _support_costs(c_nd, support, d, cells, float(sensitivity), n_lat)
+    far_nodes = None
+    if cells and not layered and c_nd.kind == "expr" and support.shape == "cube":
+        lo, hi, far_nodes = expression_node_costs(c_nd, support, float(sensitivity), n_lat)
+    else:
+        lo, hi = _support_costs(c_nd, support, d, cells, float(sensitivity), n_lat)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         raise SpecError(f"the cost {c_nd.spec!r} is not finite on the whole domain")
     if side == "lower":
@@ -476,6 +512,8 @@ def build_pure_nd(cost, epsilon: float, sensitivity: int, R: int, *, dim: int, n
         if cells and c_nd.kind in SECOND_ORDER_COSTS:  # far nodes: their points' minimum less the largest e
             e_far = {"l1": 0.0, "l2sq": d * h * h / 4.0, "linf": h, "l2": h * math.sqrt(d) / 2.0}[c_nd.kind]
             far_cost = max(0.0, float(np.nextafter(far_cost - e_far * (1.0 + 1e-12), -np.inf)))
+        elif far_nodes is not None:  # the node prices' far price (expression_node_costs)
+            far_cost = max(0.0, far_nodes)
     else:
         c_obj, far_cost = hi, 0.0
     if monotone and not (layered and side == "upper"):
