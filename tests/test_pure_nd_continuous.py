@@ -92,10 +92,15 @@ def test_continuous_l1_bracket_contains_the_staircase(eps, resolutions):
 def test_continuous_l1_d3_default_resolution():
     """d = 3 (default resolution 2): the d-D staircase is V* for l1 cost in every d (multidim.md §7)."""
     eps = 2.0
-    r = solve(eps, 1.0, d=3)
+    # 20 s: resolution 2, then (no resolution given) 4, in about a second; the family does not start 8, whose
+    # predicted time (family.refine_seconds) exceeds what is left
+    r = optmech.solve(problem(eps, 1.0, 3, symmetry="orbits"), time_limit=20.0)
     v = staircase_nd_optimal_cost("l1", eps, 1.0, 3)
-    assert r.certified and r.lp["resolution"] == 2
+    assert r.certified and r.lp["resolutions"] == [2, 4] and r.lp["resolution"] == 4
     assert contains(r.lower_bound, r.upper_bound, v), (r.lower_bound, v, r.upper_bound)
+    first = r.history[0]
+    assert r.lower_bound >= first["lower_bound"] and r.relative_gap < 0.5 * first["relative_gap"]  # second order
+    assert any("refined" in c for c in r.claims) and "resolution 4" in r.message
 
 
 def test_continuous_l1_bracket_scales_with_the_sensitivity():
