@@ -74,7 +74,7 @@ def test_solve_uses_the_dominating_staircase_and_the_marginal_bound():
     bound lifts the lower end from the cell LP's 0.5 (the cost's minimum far out) to nearly V*_1D(|x|)."""
     cost = "where(abs(x1) < 5, abs(x1)+abs(x2), 0.5+abs(x2))"
     out = subprocess.run([sys.executable, "-m", "optmech", "solve", "--epsilon", "1", "--domain", "continuous",
-                          "--dim", "2", "--norm", "l1", "--cost", cost, "--time-limit", "25", "--json"],
+                          "--dim", "2", "--norm", "l1", "--cost", cost, "--time-limit", "15", "--json"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode in (0, 3), out.stderr
     res = json.loads(out.stdout)
