@@ -136,3 +136,18 @@ def test_l1_sensitivity_l2_cost_upper_end_is_the_layered_law_and_costs_its_bound
     v = np.sqrt((x * x).sum(axis=1))
     se = float(v.std()) / math.sqrt(len(v))
     assert r.lower_bound - 5 * se <= float(v.mean()) <= r.upper_bound + 5 * se
+
+
+def test_a_quadrature_cost_gets_a_proven_closed_form_bound_as_upper_end():
+    """ℓ∞ sensitivity with cost ‖x‖₂ (the ℓ∞ staircase's E‖X‖₂ is a quadrature): with no time for an LP the answer
+    is still a certified bracket, its upper end √(E‖X‖₂²) of the ℓ∞ staircase (Jensen; E‖X‖₂² exact), which
+    Monte Carlo samples of that law confirm: the mean of ‖X‖₂² squares to it, the mean of ‖X‖₂ lies below."""
+    r = optmech.solve(Problem(privacy=PureDP(1.0), cost="l2", sensitivity=1.0, domain=Continuous(), dim=2,
+                              norm="linf"), time_limit=3)
+    assert r.certified and r.lower_bound < r.upper_bound
+    assert any("Jensen" in c for c in r.claims)
+    x = r.mechanism.sample(200_000, rng=np.random.default_rng(5))
+    sq = (x * x).sum(axis=1)
+    se = float(sq.std()) / math.sqrt(len(sq))
+    assert abs(float(sq.mean()) - r.upper_bound**2) <= 5 * se
+    assert float(np.sqrt(sq).mean()) <= r.upper_bound

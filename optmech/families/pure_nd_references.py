@@ -52,25 +52,52 @@ def closed_form_uppers_nd(s: Setup) -> list[ReferenceUpper]:
     if s.norm == "l2":
         laws.append(("l2_laplace", L2Laplace(epsilon=s.eps, sensitivity=s.delta, dim=s.d),
                      "density proportional to exp(-epsilon ||x||_2 / Delta) [KHP15, Thm 8]"))
-    if (f"staircase:{s.norm}", s.cost.spec) not in NUMERIC_COSTS:
-        try:
-            st = StaircaseND.optimal(s.cost.spec, epsilon=s.eps, sensitivity=s.delta, dim=s.d, norm=s.norm)
-            laws.append(("staircase", st, f"the staircase in the {s.norm} norm at its best gamma = {st.gamma:.6g} "
-                                          "(epsilon-DP by the triangle inequality)"))
-        except SpecError:
-            pass
+    # γ* depends on the cost's order only (StaircaseND.optimal): ‖x‖₂ and ‖x‖∞ take the γ of ‖x‖₁
+    order_cost = "l1" if s.cost.spec in ("l2", "linf") else s.cost.spec
+    try:
+        st = StaircaseND.optimal(order_cost, epsilon=s.eps, sensitivity=s.delta, dim=s.d, norm=s.norm)
+        laws.append(("staircase", st, f"the staircase in the {s.norm} norm at its best gamma = {st.gamma:.6g} "
+                                      "(epsilon-DP by the triangle inequality)"))
+    except SpecError:
+        pass
     for name, mech, note in laws:
-        try:
-            v = float(mech.expected_cost(s.cost.spec))
-        except SpecError:
-            continue
         key = f"staircase:{s.norm}" if name == "staircase" else name
-        numeric = (key, s.cost.spec) in NUMERIC_COSTS  # quadratures, not closed forms
-        if math.isfinite(v) and v > 0 and not numeric:
-            out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name,
-                                      dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {}),
+        params = dict(mech.parameters) | ({"scale": float(mech.scale)} if hasattr(mech, "scale") else {})
+        try:
+            if (key, s.cost.spec) in NUMERIC_COSTS:
+                raise SpecError("a quadrature, not a closed form")
+            v = float(mech.expected_cost(s.cost.spec))
+        except SpecError:  # no closed form of this cost: a proven bound from one of another cost
+            bound = _numeric_cost_bound(mech, key, s.cost.spec)
+            if bound is not None:
+                out.append(ReferenceUpper(bound[0], name, params, mech, f"{note}; {bound[1]}"))
+            continue
+        if math.isfinite(v) and v > 0:
+            out.append(ReferenceUpper(float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf)), name, params,
                                       mech, note))
     return out
+
+
+def _numeric_cost_bound(mech, key: str, cost: str) -> tuple[float, str] | None:
+    """For a law whose expected ``cost`` is a quadrature (``NUMERIC_COSTS``) or has no formula, a certified upper
+    bound from a closed form: E‖X‖₂ <= √(E‖X‖₂²) (Jensen) and E‖X‖∞ <= E‖X‖₂ (pointwise), each closed form widened by
+    ``CLOSED_FORM_WIDENING`` and rounded up; None where neither closed form exists."""
+    via = {"l2": "l2sq", "linf": "l2"}.get(cost)
+    if via is None or (key, via) in NUMERIC_COSTS:
+        return None
+    try:
+        v = float(mech.expected_cost(via))
+    except SpecError:
+        return None
+    if not (math.isfinite(v) and v > 0):
+        return None
+    v = float(np.nextafter(v * (1 + CLOSED_FORM_WIDENING), np.inf))
+    if cost == "l2":
+        return (float(np.nextafter(math.sqrt(v) * (1 + 2.0**-52), np.inf)),
+                f"its E||X||_2 is a quadrature: bounded by sqrt(E||X||_2^2) (Jensen), exact, widened by "
+                f"{CLOSED_FORM_WIDENING:g} relative")
+    return v, (f"its E||X||_inf is a quadrature: bounded by its exact E||X||_2 (||x||_inf <= ||x||_2), widened by "
+               f"{CLOSED_FORM_WIDENING:g} relative")
 
 
 def dominated_uppers(s: Setup) -> list[ReferenceUpper]:
