@@ -170,7 +170,8 @@ class NonNegativeIntegers(IntegerLattice):
 class Continuous:
     """Noise on ℝ, discretised into cells of width Δ/resolution [Geng13, App. A, Lemma A.6].
 
-    ``resolution=None`` lets :func:`optmech.solve` choose it from the target gap.
+    ``resolution=None`` lets :func:`optmech.solve` choose it from the target gap (and, on ℝ^d, refine it while the
+    finer LP fits the time left); a given resolution is kept.
 
     >>> Continuous(8).resolution, Continuous().resolution
     (8, None)

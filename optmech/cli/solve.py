@@ -83,7 +83,8 @@ def add_parsers(sub) -> None:
                        "1-D) or continuous reals (default: continuous; integer for --privacy "
                        "approx, which is also solved on ℝ and ℝ^d with --domain continuous, and for --utility "
                        "wasserstein|surrogate, which are solved on the lattice only)")
-    s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D, 4 in d = 2, 2 in d >= 3)")
+    s.add_argument("--resolution", default=None, help="cells per Δ on the continuous domain (default: automatic in 1-D; in d > 1 from 4 (d = 2) or 2 (d >= 3), "
+                        "refined while the finer LP fits the time limit; a given resolution is kept)")
     add_target_gap(s)
     add_cost(s, help="abs | square | pow:P | an expression in x; with --dim d > 1: l1 | l2 | l2sq | linf | an expression "
                      "in x1..xd (abs means l1 there, square l2sq), and l1sq | linfsq for pure DP on ℝ^d with --norm "
