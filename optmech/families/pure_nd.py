@@ -38,8 +38,8 @@ class PureNDFamily:
     also solves the cell restriction LP for its upper bound, unless the thin-shell layered LP
     (solved once, first) already gives a certified, tighter one.  When the remaining gap is the
     discretisation's and the resolution was not given (``Continuous()``), the cells are halved
-    (``REFINE_FACTOR``) on the same region while the loop predicts that the finer LP fits the time
-    left: the second-order prices close the gap like h² (about 4× per halving) where the relaxation's
+    (``REFINE_FACTOR``) on the same region while :func:`refine_seconds` predicts that the finer LP fits the
+    time left: the second-order prices close the gap like h² (about 4× per halving) where the relaxation's
     shifts are the ball's own (ℓ1, ℓ∞), and refinement stops once a halving gains less than
     ``REFINE_MIN_GAIN``.
     """
@@ -63,7 +63,7 @@ class PureNDFamily:
         self.refinable = (self.s.cells and not self.s.layered and isinstance(problem.domain, Continuous)
                           and problem.domain.resolution is None)
         self.gap_before_refining: float | None = None
-        self.resolutions: list[int] = []  # of the cell LPs built, in order
+        self.resolutions: list[int] = []  # of the cell LPs solved, in order
 
     def _coupled_layers(self) -> bool:
         """ℤ^d, ℓ1 sensitivity, cost ‖x‖₁, symmetry "auto": the coupled layer bound applies
@@ -249,15 +249,20 @@ class PureNDFamily:
                                  f"{comp[0]:.9g}")
         return out
 
+    def _setup_of(self, last: Step | None) -> Setup:
+        """The setup at the last solved step's resolution (the family may have refined past it)."""
+        if last is None or not self.s.cells:
+            return self.s
+        return dataclasses.replace(self.s, n_lat=last.built.model.sensitivity)
+
     def _report(self, best, last: Step | None) -> dict:
         from optmech.mechanisms.solved import mechanism_from_solver_dict
 
         if last is None or isinstance(best.upper, ReferenceUpper):
             # no LP fitted, or a closed-form law beat the LPs' upper bounds: that law is the mechanism
-            s = self.s if last is None or not self.s.cells else dataclasses.replace(self.s, n_lat=last.built.model.sensitivity)
-            return _report_reference(s, best, last)
+            return _report_reference(self._setup_of(last), best, last)
         alp = last.built.model
-        s = dataclasses.replace(self.s, n_lat=alp.sensitivity) if self.s.cells else self.s  # the last step's resolution
+        s = self._setup_of(last)
         best_up = best.upper
         dom = f"Z^{s.d}" if not s.cells else f"R^{s.d} in cells of width {s.h:g} (resolution {s.n_lat})"
         where = ("l1 ball ||x||_1 <= R" if alp.support.shape == "ball" else f"cube [-R, R]^{s.d}")

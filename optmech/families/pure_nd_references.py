@@ -168,6 +168,8 @@ def linear_uppers(s: Setup) -> list[ReferenceUpper]:
             laws.setdefault((up.reference, tuple(sorted(up.parameters.items()))), up)
     out = []
     widen = Fraction(2 * CLOSED_FORM_WIDENING)
+    label = {("l1", s.d): "|x_i|", ("l2sq", s.d): "x_i^2", (None, 1): "1"}
+    written = " + ".join(f"{float(c):g}*E[{label.get((k, div), k)}]" for c, k, div in parts)
     for up in laws.values():
         mech = up.mechanism
         key = f"staircase:{s.norm}" if up.reference == "staircase" else up.reference
@@ -184,8 +186,6 @@ def linear_uppers(s: Setup) -> list[ReferenceUpper]:
             size += abs(term)
         value = fraction_up(total + widen * size)
         if value > 0:
-            written = " + ".join(f"{float(c):g}*E[{'|x_i|' if k == 'l1' and div > 1 else 'x_i^2' if k == 'l2sq' and div > 1 else k or '1'}]"
-                                 for c, k, div in parts)
             out.append(ReferenceUpper(
                 value, up.reference, up.parameters | {"exact_for_expression": True}, mech,
                 f"{up.note}; E cost(X) = {written} exactly (the cost is a linear combination of these terms; the law "
