@@ -42,10 +42,12 @@ from optmech.families.approx import (
 from optmech.families.approx_radial import (
     MARGINAL_GAP,
     MARGINAL_SECONDS,
+    PAIRS_MAX_DIM,
     MAX_RESOLUTION,
     RadialUpper,
     radial_applies,
     radial_marginal_lower,
+    radial_pairs_lower,
     radial_shell_upper,
 )
 from optmech.families.base import Built, Step, Stop
@@ -66,6 +68,8 @@ from optmech.result import ReferenceValue
 #: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
 #: and the seconds of the marginal bound's 1-D solve then.
 RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
+#: Seconds at most of the shell-pair relaxation's lower bound (d <= 3).
+PAIRS_SECONDS = 25.0
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -172,16 +176,17 @@ class ApproxRealNDFamily:
         """(best radial shell law or None, the interrupt that stopped the search or None) of
         :func:`~optmech.families.approx_radial.radial_shell_upper` within ``seconds``; its LP records join
         :attr:`radial_log`, those before an interrupt too."""
-        def solve(lp, s):
-            return self.ctx.solve_lp(lp, share=min(1.0, s / max(self.ctx.remaining(), 1e-9)))
-
         try:
-            up, log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, solve, seconds, **kw)
+            up, log = radial_shell_upper(self.cost, self.eps, self.delta, self.D, self.d, self._solve, seconds, **kw)
             stopped = None
         except KeyboardInterrupt as exc:  # keep what finished
             up, log, stopped = getattr(exc, "radial_best", None), getattr(exc, "radial_log", []), exc
         self.radial_log += log
         return up, stopped
+
+    def _solve(self, lp: LinearProgram, seconds: float):
+        """Solve ``lp`` through the context within about ``seconds``."""
+        return self.ctx.solve_lp(lp, share=min(1.0, seconds / max(self.ctx.remaining(), 1e-9)))
 
     @property
     def size_is_explicit(self) -> bool:
@@ -207,6 +212,11 @@ class ApproxRealNDFamily:
             cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
                                                    min(cap, 0.15 * self.ctx.remaining()), gap)
+            if not self.size_is_explicit and self.d <= PAIRS_MAX_DIM:  # the shell-pair relaxation, where stronger
+                pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
+                                           min(PAIRS_SECONDS, 0.3 * self.ctx.remaining()))
+                if pairs is not None and (self._marginal is None or pairs[0] > self._marginal[0]):
+                    self._marginal = pairs
         return self.fallback_lower()[0]
 
     def start(self) -> tuple[int, int] | Stop:
