@@ -204,14 +204,17 @@ class ApproxRealNDFamily:
                      "the cost's floor on R^d (l1, l2 and l2sq are nonnegative)")
 
     def initial_lower(self) -> float:
-        """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` or a
-        quarter of the time left), else the cost's floor, held from the start: an interrupt before the
-        first LP still has a bracket."""
+        """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` and 15 % of
+        the time left, 60 % where no cube-cell LP fits), and in d <= 3 the shell-pair relaxation's where larger
+        (within :data:`PAIRS_SECONDS` and 30 % of the time left); else the cost's floor, held from the start: an
+        interrupt before the first LP still has a bracket."""
         if self.radial and self._pending_interrupt is None and self.ctx is not None:
             gap = min(0.1, max(MARGINAL_GAP, self.problem.target_gap / 10))  # far below the bracket's own target
             cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
+            # where no cube-cell LP follows, the time the radial search left is the bounds' own
+            share = 0.15 if self._cube_lp_fits() else 0.6
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
-                                                   min(cap, 0.15 * self.ctx.remaining()), gap)
+                                                   min(cap, share * self.ctx.remaining()), gap)
             if not self.size_is_explicit and self.d <= PAIRS_MAX_DIM:  # the shell-pair relaxation, where stronger
                 pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
                                            min(PAIRS_SECONDS, 0.3 * self.ctx.remaining()))
