@@ -30,7 +30,7 @@ def solved(request):
     eps, delta = 2.0, 1e-3
     model = build_pair_relaxation(power, eps, delta, d, 4, _support(eps, delta, 1.0, d)[1], 16)
     raw = solve_lp(model.lp, time_limit=60)
-    value, info = certify_pairs(model, raw.row_dual, seconds=3.0)
+    value, info = certify_pairs(model, raw.row_dual, seconds=1.0)
     return model, raw, value, info
 
 

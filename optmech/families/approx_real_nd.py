@@ -68,8 +68,8 @@ from optmech.result import ReferenceValue
 #: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
 #: and the seconds of the marginal bound's 1-D solve then.
 RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
-#: Seconds at most of the shell-pair relaxation's lower bound (d <= 3).
-PAIRS_SECONDS = 25.0
+#: Seconds at most of the shell-pair relaxation's lower bound (d <= 3), and the seconds left it needs to run.
+PAIRS_SECONDS, PAIRS_MIN_LEFT = 25.0, 40.0
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -206,16 +206,18 @@ class ApproxRealNDFamily:
     def initial_lower(self) -> float:
         """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` and 15 % of
         the time left, 60 % where no cube-cell LP fits), and in d <= 3 the shell-pair relaxation's where larger
-        (within :data:`PAIRS_SECONDS` and 30 % of the time left); else the cost's floor, held from the start: an
-        interrupt before the first LP still has a bracket."""
+        (within :data:`PAIRS_SECONDS` and 30 % of the time left, when :data:`PAIRS_MIN_LEFT` seconds were left);
+        else the cost's floor, held from the start: an interrupt before the first LP still has a bracket."""
         if self.radial and self._pending_interrupt is None and self.ctx is not None:
+            left = self.ctx.remaining()
             gap = min(0.1, max(MARGINAL_GAP, self.problem.target_gap / 10))  # far below the bracket's own target
             cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
             # where no cube-cell LP follows, the time the radial search left is the bounds' own
             share = 0.15 if self._cube_lp_fits() else 0.6
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
                                                    min(cap, share * self.ctx.remaining()), gap)
-            if not self.size_is_explicit and self.d <= PAIRS_MAX_DIM:  # the shell-pair relaxation, where stronger
+            # the shell-pair relaxation, where stronger, when the time left affords its LP and certificate
+            if not self.size_is_explicit and self.d <= PAIRS_MAX_DIM and left >= PAIRS_MIN_LEFT:
                 pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
                                            min(PAIRS_SECONDS, 0.3 * self.ctx.remaining()))
                 if pairs is not None and (self._marginal is None or pairs[0] > self._marginal[0]):
