@@ -46,6 +46,7 @@ def test_certificate_is_below_the_lagrangian_everywhere(solved):
     phi = r ** model.power + np.einsum("rj,rj->r", K, M[shell]) - c * np.einsum("rj,jr->r", K, M[:, shell])
     assert info["phi_inf"] <= phi.min() + 1e-9 * max(1.0, abs(phi.min()))
     assert value == pytest.approx(info["phi_inf"] - info["multiplier_max"] * model.delta, rel=1e-12)
+    assert value <= info["phi_inf"] - info["multiplier_max"] * model.delta
 
 
 def test_certificate_is_a_lower_bound_below_the_audited_radial_law(solved):
