@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from optmech.families.approx_radial import _support, radial_shell_upper
+from optmech.families.approx_radial import radial_shell_upper, radial_support
 from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs, pair_kernel
 from optmech.solvers.dispatch import solve_lp
 
@@ -28,7 +28,7 @@ def test_kernel_matches_archimedes_in_three_dimensions():
 def solved(request):
     d, power = request.param
     eps, delta = 2.0, 1e-3
-    model = build_pair_relaxation(power, eps, delta, d, 4, _support(eps, delta, 1.0, d)[1], 16)
+    model = build_pair_relaxation(power, eps, delta, d, 4, radial_support(eps, delta, 1.0, d)[1], 16)
     raw = solve_lp(model.lp, time_limit=60)
     value, info = certify_pairs(model, raw.row_dual, seconds=1.0)
     return model, raw, value, info

@@ -44,7 +44,7 @@ from optmech.problems.approx_radial import build_radial_shells
 from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs
 
 __all__ = ["BUDGET_RETRIES", "PAIRS_MAX_DIM", "RadialUpper", "radial_applies", "radial_marginal_lower", "radial_pairs_lower",
-           "radial_shell_upper"]
+           "radial_shell_upper", "radial_support"]
 
 #: Re-solves of one resolution with a lowered budget after an audit above δ.
 BUDGET_RETRIES = 3
@@ -84,7 +84,7 @@ def _infeasible(exc: SolveFailed) -> bool:
     return any("infeasible" in " ".join(map(str, a)).lower() for a in attempts) or "infeasible" in str(exc).lower()
 
 
-def _support(epsilon: float, delta: float, sensitivity: float, d: int) -> tuple[float, float]:
+def radial_support(epsilon: float, delta: float, sensitivity: float, d: int) -> tuple[float, float]:
     """(inner radius, outer radius) of the shells (module docstring)."""
     from scipy.stats import chi
 
@@ -152,7 +152,7 @@ def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: flo
 def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
             resolution: int | None, state: dict, start: int | None = None) -> None:
     t0 = time.perf_counter()
-    inner, outer = _support(epsilon, delta, sensitivity, d)
+    inner, outer = radial_support(epsilon, delta, sensitivity, d)
     log: list[dict] = state["log"]
     k = int(resolution) if resolution else int(start or FIRST_RESOLUTION)
     last_seconds = None
@@ -261,7 +261,7 @@ def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
         return None
     t0 = time.perf_counter()
     power = 1 if cost == "l2" else 2
-    _, outer = _support(epsilon, delta, 1.0, d)
+    _, outer = radial_support(epsilon, delta, 1.0, d)
     model = build_pair_relaxation(power, epsilon, delta, d, PAIRS_SHELLS, outer, PAIRS_NODES)
     try:
         raw = solve_lp(model.lp, max(1.0, 0.6 * seconds))
