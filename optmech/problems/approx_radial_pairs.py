@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,7 +120,7 @@ def build_pair_relaxation(power: int, epsilon: float, delta: float, d: int, per_
         Kr = pair_kernel(d, r[lo:lo + 4096], e)
         ci, j = np.nonzero(Kr > 0)
         i = shell[lo + ci]
-        ok = (i != j) & (pid[i, np.minimum(j, n - 1)] >= 0)
+        ok = (i != j) & (pid[i, j] >= 0)  # j < n: the kernel's columns are the shells
         ci, i, j = ci[ok], i[ok], j[ok]
         v = Kr[ci, j]
         rows += [pid[i, j], pid[j, i]]
@@ -186,8 +187,6 @@ def certify_pairs(model: PairRelaxation, row_dual: np.ndarray, *, first: int = 3
 
     Each shell starts with ``first`` sub-intervals; then the shells whose bound is the weakest (within 1e-4
     relative of the least) are halved, up to ``most`` sub-intervals each, while ``seconds`` last."""
-    import time
-
     t0 = time.perf_counter()
     M_p = model.multipliers(row_dual)
     e, n = model.edges, model.edges.size - 1
