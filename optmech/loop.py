@@ -32,6 +32,9 @@ The rules, written once here:
   refused with one line (or, when the family chose its size and says so with ``size_is_explicit``
   false, answered with its certified bracket without an LP, as for the time limit), later steps
   stop.  The estimate and the builder it names are reported in ``Result.lp["budget"]``.
+* **After the LPs**, while the bracket misses its target, the family's optional :meth:`final_lower` may
+  raise the lower end in the time left (less ``FINAL_SECONDS``; the family keeps its share back through
+  ``final_seconds()``): a bound the LPs rarely lose to, which would otherwise take time they need.
 * **Without an LP** the bracket is the family's :meth:`fallback_lower` and the best certified upper
   bound among its first ones and the :meth:`fallback_uppers` it offers for that case only.
 * **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI), unless it
@@ -297,6 +300,11 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
         plan = _plan(family, size)
     else:
         message = f"no convergence within {family.max_steps} refinements"
+    final_lower = getattr(family, "final_lower", None)  # a certified lower bound in the time the LPs left
+    if final_lower is not None and relative_gap(best.lower, best.upper_value) > target_gap:
+        value = final_lower(ctx.remaining() - FINAL_SECONDS)
+        if value is not None and math.isfinite(value):
+            best.lower = max(best.lower, float(value))
     status, message = best.outcome(status, message)
     return Run(best, history, last, status, message, ctx.elapsed(), record)
 

@@ -63,6 +63,13 @@ TAIL_BYTES_PER_TERM, ENCLOSURE_BYTES_PER_ELEMENT = 120, 16 * 1024
 #: 0.9–1.2 (build) and 0.4–0.6 (certify) measured on the general builder, 0.6 and 0.7 per period
 #: point on the periodic one; the loop measures later steps itself.
 BUILD_PER_AUDIT_POINT, CERTIFY_PER_AUDIT_POINT = 2.0, 1.5
+#: The same for a cost expression on the general builder.  Its first upper bound is dominated by the
+#: tail series (about 60 periods at epsilon = 1, each enclosed in interval arithmetic) while the LP
+#: encloses its window once: the whole first LP (build, solve and certification) took 0.07 to 0.92
+#: units per window point, measured on six expressions (nested where() steps of 1,300 characters
+#: among them) at epsilon 0.3, 1 and 3; the units above predicted 3.5, and refused LPs that took a
+#: second.
+EXPR_BUILD_PER_AUDIT_POINT, EXPR_CERTIFY_PER_AUDIT_POINT = 1.0, 0.5
 #: The first upper bound is timed on a grid this many times coarser before it runs on W points
 #: of at least ``CALIBRATE_FROM``, and extrapolated by RATIO^CALIBRATE_GROWTH: its time grew like
 #: W^1.02 to W^1.18 in our measurements (integers up to W = 10^5, cells up to 1024 per Δ).
@@ -78,14 +85,16 @@ def tail_bytes(problem: Problem, grid: Grid1D) -> float:
     return TAIL_BYTES_PER_TERM * terms + expr
 
 
-def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0, solver: str = "highs") -> LPPlan:
+def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float = 0.0, solver: str = "highs",
+            expression: bool = False) -> LPPlan:
     """The LP of ``plan`` before it is built: the builder :func:`_build` will use, its shape
     (:func:`optmech.problems.pure.build_general`: 3N + 2 columns, at most 6N rows and 13N
     nonzeros, and the solver's factors: simplex LU fill ``FILL_BYTES``·N·W, or
     ``IPM_BYTES_PER_POINT``·N when ``solver`` is ``"clarabel"``;
     :func:`~optmech.problems.pure.build_periodic`: W columns, W rows, 3W nonzeros), the audit's
     arrays plus ``beside`` (:func:`tail_bytes`), and the build and certification seconds when the
-    first upper bound's pace per point is known."""
+    first upper bound's pace per point is known (``expression``: the cost is an expression, whose
+    general LP is predicted with ``EXPR_BUILD_PER_AUDIT_POINT`` and ``EXPR_CERTIFY_PER_AUDIT_POINT``)."""
     W = plan.grid.W
     rate = seconds_per_point
     if plan.symmetric:  # one period, solved by the chain backend; its tail sums cost about what the
@@ -97,10 +106,12 @@ def lp_plan(plan: _Plan, seconds_per_point: float | None = None, beside: float =
                       certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * audit_pts * rate)
     N = plan.k_hi - plan.k_lo + 1
     factors = IPM_BYTES_PER_POINT * N if solver == "clarabel" else FILL_BYTES * N * W
+    build, certify = ((EXPR_BUILD_PER_AUDIT_POINT, EXPR_CERTIFY_PER_AUDIT_POINT) if expression else
+                      (BUILD_PER_AUDIT_POINT, CERTIFY_PER_AUDIT_POINT))
     return LPPlan(rows=6 * N, cols=3 * N + 2, nonzeros=13 * N, builder="general", solver=solver,
                   extra_bytes=AUDIT_BYTES_PER_POINT * N + factors + beside,
-                  build_seconds=None if rate is None else BUILD_PER_AUDIT_POINT * N * rate,
-                  certify_seconds=None if rate is None else CERTIFY_PER_AUDIT_POINT * N * rate)
+                  build_seconds=None if rate is None else build * N * rate,
+                  certify_seconds=None if rate is None else certify * N * rate)
 
 
 def _size_message(what: str, lp: LPPlan, points: int, need: float, budget: float) -> str:
@@ -407,7 +418,8 @@ class Pure1DFamily:
         if not plan.symmetric:
             N = plan.k_hi - plan.k_lo + 1
             solver = backend_for(self.ctx.profile, "general", 3 * N + 2) or "highs"
-        lp = lp_plan(plan, self.seconds_per_point, tail_bytes(self.problem, plan.grid), solver)
+        lp = lp_plan(plan, self.seconds_per_point, tail_bytes(self.problem, plan.grid), solver,
+                     expression=self.problem.cost.kind == "expr")
         if isinstance(plan.grid, SampledCells):  # vectorised enclosures and sums per cell: linear in N
             lp = dataclasses.replace(lp, growth=SAMPLED_GROWTH)
         return lp

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from optmech.budget import BASELINE_BYTES, LPPlan, gib, memory_budget
+from optmech.budget import BASELINE_BYTES, FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN
 from optmech.errors import SolveFailed
 from optmech.families.base import Built, Step, Stop, default_lower
@@ -98,8 +98,8 @@ class PureNDFamily:
 
     def initial_lower(self) -> float:
         """On ℝ^d with a named cost and ``symmetry="auto"``: the norm-comparison bound
-        (:func:`optmech.families.radial.comparison_lower`); with a cost expression, the marginal bound
-        (:func:`optmech.families.pure_nd_marginal.marginal_lower`)."""
+        (:func:`optmech.families.radial.comparison_lower`).  A cost expression's marginal bound comes after the
+        LPs (:meth:`final_lower`)."""
         from optmech.families.radial import comparison_lower
 
         self.comparison = None
@@ -110,19 +110,44 @@ class PureNDFamily:
                                                    self.ctx.solve_lp)
             except SolveFailed:
                 self.comparison = None
-        if self.s.cells and self.s.cost.kind == "expr" and not self.s.layered:
-            # an expression: the marginal bound (optmech.families.pure_nd_marginal), within a share of the time
-            from optmech.families.pure_nd_marginal import MARGINAL_SECONDS, marginal_lower
-
-            seconds = min(MARGINAL_SECONDS, 0.4 * max(0.0, self.ctx.time_limit - self.ctx.elapsed()))
-            if seconds >= 1.0:
-                self.comparison = marginal_lower(self.s, seconds)
         return self.comparison[0] if self.comparison is not None else 0.0
 
+    def final_lower(self, seconds: float, after_lps: bool = True) -> float | None:
+        """On ℝ^d with a cost expression: the marginal bound
+        (:func:`optmech.families.pure_nd_marginal.marginal_lower`) within ``seconds`` (at most ``MARGINAL_SECONDS``),
+        or None.  It runs after the cell LPs: they are the main bound and it rarely beats them, so it takes the
+        time they left (the loop starts no step in the second half of the limit) instead of time they need, and at
+        most the share kept back for it (:meth:`final_seconds`) unless no LP ran (``after_lps`` false)."""
+        if not (self.s.cells and self.s.cost.kind == "expr" and not self.s.layered):
+            return None
+        from optmech.families.pure_nd_marginal import MARGINAL_SECONDS, MARGINAL_SHARE, marginal_lower
+
+        seconds = min(MARGINAL_SECONDS, seconds)
+        if after_lps:
+            seconds = min(seconds, MARGINAL_SHARE * self.ctx.time_limit)
+        if seconds < 1.0:
+            return None
+        self.comparison = marginal_lower(self.s, seconds)
+        return self.comparison[0] if self.comparison is not None else None
+
+    def final_seconds(self) -> float:
+        """With a cost expression on ℝ^d: the report's share plus the marginal bound's (:meth:`final_lower`),
+        ``MARGINAL_SHARE`` of the time limit and at most ``MARGINAL_SECONDS``, kept back from the LPs."""
+        if not (self.s.cells and self.s.cost.kind == "expr" and not self.s.layered):
+            return FINAL_SECONDS
+        from optmech.families.pure_nd_marginal import MARGINAL_SECONDS, MARGINAL_SHARE
+
+        return FINAL_SECONDS + min(MARGINAL_SECONDS, MARGINAL_SHARE * self.ctx.time_limit)
+
     def fallback_lower(self) -> tuple[float | None, str]:
-        """On ℝ^d with a named cost (a norm or its square: nonnegative), when no LP fits the time limit."""
-        if not self.s.cells or self.s.cost.kind == "expr":
+        """When no LP fits the time limit: on ℝ^d with a named cost (a norm or its square: nonnegative), the
+        comparison bound or the floor; with a cost expression, the marginal bound in the time left."""
+        if not self.s.cells:
             return None, ""
+        if self.s.cost.kind == "expr":
+            if self.final_lower(self.ctx.remaining() - FINAL_SECONDS, after_lps=False) is None:
+                return None, ""
+            return self.comparison
         comp = getattr(self, "comparison", None)
         if comp is not None and comp[0] > 0:
             return comp[0], comp[1]
@@ -203,7 +228,10 @@ class PureNDFamily:
             return radius(self.s)
         s, alp, gap = self.s, step.built.model, step.gap
         far, up = step.diagnostics["far_mass"], step.upper
-        prev, self.prev_gap = self.prev_gap, gap
+        # the growth rule compares absolute gaps U - L: the relative gap (U - L)/U hardly moves while a heavy tail
+        # keeps U far above L, even when each larger domain divides U - L by several
+        width = best.upper_value - best.lower
+        prev, self.prev_gap = self.prev_gap, width
         refined, self.gap_before_refining = self.gap_before_refining, None
         if refined is not None and gap > refined / self.REFINE_MIN_GAIN:
             return Stop(f"refining the cells to resolution {s.n_lat} shrank the gap only from {refined:.3g} to "
@@ -225,8 +253,10 @@ class PureNDFamily:
             return Stop(f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
                         "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
                         "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
-        if prev < math.inf and gap > 0.5 * prev:
-            return Stop("a larger domain does not help: the remaining gap is the solver's accuracy")
+        if prev < math.inf and width > 0.5 * prev:
+            return Stop(f"growing the domain to half-width {alp.support.R} shrank the bracket's width only from {prev:.3g} "
+                        f"to {width:.3g} (mass at the domain's edge {far:.2g}, tail mass of the upper law {up.tail_mass:.2g}):"
+                        " a larger domain is not expected to help")
         return int(math.ceil(1.5 * alp.support.R / s.n_lat)) * s.n_lat
 
     def references(self, lower: float, upper: float) -> list[ReferenceValue]:
