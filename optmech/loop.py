@@ -301,8 +301,9 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
     else:
         message = f"no convergence within {family.max_steps} refinements"
     final_lower = getattr(family, "final_lower", None)  # a certified lower bound in the time the LPs left
-    if final_lower is not None and relative_gap(best.lower, best.upper_value) > target_gap:
-        value = final_lower(ctx.remaining() - FINAL_SECONDS)
+    gap = relative_gap(best.lower, best.upper_value)
+    if final_lower is not None and gap > target_gap:
+        value = final_lower(ctx.remaining() - FINAL_SECONDS, gap)
         if value is not None and math.isfinite(value):
             best.lower = max(best.lower, float(value))
     status, message = best.outcome(status, message)

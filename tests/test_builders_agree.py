@@ -30,6 +30,7 @@ def test_general_continuous_path_brackets_the_staircase():
     assert r.relative_gap <= 3e-3
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_expression_cost_on_the_continuum_converges_and_brackets_the_staircase():
     """min(|x|, 1) with Δ = 1: Thm 2.4 makes the best staircase optimal; its cost is computed here
     in closed form, V(γ) = 2[aγ²/2 + ba(1−γ²)/2 + (b/(1−b))(aγ + ba(1−γ))] with

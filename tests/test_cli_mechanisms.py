@@ -195,6 +195,9 @@ def test_audit_bad_pmf_files(tmp_path, text):
     p = run_cli("audit", str(f), "--sensitivity", "1", "--json")
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_audit_of_a_missing_file_is_one_line(tmp_path):
     p = run_cli("audit", str(tmp_path / "missing.csv"), "--sensitivity", "1")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
 

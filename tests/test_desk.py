@@ -79,6 +79,7 @@ def test_ls_shows_the_varying_parameters_status_and_certified(store):
     assert shown["key"].startswith(prefix) and shown["problem"]["cost"] == "abs"
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_ls_where_and_sort(store):
     p = run_cli("store", "ls", str(store), "--where", "epsilon=0.5", "--where", "cost=abs", "--json")
     rows = json.loads(p.stdout)

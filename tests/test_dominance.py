@@ -68,6 +68,7 @@ def test_named_trees_evaluate_to_the_named_costs():
         assert np.allclose(v, fn(pts), rtol=1e-14)
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_solve_uses_the_dominating_staircase_and_the_marginal_bound():
     """The issue's example: ℓ1 sensitivity, ε = 1, a cost at most ‖x‖₁; the upper end was 154.8 (the cell LP's
     density), now the ℓ1 staircase's exact E‖X‖₁ (recomputed here from the mechanism library).  The marginal

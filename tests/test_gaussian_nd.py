@@ -51,6 +51,7 @@ def test_calibration_and_costs():
     assert Mechanism.from_dict(g.to_dict()) == g
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_an_approx_solve_on_the_plane_returns_the_gaussian_it_prices():
     import optmech
     from optmech.spec import Problem

@@ -179,6 +179,7 @@ def test_small_delta_is_certified_on_z():
     assert thm.valid and r.lower_bound >= float(thm.value) * (1 - 1e-9)
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_large_nonnegative_law_uses_its_closed_form():
     """Δ = 5000, δ = 1e-10: the law on ℕ has ~2·10⁶ points, too many to audit shift by shift within a
     solve; its upper end is then its closed-form certificate (δ(T) in interval arithmetic, E Y = T)."""

@@ -87,6 +87,7 @@ def test_cli_dim2_json_and_errors():
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, (bad, p.stderr)
 
 
+@pytest.mark.slow  # a long solve: the default suite keeps to its time budget
 def test_conjecture_mode(tmp_path):
     """--candidate: the ℓ1 lattice staircase is optimal within the certificate at d = 2 (where the
     continuous analogue is proven, [Geng13] Thm 3.1); the product Laplace is not; infeasible candidates

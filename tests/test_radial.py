@@ -120,7 +120,7 @@ def test_every_norm_gives_the_same_bracket():
     assert a.lower_bound == b.lower_bound == c.lower_bound and a.upper_bound == b.upper_bound == c.upper_bound
 
 
-@pytest.mark.parametrize("norm", ["l2", "linf"])
+@pytest.mark.parametrize("norm", ["l2", pytest.param("linf", marks=pytest.mark.slow)])
 def test_the_radial_bracket_lies_inside_the_cell_lps(norm):
     """A different relaxation (cells priced at their minimum, symmetry orbits only) must contain the
     radial bracket: both are certified."""

@@ -120,7 +120,8 @@ def uninterrupted(tmp_path_factory):
     return _rows(store)
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130),
+                                       pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow)])  # SIGTERM: test_interrupts
 def test_one_signal_stores_what_is_in_flight_then_resume_completes(tmp_path, uninterrupted, sig, code):
     store = tmp_path / "cut.sqlite"
     p = _start(tmp_path, MEDIUM, store, "--workers", "2")

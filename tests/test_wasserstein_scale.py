@@ -278,7 +278,7 @@ def test_approx_edge_rows_admit_every_private_law(spec, eps, delta, m, centre):
 
 
 @pytest.mark.parametrize("spec,eps,delta,m", [("poisson:3:0:10", 0.5, 0.01, 10), ("uniform:0:0", 1.0, 0.05, 6),
-                                               ("poisson:20:0:60", 0.3, 0.001, 10)])
+                                               pytest.param("poisson:20:0:60", 0.3, 0.001, 10, marks=pytest.mark.slow)])
 def test_approx_first_window_gives_the_wide_bracket(spec, eps, delta, m):
     """The (ε, δ) family's first window (m + 1.25·m(n + 1), at least the input's width + m) gives the
     lower bound of a window three times as wide, to 1e-9, and a bracket as tight, to 1e-8 (the previous

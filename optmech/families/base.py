@@ -125,9 +125,9 @@ class Family(Protocol):
         """Optional: a certified lower bound that needs no LP and what it is, returned with the first
         upper bound when the first LP does not fit in the time limit."""
 
-    def final_lower(self, seconds: float) -> float | None:
+    def final_lower(self, seconds: float, gap: float) -> float | None:
         """Optional: a certified lower bound computed after the LPs within ``seconds`` (the time left less
-        :data:`optmech.budget.FINAL_SECONDS`), when the bracket has not met its target; None when none."""
+        :data:`optmech.budget.FINAL_SECONDS`), when the bracket's relative ``gap`` misses its target; None when none."""
 
     def final_seconds(self) -> float:
         """Optional: the seconds the family's :meth:`final_lower`, :meth:`references` and :meth:`report` need

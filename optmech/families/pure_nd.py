@@ -112,15 +112,20 @@ class PureNDFamily:
                 self.comparison = None
         return self.comparison[0] if self.comparison is not None else 0.0
 
-    def final_lower(self, seconds: float, after_lps: bool = True) -> float | None:
+    def final_lower(self, seconds: float, gap: float = math.inf, after_lps: bool = True) -> float | None:
         """On ℝ^d with a cost expression: the marginal bound
         (:func:`optmech.families.pure_nd_marginal.marginal_lower`) within ``seconds`` (at most ``MARGINAL_SECONDS``),
         or None.  It runs after the cell LPs: they are the main bound and it rarely beats them, so it takes the
         time they left (the loop starts no step in the second half of the limit) instead of time they need, and at
-        most the share kept back for it (:meth:`final_seconds`) unless no LP ran (``after_lps`` false)."""
+        most the share kept back for it (:meth:`final_seconds`) unless no LP ran (``after_lps`` false); after the
+        LPs only while the bracket's relative ``gap`` exceeds ``MARGINAL_AFTER_GAP``."""
         if not (self.s.cells and self.s.cost.kind == "expr" and not self.s.layered):
             return None
-        from optmech.families.pure_nd_marginal import MARGINAL_SECONDS, MARGINAL_SHARE, marginal_lower
+        from optmech.families.pure_nd_marginal import (MARGINAL_AFTER_GAP, MARGINAL_SECONDS, MARGINAL_SHARE,
+                                                       marginal_lower)
+
+        if after_lps and gap <= MARGINAL_AFTER_GAP:
+            return None
 
         seconds = min(MARGINAL_SECONDS, seconds)
         if after_lps:

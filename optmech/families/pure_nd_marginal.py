@@ -24,12 +24,15 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 
 import numpy as np
 
-__all__ = ["AXIS_SECONDS", "MARGINAL_GAP", "MARGINAL_SECONDS", "MARGINAL_SHARE", "marginal_lower", "slab_cost_text"]
+__all__ = ["AXIS_SECONDS", "MARGINAL_AFTER_GAP", "MARGINAL_GAP", "MARGINAL_SECONDS", "MARGINAL_SHARE", "marginal_lower", "slab_cost_text"]
 
 #: seconds of the 1-D solves (all axes together), at most
 MARGINAL_SECONDS = 10.0
 #: the share of the time limit the d-D family keeps back from its cell LPs for this bound, which runs after them
 MARGINAL_SHARE = 0.3
+#: after the cell LPs the bound runs only while their bracket's relative gap exceeds this: its steps lose a few per
+#: cent of the cost, so it rarely closes a smaller gap (a rule for spending time, not part of any certificate)
+MARGINAL_AFTER_GAP = 0.05
 #: seconds of one axis's 1-D solve, at most (its first resolution already carries the bound; finer ones add little)
 AXIS_SECONDS = 7.0
 #: the 1-D solves' target gap: the steps already cost a few per cent, a tighter 1-D bracket would not show
