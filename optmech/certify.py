@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.ndimage import maximum_filter1d, minimum_filter1d
 
 from optmech.costs import Cost
 from optmech.lp import LinearProgram
@@ -229,6 +228,8 @@ def repair_majorant(weights: np.ndarray, W: int, beta: float, max_iter: int | No
     φ(x) = max_y w(y)·β^{⌈|x−y|/W⌉} because ⌈|x−y|/W⌉ is the path metric of steps <= W.
     Each pass costs O(N) (van Herk filter); passes stop at the fixed point.
     """
+    from scipy.ndimage import maximum_filter1d  # lazy: scipy's first import costs the command line about 0.2 s
+
     phi = np.array(weights, dtype=float, copy=True)
     phi[~(phi > 0)] = 0.0
     limit = max_iter if max_iter is not None else len(phi) // max(W, 1) + 5
@@ -278,6 +279,8 @@ def audit_pure(
     ``exact=True`` recomputes the worst ratio of every window in rational arithmetic and compares
     its logarithm with ε at 50 significant digits (slow; for tests and small cases).
     """
+    from scipy.ndimage import maximum_filter1d, minimum_filter1d  # lazy: scipy's first import costs the command line about 0.2 s
+
     w = np.asarray(weights, dtype=float)
     if np.any(~np.isfinite(w)) or np.any(w < 0):
         return PrivacyAudit(math.inf, epsilon, False, int(np.argmax(~np.isfinite(w) | (w < 0))), "sign")

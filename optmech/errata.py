@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
 
 __all__ = ["Erratum", "ERRATA", "TOPICS", "SEEDS", "errata_for", "c289", "g2_equal_regime"]
 
@@ -110,6 +109,7 @@ def g2_equal_regime() -> float:
 
 def gamma_app_l() -> float:
     """γ solving γα(ln α − 1) = −(1 + ln γ), [GV13] (283) / [Geng13] App. C.12, α = 3/2."""
+    from scipy.optimize import brentq  # lazy: scipy's first import costs the command line about 0.2 s
 
     def f(g: float) -> float:
         return g * _ALPHA * (_LN_ALPHA - 1.0) + 1.0 + math.log(g)

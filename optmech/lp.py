@@ -15,8 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:  # at run time imported where used: scipy's first import costs the command line about 0.2 s
+    import scipy.sparse as sp
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ class LinearProgram:
         ):
             if np.shape(arr) != (size,):
                 raise ValueError(f"LinearProgram.{name} has shape {np.shape(arr)}, expected ({size},)")
+        import scipy.sparse as sp
+
         if not sp.issparse(self.A) or self.A.format != "csc":
             raise ValueError("LinearProgram.A must be a scipy.sparse CSC array")
         if not np.all(np.isfinite(self.col_lower)) or not np.all(np.isfinite(self.col_upper)):
@@ -99,6 +105,8 @@ def stack_rows(
     -------
     A, row_lower, row_upper, row_blocks
     """
+    import scipy.sparse as sp
+
     mats, lows, ups, slices = [], [], [], {}
     start = 0
     for name, mat, lo, up in blocks:

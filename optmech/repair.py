@@ -17,7 +17,6 @@ import numpy as np
 
 from optmech.audit import hockey_stick_array
 from optmech.errors import SpecError
-from optmech.problems.approx import shift_vectors
 
 _U = 2.0**-53
 #: Largest uniform width accepted (points per coordinate).
@@ -55,6 +54,8 @@ def _uniform_box(delta: float, D: int, d: int) -> tuple[np.ndarray, int]:
 
 def _safe_box(epsilon: float, delta: float, D: int, d: int) -> tuple[np.ndarray, int, float]:
     """A cheap pmf on [−R, R]^d whose audited δ(ε) is at most δ/2: (pmf, R, audited δ)."""
+    from optmech.problems.approx import shift_vectors  # lazy: the LP builders import scipy.sparse
+
     shifts = shift_vectors(d, D, half=False)
     if epsilon > 0:
         lam = math.exp(-epsilon / D)

@@ -242,7 +242,9 @@ def test_named_integral_tight_far_out():
 
 # -- growth ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", EXPRESSIONS + NAMED + ["x**3 * exp(abs(x))", "log(1 + abs(x))**2.5",
-                                                         "1/(1 + x**2)", "x/(1 + abs(x))"])
+                                                         "1/(1 + x**2)", "x/(1 + abs(x))",
+                                                         "where(x > 0, sqrt(x) + x, 2*abs(x))",
+                                                         "where(x < -4, x**2, sqrt(abs(x)))"])
 @pytest.mark.parametrize("x0", [0.0, 0.5, 3.0])
 def test_growth_bound_holds(text, x0):
     c = parse_cost(text)
@@ -261,6 +263,17 @@ def test_growth_bound_holds(text, x0):
 @pytest.mark.parametrize("text", ["exp(x**2)", "sqrt(x)", "x**1.5", "1/x", "exp(exp(abs(x)))", "x**x"])
 def test_growth_unproven_is_none(text):
     assert parse_cost(text).growth(0.0) is None
+
+
+def test_growth_reads_each_branch_where_it_is_selected():
+    """A branch is bounded only where the condition may select it: sqrt(x) is never the value at x < 0 (before,
+    the whole real line was read and the solve refused the cost as growing too fast); a branch the condition
+    never selects on the region adds nothing, and a square root of a negative number where the condition may
+    select it still leaves the growth unproven."""
+    C, P, R = parse_cost("where(x > 0, sqrt(x) + x, 2*abs(x))").growth(0.0)
+    assert C >= 2 and P == 1 and R == 0
+    assert parse_cost("where(abs(x) < 1, exp(exp(abs(x))), abs(x))").growth(2.0) == (1.0, 1.0, 0.0)
+    assert parse_cost("where(x > -1, sqrt(x) + x, abs(x))").growth(0.0) is None
 
 
 def test_growth_uses_region():

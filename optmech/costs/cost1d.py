@@ -236,7 +236,9 @@ class Cost:
         (Ca^k, k·Pa, k·Ra); k < 0 → (m^k, 0, 0) with m = inf_Ω |a| > 0; exp(a) with Ra = 0 and
         Pa <= 1 → (e^Ca, 0, Ca), as a <= Ca(1+|t|); log(a) with a >= l > 0 on Ω → (K, 0, 0) if
         Pa = Ra = 0, else (K + Pa + Ra, 1, 0), K = |log l| + |log Ca| (log(1+|t|), |t| <= 1+|t|);
-        where, min, max → the componentwise max over their value arguments.  Anything else
+        min, max → the componentwise max over their arguments; where → the componentwise max over its
+        two branches, each bounded only on the pieces of Ω where the condition's enclosure may select it
+        (``where(x > 0, sqrt(x) + x, 2*abs(x))``: the square root is never read at x < 0).  Anything else
         (a non-constant exponent, exp of a faster than linear argument, ...) gives None.
         """
         x0 = float(x0)
@@ -506,8 +508,14 @@ def tree_growth(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
     mag = rng(t)[2]
     if math.isfinite(mag):
         return (mag, 0.0, 0.0)
-    if op in ("add", "sub", "mul", "min", "max", "where"):
-        sub = [tree_growth(c, wlo, whi) for c in t[1 if op != "where" else 2:]]
+    if op == "where":  # each branch only on the pieces where the condition may select it
+        clo, chi = tree_enclosure(t[1], wlo, whi)
+        sub = [_growth_on(t[2], wlo, whi, np.asarray(chi > 0)), _growth_on(t[3], wlo, whi, np.asarray(clo <= 0))]
+        if None in sub or not all(map(math.isfinite, sub[0] + sub[1])):
+            return None
+        return tuple(max(a, b) for a, b in zip(*sub))
+    if op in ("add", "sub", "mul", "min", "max"):
+        sub = [tree_growth(c, wlo, whi) for c in t[1:]]
         if None in sub or not all(map(math.isfinite, sub[0] + sub[1])):
             return None
         (ca, pa, ra), (cb, pb, rb) = sub
@@ -539,6 +547,16 @@ def tree_growth(t: tuple, wlo, whi) -> tuple[float, float, float] | None:
         k = float(round_up(round_up(abs(math.log(low)), WIDEN_LIBM) + round_up(abs(math.log(ca)), WIDEN_LIBM)))
         return (k, 0.0, 0.0) if pa == 0 and ra == 0 else (float(round_up(k + pa + ra)), 1.0, 0.0)
     return None
+
+
+def _growth_on(t: tuple, wlo, whi, keep) -> tuple[float, float, float] | None:
+    """:func:`tree_growth` of node t on the pieces where ``keep`` holds ((0, 0, 0) on none of them: the
+    node is then never the value on Ω)."""
+    keep = np.broadcast_to(keep, np.shape(wlo[0] if isinstance(wlo, tuple) else wlo))
+    if not keep.any():
+        return (0.0, 0.0, 0.0)
+    take = (lambda w: tuple(a[keep] for a in w)) if isinstance(wlo, tuple) else (lambda w: w[keep])
+    return tree_growth(t, take(wlo), take(whi))
 
 
 def _grow_pow(t: tuple, base, low: float, mig: float) -> tuple[float, float, float] | None:

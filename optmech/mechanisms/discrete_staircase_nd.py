@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import comb
 
 from optmech.errors import ProblemTooLarge, SpecError
 from optmech.mechanisms import numerics as nx
@@ -44,6 +43,8 @@ MAX_TERMS = 5 * 10**7
 
 def sphere_l2sq_sums(k: np.ndarray, d: int) -> np.ndarray:
     """Σ_{‖x‖₁ = k} ‖x‖₂² (0 at k = 0)."""
+    from scipy.special import comb  # lazy: scipy's first import costs the command line about 0.2 s
+
     k = np.asarray(k, dtype=np.int64)
     out = np.zeros(k.shape)
     for j in range(1, d + 1):
@@ -209,6 +210,8 @@ class DiscreteStaircaseND(NDMechanism):
         m = kk.size
         if m == 0:
             return out
+        from scipy.special import comb  # lazy: scipy's first import costs the command line about 0.2 s
+
         # number of nonzero coordinates j: P ∝ 2^j C(d, j) C(k−1, j−1)
         js = np.arange(1, d + 1)
         w = (2.0**js * comb(d, js))[None, :] * comb(kk[:, None] - 1, js[None, :] - 1)

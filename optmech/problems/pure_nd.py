@@ -70,8 +70,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy import special
 
 from optmech.errors import SpecError
 from optmech.lp import LinearProgram, stack_rows
@@ -543,6 +541,8 @@ def _assemble(size: np.ndarray, l1: np.ndarray, c_obj: np.ndarray, far_cost: flo
     normalisation row's coefficients size·σ stay O(1) instead of spanning ~k^{d−1} (d = 5: 1e10,
     which HiGHS declared infeasible).
     """
+    import scipy.sparse as sp  # lazy: scipy's first import costs the command line about 0.2 s
+
     n = len(size)
     L = len(tables)
     sigma = np.exp(-np.minimum(rate * l1, efolds))
@@ -606,6 +606,8 @@ def _assemble(size: np.ndarray, l1: np.ndarray, c_obj: np.ndarray, far_cost: flo
 
 def sphere_sizes(k: np.ndarray, d: int) -> np.ndarray:
     """|S_k| = #{x ∈ ℤ^d : ‖x‖₁ = k} as floats (exact up to 2^53)."""
+    from scipy import special  # lazy, as scipy.sparse in _assemble: the mechanisms import this module
+
     k = np.asarray(k, dtype=np.int64)
     out = np.zeros(k.shape)
     for j in range(1, d + 1):

@@ -33,7 +33,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import exprel, gammaln
 
 from optmech.errors import SpecError
 from optmech.mechanisms.base import Mechanism, Privacy
@@ -77,6 +76,21 @@ def _lipschitz_privacy(kind: str, eps: float, realised: float, norm: str) -> Pri
     return Privacy("lipschitz", eps, 0.0, None, norm,
                    f"{kind}: the solver's audited target (the law's largest log-slope is {realised:.17g}) [KHP15]")
 
+
+
+def _exprel(x):
+    """scipy.special.exprel, (e^x − 1)/x, imported on first use (scipy's first import costs the command line
+    about 0.2 s)."""
+    from scipy.special import exprel as f
+
+    return f(x)
+
+
+def _gammaln(x):
+    """scipy.special.gammaln, imported on first use."""
+    from scipy.special import gammaln as f
+
+    return f(x)
 
 class _Lipschitz1D(SolvedMechanism, Mechanism):
     """Shared code of the 1-D Lipschitz laws (:class:`LipschitzPoints`, :class:`LipschitzCells`)."""
@@ -243,7 +257,7 @@ class LipschitzCells(_Lipschitz1D):
         self._setup(d, epsilon)
         lv = np.log(self.v)
         self.y = lv[1:] - lv[:-1]
-        piece = self.h * self.v[:-1] * exprel(self.y)
+        piece = self.h * self.v[:-1] * _exprel(self.y)
         tails = np.array([self.v[0], self.v[-1]]) / self.lam
         self.Z = math.fsum(piece) + math.fsum(tails)
         self.piece = piece / self.Z
@@ -264,7 +278,7 @@ class LipschitzCells(_Lipschitz1D):
         """(piece index j, mass of [x_j, x] within the piece)."""
         j = np.clip(np.floor((x - self.x[0]) / self.h), 0, len(self.y) - 1).astype(np.int64)
         t = np.clip(x - self.x[j], 0.0, self.h)
-        return j, self.v[j] * t * exprel(self.y[j] * t / self.h) / self.Z
+        return j, self.v[j] * t * _exprel(self.y[j] * t / self.h) / self.Z
 
     def _lower(self, x):
         j, part = self._partial(x)
@@ -348,7 +362,7 @@ class LipschitzRadial(SolvedMechanism, NDMechanism):
         self.y = np.diff(np.log(self.v))
         self._radial = self._radial_masses(self.dim - 1)
         self.Z = math.fsum(self._radial)
-        lsphere = math.log(2.0) + 0.5 * self.dim * math.log(math.pi) - float(gammaln(0.5 * self.dim))
+        lsphere = math.log(2.0) + 0.5 * self.dim * math.log(math.pi) - float(_gammaln(0.5 * self.dim))
         self._log_c = -lsphere - math.log(self.Z)
 
     def _radial_masses(self, p: int) -> np.ndarray:

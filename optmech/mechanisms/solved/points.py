@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import comb
 
 from optmech.errors import SpecError
 from optmech.mechanisms.solved.common import GROUPS, read_array, read_number
@@ -133,6 +132,8 @@ def uniform_lattice_l1_sphere(k: np.ndarray, d: int, rng: np.random.Generator) -
     pos = np.flatnonzero(k > 0)
     if pos.size == 0:
         return out
+    from scipy.special import comb  # lazy: scipy's first import costs the command line about 0.2 s
+
     kk = k[pos]
     js = np.arange(1, d + 1)
     w = (2.0**js * comb(d, js))[None, :] * comb(kk[:, None] - 1, js[None, :] - 1)
