@@ -304,8 +304,11 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
     gap = relative_gap(best.lower, best.upper_value)
     if final_lower is not None and gap > target_gap:
         value = final_lower(ctx.remaining() - FINAL_SECONDS, gap)
-        if value is not None and math.isfinite(value):
-            best.lower = max(best.lower, float(value))
+        if value is not None and math.isfinite(value) and value > best.lower:
+            best.lower = float(value)
+            gap = relative_gap(best.lower, best.upper_value)
+            if gap <= target_gap:
+                status, message = Status.OPTIMAL.value, f"certified relative gap {gap:.3g} <= target {target_gap:g}"
     status, message = best.outcome(status, message)
     return Run(best, history, last, status, message, ctx.elapsed(), record)
 
