@@ -454,8 +454,9 @@ def _check_mechanism(mech: dict, eps: float, norm: str, n: int) -> None:
 #: cell density is the mechanism
 #: an expression the cell LP solves (one proven <= a named cost would get that cost's closed-form laws as its
 #: upper end and mechanism: optmech.costs.dominance; so would a linear combination of |x_i|, x_i^2 and norms,
-#: priced exactly: optmech.families.pure_nd_references.linear_uppers; the product term is neither)
-L1_EXPR = "abs(x1) + abs(x2) + 0.001*abs(x1*x2) + 0.001"
+#: priced exactly: optmech.families.pure_nd_references.linear_uppers; and a cost of polynomial growth the
+#: independent-Laplace laws priced on cells, optmech.families.pure_nd_product; the exponential term is none of these)
+L1_EXPR = "abs(x1) + abs(x2) + 0.001*exp(0.1*abs(x1)) + 0.001"
 
 
 def test_expression_equal_to_l1_gets_the_staircase():

@@ -46,11 +46,13 @@ SOLVES = {
                       "--domain", "integer", "--cost", "l1"],
     "approx_real": ["--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--domain", "continuous", "--cost",
                     "abs", "--target-gap", "1e-2"],
-    "pure_cells_2d": ["--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+abs(x2)+0.001*abs(x1*x2)+0.001",
-                      "--resolution", "2", "--target-gap", "0.5", "--time-limit", "20"],
-    # an expression above every named cost near 0 and no linear combination of norms and coordinate terms: no
-    # closed form competes (optmech.costs.dominance, linear_uppers), the cell density is the law; 20 s: the first cell
-    # LP must finish while the other solves share the cores (about 4 s alone, three domains)
+    "pure_cells_2d": ["--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost",
+                      "abs(x1)+abs(x2)+0.001*exp(0.1*abs(x1))+0.001", "--resolution", "2", "--target-gap", "0.5",
+                      "--time-limit", "20"],
+    # an expression above every named cost near 0, no linear combination of norms and coordinate terms, and
+    # growing exponentially (no growth bound for the independent-Laplace price, optmech.families.pure_nd_product):
+    # no other law competes, the cell density is the law; 20 s: the first cell LP must finish while the other
+    # solves share the cores (about 2 s alone, three domains)
     "approx_cube_2d": ["--privacy", "approx", "--epsilon", "1", "--delta", "0.05", "--dim", "2", "--norm", "l2",
                        "--domain", "continuous", "--cost", "abs(x1)+abs(x2)", "--resolution", "2", "--target-gap",
                        "0.9"],  # an expression: the audited cube density, not a closed form, is the law
@@ -540,12 +542,12 @@ def test_a_saved_lattice_law_as_a_candidate_is_checked_by_the_audit_of_its_masse
 
 
 def test_an_asymmetric_cell_law_is_described_with_its_audited_epsilon(tmp_path):
-    """A saved cell law on ℝ² symmetric under coordinate signs only (cost |x1| + 2|x2| + 0.01|x1 x2|, no linear
-    combination, so no closed form is priced for it): `mechanism --from`
+    """A saved cell law on ℝ² symmetric under coordinate signs only (cost |x1| + 2|x2| + 0.01 e^{0.1|x1|}, no linear
+    combination and growing exponentially, so no other law is priced for it): `mechanism --from`
     describes it (its variance, which needs coordinate swaps, is missing: null in JSON, — in text), and the
     top-level epsilon is the audited one, the same as in "privacy"."""
     path = tmp_path / "cell.json"
-    p = subprocess.run(_cmd("solve", "--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+2*abs(x2)+0.01*abs(x1*x2)",
+    p = subprocess.run(_cmd("solve", "--epsilon", "1", "--dim", "2", "--norm", "l1", "--cost", "abs(x1)+2*abs(x2)+0.01*exp(0.1*abs(x1))",
                             "--domain", "continuous", "--resolution", "2", "--target-gap", "0.1", "--time-limit", "2",
                             "--save", str(path)),
                        capture_output=True, text=True, timeout=120)

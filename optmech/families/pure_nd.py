@@ -50,6 +50,8 @@ class PureNDFamily:
     REFINE_FACTOR = 2
     #: a refinement must shrink the gap by at least this factor for the next one to be tried
     REFINE_MIN_GAIN = 1.5
+    #: a larger domain must shrink the bracket's width U - L to at most this share for the next one to be tried
+    GROWTH_MIN_GAIN = 0.75
 
     def __init__(self, problem, ctx, *, layered: bool = False) -> None:
         from optmech.spec import Continuous
@@ -86,8 +88,12 @@ class PureNDFamily:
             if self.s.cost.kind != "expr" and not self.s.layered:  # the layered variant bounds layered laws only
                 out = closed_form_uppers_nd(self.s)
             elif not self.s.layered:  # an expression proven below a named cost: that cost's laws bound it;
-                # a linear combination of coordinate terms and norms: the laws priced exactly for it
-                out = dominated_uppers(self.s) + linear_uppers(self.s)
+                # a linear combination of coordinate terms and norms: the laws priced exactly for it; independent
+                # Laplace laws with their own scales, priced on cells (optmech.families.pure_nd_product)
+                from optmech.families.pure_nd_product import PRODUCT_SECONDS, product_laplace_uppers
+
+                out = (dominated_uppers(self.s) + linear_uppers(self.s)
+                       + product_laplace_uppers(self.s, min(PRODUCT_SECONDS, 0.1 * self.ctx.time_limit)))
         return ([self.fine] if self.fine is not None and self.fine.certified else []) + out
 
     def start(self):
@@ -234,7 +240,8 @@ class PureNDFamily:
         s, alp, gap = self.s, step.built.model, step.gap
         far, up = step.diagnostics["far_mass"], step.upper
         # the growth rule compares absolute gaps U - L: the relative gap (U - L)/U hardly moves while a heavy tail
-        # keeps U far above L, even when each larger domain divides U - L by several
+        # keeps U far above L, even when each larger domain divides U - L by several; the domain grows while each
+        # step (1.5 times the half-width) shrinks U - L to at most GROWTH_MIN_GAIN of what it was
         width = best.upper_value - best.lower
         prev, self.prev_gap = self.prev_gap, width
         refined, self.gap_before_refining = self.gap_before_refining, None
@@ -258,7 +265,7 @@ class PureNDFamily:
             return Stop(f"the cost {s.cost.spec!r} could not be bounded away from 0 outside the domain by interval "
                         "arithmetic (e.g. a term 0.5*x1 beside abs(x1)), so the lower bound is not informative; write "
                         "its terms sign-definite, e.g. where(x1 > 0, 1.5*x1, 0.5*abs(x1)) for abs(x1) + 0.5*x1")
-        if prev < math.inf and width > 0.5 * prev:
+        if prev < math.inf and width > self.GROWTH_MIN_GAIN * prev:
             return Stop(f"growing the domain to half-width {alp.support.R} shrank the bracket's width only from {prev:.3g} "
                         f"to {width:.3g} (mass at the domain's edge {far:.2g}, tail mass of the upper law {up.tail_mass:.2g}):"
                         " a larger domain is not expected to help")
@@ -419,15 +426,17 @@ def _report_reference(s: Setup, best, last: Step | None) -> dict:
     up = best.upper
     ref = getattr(up, "reference", None)
     claims = [f"pure epsilon-DP on {'R' if s.cells else 'Z'}^{s.d}, sensitivity {s.delta:g} in the {s.norm} norm",
-              "no LP of the lower bound fitted the time limit: the lower bound needs no LP (the cost's floor, or the "
-              "norm comparison below)" if last is None
+              "no LP of the lower bound fitted the time limit: the lower bound is the cost's floor, or the norm "
+              "comparison or the marginal bound below" if last is None
               else (f"the cell LP's lower bound: its repaired dual (resolution {s.n_lat}; the randomised rounding to "
                     f"the nodes, {_node_price_text(s)})" if s.cells else
                     "lower bound: the repaired dual of the lattice LP (every pair in the l1 ball or cube, far mass at the "
                     "cost's minimum outside: a relaxation)")]
     if ref is not None:
-        widened = "" if "widened" in up.note else f", its exact expected cost widened by {CLOSED_FORM_WIDENING:g} relative"
-        claims.append(f"upper bound: the closed-form {ref} law ({up.note}){widened}")
+        exact = getattr(up, "closed_form", True)
+        widened = ("" if "widened" in up.note or not exact else
+                   f", its exact expected cost widened by {CLOSED_FORM_WIDENING:g} relative")
+        claims.append(f"upper bound: the {'closed-form ' if exact else ''}{ref} law ({up.note}){widened}")
         mech, method = up.mechanism, f"closed form: the {ref} law (its own privacy proof)"
         audit = {"realised_epsilon": None, "tail_mass_bound": None}
     else:

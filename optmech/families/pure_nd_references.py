@@ -31,6 +31,8 @@ class ReferenceUpper:
     mechanism: object
     note: str
     certified: bool = True
+    #: False when the value is a certified numerical price of the law, not its closed-form cost widened
+    closed_form: bool = True
 
 
 #: (law, cost) pairs whose expected cost is a quadrature, not a closed form: never certified upper bounds.
