@@ -41,6 +41,7 @@ import time
 
 import numpy as np
 
+from optmech.errors import SpecError
 from optmech.families.pure_nd_references import ReferenceUpper
 from optmech.mechanisms.laplace_nd import ProductLaplace
 
@@ -148,15 +149,18 @@ def product_laplace_uppers(s, seconds: float = PRODUCT_SECONDS) -> list[Referenc
         if time.perf_counter() - t0 > 0.5 * seconds:
             break
         scales = spread_scales(s.eps, s.delta, s.norm, s.d, axis, spread)
+        try:  # the law's exact privacy check decides; a candidate it refuses is skipped
+            mech = ProductLaplace(epsilon=s.eps, sensitivity=s.delta, scales=scales, norm=s.norm)
+        except SpecError:
+            continue
         value = product_upper(s.cost, scales, coarse)
         if math.isfinite(value) and (best is None or value < best[0]):
-            best = (value, scales)
+            best = (value, scales, mech)
     if best is None:
         return []
-    value, scales = best
+    value, scales, mech = best
     if time.perf_counter() - t0 < 0.5 * seconds:
         value = min(value, product_upper(s.cost, scales, fine))
-    mech = ProductLaplace(epsilon=s.eps, sensitivity=s.delta, scales=scales, norm=s.norm)
     shown = ", ".join(f"{b:.4g}" for b in scales)
     return [ReferenceUpper(
         value, "product_laplace", {"scales": list(scales), "norm": s.norm}, mech,
