@@ -56,7 +56,7 @@ WIDEN = 1e-9
 #: relative error allowed for each cell's probability (the float error is below 1e-14)
 MASS_ERROR = 1e-12
 #: (cells on [0, 5b], cells on [5b, T]) per side of an axis, coarse and fine, by dimension
-GRIDS = {2: ((40, 10), (400, 60)), 3: ((12, 4), (40, 10))}
+GRIDS = {2: ((40, 10), (400, 60)), 3: ((12, 4), (30, 8))}
 
 
 def spread_scales(epsilon: float, sensitivity: float, norm: str, d: int, axis: int | None, spread: float) -> list[float]:
