@@ -21,6 +21,17 @@ from optmech.errors import Interrupted
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+def preload_extensions() -> None:
+    """Import the compiled modules a solve loads on first use (scipy's sparse matrices, special functions,
+    filters and root finders; the library imports them lazily so that commands which solve nothing start fast).
+    Called before the handlers go in: a signal raised inside an extension module's initialisation surfaces as
+    ``ImportError: initialization failed``, not as the interrupt, and the bracket found so far would be lost."""
+    import scipy.ndimage  # noqa: F401
+    import scipy.optimize  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    import scipy.special  # noqa: F401
+
+
 class InterruptOnSignals:
     """While active, the first of SIGINT/SIGTERM/SIGHUP raises :class:`Interrupted`; ``signum`` keeps it.
 
@@ -44,6 +55,7 @@ class InterruptOnSignals:
         raise Interrupted(signum)
 
     def __enter__(self) -> "InterruptOnSignals":
+        preload_extensions()
         if threading.current_thread() is threading.main_thread():
             for name in SIGNALS:
                 s = getattr(signal, name, None)
@@ -58,4 +70,4 @@ class InterruptOnSignals:
         return False
 
 
-__all__ = ["InterruptOnSignals", "SIGNALS"]
+__all__ = ["InterruptOnSignals", "SIGNALS", "preload_extensions"]
