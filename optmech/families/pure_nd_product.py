@@ -15,7 +15,8 @@ i.i.d. law of the budget is always a candidate too.
 **The price** (:func:`product_upper`), an upper bound of E L(X) with outward rounding:
 
 * Each axis is cut at 0, on a uniform grid of [0, 5 b_i] and a coarser one of [5 b_i, T_i], and at the cost's
-  one-variable condition thresholds (:func:`optmech.costs.dominance.condition_cuts`), mirrored.  Here
+  one-variable condition thresholds (:func:`optmech.costs.dominance.condition_cuts`), mirrored; a spread axis
+  also on [0, 5 min_j b_j], where the cost varies on the scale of the others.  Here
   T_i = b_i·ln(d/τ) with τ = ``TAIL``, so that P(X ∉ B) <= Σ_i e^{−T_i/b_i} = τ for the box B = Π[−T_i, T_i].
 * On each product cell C, E[L(X); X ∈ C] <= P(X ∈ C)·sup_C L, with sup_C L from the interval enclosure
   (:meth:`optmech.costs_nd.CostND.enclose_box`).  P(X ∈ C) = Π_i P(X_i ∈ [a, c]), and on a side 0 <= a < c it
@@ -81,11 +82,14 @@ def spread_scales(epsilon: float, sensitivity: float, norm: str, d: int, axis: i
     return out
 
 
-def _axis_edges(b: float, d: int, cuts: list[float], grid: tuple[int, int]) -> np.ndarray:
-    """Sorted distinct cut points of one axis in [−T, T] (module docstring)."""
+def _axis_edges(b: float, d: int, cuts: list[float], grid: tuple[int, int], near: float) -> np.ndarray:
+    """Sorted distinct cut points of one axis in [−T, T] (module docstring); a spread axis (b > ``near``, the
+    smallest scale) is also cut on [0, 5·near], where the cost varies on the other axes' scale."""
     T = b * math.log(d / TAIL)
     inner, outer = grid
     side = np.concatenate([np.linspace(0.0, 5 * b, inner + 1), np.linspace(5 * b, T, outer + 1)])
+    if b > 2 * near:
+        side = np.concatenate([side, np.linspace(0.0, 5 * near, inner // 2 + 1)])
     side = np.concatenate([side, [abs(c) for c in cuts if 0 < abs(c) < T]])
     side = np.unique(side)
     return np.unique(np.concatenate([-side[::-1], side]))
@@ -105,7 +109,7 @@ def product_upper(cost, scales: list[float], grid: tuple[int, int]) -> float:
 
     d = len(scales)
     cuts = condition_cuts(cost.tree, d) if cost.kind == "expr" and cost.tree is not None else {}
-    edges = [_axis_edges(b, d, cuts.get(i, []), grid) for i, b in enumerate(scales)]
+    edges = [_axis_edges(b, d, cuts.get(i, []), grid, min(scales)) for i, b in enumerate(scales)]
     masses = [_cell_masses(e, b) for e, b in zip(edges, scales)]
     lo = np.stack(np.meshgrid(*[e[:-1] for e in edges], indexing="ij"), axis=-1).reshape(-1, d)
     hi = np.stack(np.meshgrid(*[e[1:] for e in edges], indexing="ij"), axis=-1).reshape(-1, d)
