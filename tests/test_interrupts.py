@@ -151,3 +151,27 @@ def test_loop_messages_say_what_the_next_step_needed():
     res = json.loads(p.stdout)
     assert res["status"] == "gap_not_reached" and "time limit" in res["message"]
     assert " s" in res["message"].split("time limit", 1)[1], res["message"]  # a number of seconds is given
+
+
+def test_a_signal_inside_an_import_is_raised_once_the_import_is_done(tmp_path, monkeypatch):
+    """A signal that lands while a module is being imported is not lost: raised inside the import machinery it
+    can end up in a weakref callback ("Exception ignored in ... _get_module_lock") and the solve would run on
+    (seen under load on the ℝ² family); it is raised again once the import is done."""
+    import os
+    import threading
+
+    from optmech.cli.signals import InterruptOnSignals
+    from optmech.errors import Interrupted
+
+    (tmp_path / "slow_module_for_signal_test.py").write_text("import time\ntime.sleep(0.6)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    t0 = time.monotonic()
+    with pytest.raises(Interrupted) as caught:
+        with InterruptOnSignals() as sig:
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+            import slow_module_for_signal_test  # noqa: F401
+            imported = time.monotonic()
+            while time.monotonic() - t0 < 5.0:
+                pass
+    assert sig.signum == signal.SIGINT and caught.value.signum == signal.SIGINT
+    assert imported - t0 >= 0.6 and time.monotonic() - imported < 1.0

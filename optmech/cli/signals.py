@@ -21,6 +21,19 @@ from optmech.errors import Interrupted
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+#: seconds after which a signal that arrived inside an import is raised again (SIGALRM)
+DEFER_SECONDS = 0.05
+
+
+def _inside_import(frame: Any) -> bool:
+    """Whether ``frame`` (where the signal handler was called) runs inside Python's import machinery."""
+    while frame is not None:
+        if "importlib._bootstrap" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def preload_extensions() -> None:
     """Import the compiled modules a solve loads on first use (scipy's sparse matrices, special functions,
     filters and root finders; the library imports them lazily so that commands which solve nothing start fast).
@@ -37,7 +50,9 @@ class InterruptOnSignals:
 
     A second signal also raises (so a second Ctrl-C cuts the report short, with the CLI's one line
     ``optmech: interrupted``).  Signals that were ignored (``nohup``, a background job) stay ignored;
-    outside the main thread nothing is installed.
+    outside the main thread nothing is installed.  A signal that lands inside an import (a module a solve
+    loads on first use) is raised again ``DEFER_SECONDS`` later from SIGALRM: raised there, it would be
+    reported as "Exception ignored" and lost, and the solve would run on to its time limit.
 
     >>> with InterruptOnSignals() as sig:
     ...     pass
@@ -48,11 +63,24 @@ class InterruptOnSignals:
     def __init__(self) -> None:
         self.signum: int | None = None
         self.saved: dict[int, Any] = {}
+        self.pending: int | None = None
+        self.can_defer = False
 
     def __call__(self, signum: int, frame: Any = None) -> None:
         if self.signum is None:
             self.signum = int(signum)
+        if self.can_defer and _inside_import(frame):
+            # an exception raised here would be lost ("Exception ignored in ... _get_module_lock"), and the solve
+            # would run on: the signal is raised again from SIGALRM once the import has had DEFER_SECONDS
+            self.pending = int(signum)
+            signal.setitimer(signal.ITIMER_REAL, DEFER_SECONDS)
+            return
         raise Interrupted(signum)
+
+    def _again(self, signum: int, frame: Any = None) -> None:
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            self(pending, frame)
 
     def __enter__(self) -> "InterruptOnSignals":
         preload_extensions()
@@ -61,9 +89,15 @@ class InterruptOnSignals:
                 s = getattr(signal, name, None)
                 if s is not None and signal.getsignal(s) is not signal.SIG_IGN:
                     self.saved[s] = signal.signal(s, self)
+            if self.saved and hasattr(signal, "setitimer"):
+                self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._again)
+                self.can_defer = True
         return self
 
     def __exit__(self, *exc: Any) -> bool:
+        if self.can_defer:
+            signal.setitimer(signal.ITIMER_REAL, 0.0)
+            self.can_defer, self.pending = False, None
         for s, h in self.saved.items():
             signal.signal(s, h)
         self.saved.clear()
