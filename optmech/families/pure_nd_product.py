@@ -44,7 +44,7 @@ import numpy as np
 
 from optmech.errors import SpecError
 from optmech.families.pure_nd_references import ReferenceUpper
-from optmech.mechanisms.laplace_nd import ProductLaplace
+from optmech.mechanisms.laplace_nd import DUAL_NORMS, ProductLaplace
 
 __all__ = ["PRODUCT_SECONDS", "SPREADS", "TAIL", "WIDEN", "product_upper", "product_laplace_uppers", "spread_scales"]
 
@@ -63,14 +63,14 @@ GRIDS = {2: ((40, 10), (400, 60)), 3: ((12, 4), (30, 8))}
 def spread_scales(epsilon: float, sensitivity: float, norm: str, d: int, axis: int | None, spread: float) -> list[float]:
     """The scales of a candidate: all equal at the budget (``axis`` None), or b_axis = spread·b with the other
     axes at the equal scale the remaining budget allows (a tiny outward margin: the law checks it exactly)."""
-    dual_p = {"l1": math.inf, "l2": 2.0, "linf": 1.0}[norm]
+    dual_p = {"linf": math.inf, "l2": 2.0, "l1": 1.0}[DUAL_NORMS[norm]]  # the dual norm's exponent p*
     # the i.i.d. budget: Δ·‖(1/b)·1‖_* = ε  ⇒  b = Δ·‖1‖_*/ε with ‖1‖_* = d^(1/p*)
     ones = 1.0 if dual_p == math.inf else d ** (1.0 / dual_p)
     b = sensitivity * ones / epsilon
     if axis is None:
         return [b * (1 + 1e-12)] * d
     wide = spread * b
-    left = (epsilon / sensitivity)
+    left = epsilon / sensitivity
     if dual_p == math.inf:
         rest = sensitivity / epsilon
     elif dual_p == 1.0:
@@ -90,8 +90,7 @@ def _axis_edges(b: float, d: int, cuts: list[float], grid: tuple[int, int], near
     side = np.concatenate([np.linspace(0.0, 5 * b, inner + 1), np.linspace(5 * b, T, outer + 1)])
     if b > 2 * near:
         side = np.concatenate([side, np.linspace(0.0, 5 * near, inner // 2 + 1)])
-    side = np.concatenate([side, [abs(c) for c in cuts if 0 < abs(c) < T]])
-    side = np.unique(side)
+    side = np.unique(np.concatenate([side, [abs(c) for c in cuts if 0 < abs(c) < T]]))
     return np.unique(np.concatenate([-side[::-1], side]))
 
 

@@ -47,6 +47,7 @@ from optmech.mechanisms.geometry import (
 __all__ = [
     "LaplaceND",
     "ProductLaplace",
+    "DUAL_NORMS",
     "product_laplace_epsilon",
     "DiscreteLaplaceND",
     "L2Laplace",
