@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from optmech.families.approx_radial import radial_shell_upper, radial_support
+from optmech.families.approx_radial import radial_pairs_lower, radial_shell_upper, radial_support
 from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs, pair_kernel
 from optmech.solvers.dispatch import solve_lp
 
@@ -24,7 +24,7 @@ def test_kernel_matches_archimedes_in_three_dimensions():
     assert pair_kernel(2, np.array([0.0]), edges)[0].tolist() == [0.0] * 4 + [1.0] + [0.0] * 7
 
 
-@pytest.fixture(scope="module", params=[(2, 1), (3, 2)])
+@pytest.fixture(scope="module", params=[(2, 1), (3, 2), (10, 1)])
 def solved(request):
     d, power = request.param
     eps, delta = 2.0, 1e-3
@@ -64,3 +64,35 @@ def test_certificate_is_a_lower_bound_below_the_audited_radial_law(solved):
 def test_shells_must_be_exact():
     with pytest.raises(ValueError, match="power of two"):
         build_pair_relaxation(1, 1.0, 1e-3, 2, 6, 5.0, 8)
+
+
+def _lp(lp, seconds):
+    return solve_lp(lp, time_limit=seconds)
+
+
+def test_the_shells_double_while_the_time_allows_and_the_best_bound_is_kept():
+    # d = 5, eps = 1, delta = 1e-3: 8 then 16 shells per sensitivity within 20 s; the 16-shell bound is the
+    # larger (the sets refine) and lies below the audited radial law
+    eps, delta = 1.0, 1e-3
+    bound, why = radial_pairs_lower("l2", eps, delta, 2.0, 5, _lp, 20.0)
+    model = build_pair_relaxation(1, eps, delta, 5, 8, radial_support(eps, delta, 1.0, 5)[1], 8)
+    first, _ = certify_pairs(model, solve_lp(model.lp, time_limit=30).row_dual)
+    assert "16 shells per sensitivity" in why or "32 shells per sensitivity" in why
+    assert bound > 2.0 * first  # sensitivity 2: V*(2) = 2 V*(1)
+    up, _ = radial_shell_upper("l2", eps, delta, 2.0, 5, _lp, 10.0, resolution=10)
+    assert up is not None and up.certified and bound <= up.value
+
+
+def test_an_interrupt_keeps_the_bound_that_finished():
+    calls = []
+
+    def interrupted_second(lp, seconds):
+        calls.append(lp.cols)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return _lp(lp, seconds)
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        radial_pairs_lower("l2", 1.0, 1e-3, 1.0, 3, interrupted_second, 30.0)
+    kept = info.value.pairs_best
+    assert len(calls) == 2 and kept is not None and kept[0] > 0 and "8 shells per sensitivity" in kept[1]

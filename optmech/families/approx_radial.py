@@ -21,8 +21,9 @@ for which X = R·U with U uniform on the sphere independent of R, so E|X₁| = E
 E‖X‖₂ = E|X₁|/E|U₁| >= V*_1D(|x|)/E|U₁| (:func:`optmech.exact.sphere.abs_coordinate_mean`).
 V*_1D is the 1-D family's certified lower bound.  The bound is far from tight in high dimension
 (it ignores that the 1-D marginal of a radial law is a scale mixture of the sphere's coordinate
-laws).  In d <= 3 the shell-pair relaxation (:func:`radial_pairs_lower`,
-:mod:`optmech.problems.approx_radial_pairs`) is stronger and the larger of the two is the lower end.
+laws).  The shell-pair relaxation (:func:`radial_pairs_lower`, :mod:`optmech.problems.approx_radial_pairs`),
+in any dimension, at the finest shells the time allows, is stronger where its LP is fine enough, and the larger
+of the two is the lower end.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from optmech.mechanisms.solved.radial_shells import (
 from optmech.problems.approx_radial import build_radial_shells
 from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs
 
-__all__ = ["BUDGET_RETRIES", "PAIRS_MAX_DIM", "RadialUpper", "radial_applies", "radial_marginal_lower", "radial_pairs_lower",
+__all__ = ["BUDGET_RETRIES", "PAIRS_FIRST", "PAIRS_GROWTH", "PAIRS_MOST", "PAIRS_NODES", "RadialUpper", "radial_applies", "radial_marginal_lower", "radial_pairs_lower",
            "radial_shell_upper", "radial_support"]
 
 #: Re-solves of one resolution with a lowered budget after an audit above δ.
@@ -246,38 +247,63 @@ def radial_marginal_lower(cost: str, epsilon: float, delta: float, sensitivity: 
     return bound, why
 
 
-#: Dimensions where the shell-pair relaxation runs (from d = 5 on the marginal bound is stronger, measured).
-PAIRS_MAX_DIM = 3
-#: Shells per sensitivity and radii per shell of the shell-pair relaxation's LP.
-PAIRS_SHELLS, PAIRS_NODES = 8, 64
+#: Shells per sensitivity of the shell-pair relaxation's first LP, its finest, and the LP's radii per shell.
+PAIRS_FIRST, PAIRS_MOST, PAIRS_NODES = 8, 256, 8
+#: Growth of the pair LP's solve time per doubling of the shells (measured 12-20 from 16 to 32 shells per
+#: sensitivity in d = 2, 5, 10, 30, 100; an LP that overruns is stopped by the time left and the best bound kept).
+PAIRS_GROWTH = 14.0
 
 
 def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
                        seconds: float) -> tuple[float, str] | None:
     """The shell-pair relaxation's certified lower bound (:mod:`optmech.problems.approx_radial_pairs`) with its
-    description, or None (d > :data:`PAIRS_MAX_DIM`, too little time, or the LP failed).  ``solve_lp(lp, seconds)``
-    solves an LP and returns an object with ``row_dual``."""
-    if int(d) > PAIRS_MAX_DIM or seconds < 5.0:
-        return None
+    description, or None (too little time, or no LP solved).  The shells per sensitivity double from
+    :data:`PAIRS_FIRST` while the next LP's predicted time (:data:`PAIRS_GROWTH` times the last) fits in
+    ``seconds``; the best certified bound is kept.  ``solve_lp(lp, seconds)`` solves an LP and returns an object
+    with ``row_dual``.  An interrupt keeps what finished: the best bound rides on the exception
+    (``pairs_best``)."""
+    best: list = [None]
+    try:
+        _pairs_search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, best)
+    except KeyboardInterrupt as exc:
+        exc.pairs_best = best[0]  # type: ignore[attr-defined]
+        raise
+    return best[0]
+
+
+def _pairs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
+                  best: list) -> None:
     t0 = time.perf_counter()
     power = 1 if cost == "l2" else 2
     _, outer = radial_support(epsilon, delta, 1.0, d)
-    model = build_pair_relaxation(power, epsilon, delta, d, PAIRS_SHELLS, outer, PAIRS_NODES)
-    try:
-        raw = solve_lp(model.lp, max(1.0, 0.6 * seconds))
-    except (SolveFailed, OptmechError):
-        return None
-    dual = getattr(raw, "row_dual", None)
-    if dual is None:
-        return None
-    left = seconds - (time.perf_counter() - t0)
-    value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, left))
-    if not (math.isfinite(value) and value > 0):
-        return None
-    scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
-    bound = float(round_down(round_down(scale) * value))
-    why = (f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the disjoint sets "
-           f"{{|x| in shell i, |x - w| in shell j}} ({PAIRS_SHELLS} shells per sensitivity), its multipliers from an LP "
-           f"on radii, inf over every r >= 0 of the Lagrangian bounded with outward rounding on "
-           f"{info['subintervals']} sub-intervals: {value:.9g} at sensitivity 1, times sensitivity^{power}")
-    return bound, why
+    k, last = PAIRS_FIRST, None
+    while k <= PAIRS_MOST:
+        left = seconds - (time.perf_counter() - t0)
+        if left < 1.0 or (last is not None and PAIRS_GROWTH * last > left):
+            break
+        model = build_pair_relaxation(power, epsilon, delta, d, k, outer, PAIRS_NODES)
+        t_lp = time.perf_counter()
+        # at most twice the predicted time: an LP the solver finds hard (small delta: rows scaled by 1/delta, masses
+        # of e^(-40)) stops early, and the bound of the last one stays
+        limit = left - 1.0 if last is None else min(left - 1.0, max(5.0, 2.0 * PAIRS_GROWTH * last))
+        try:
+            raw = solve_lp(model.lp, max(1.0, limit))
+        except (SolveFailed, OptmechError):
+            break
+        last = time.perf_counter() - t_lp
+        dual = getattr(raw, "row_dual", None)
+        if dual is None:
+            break
+        left = seconds - (time.perf_counter() - t0)
+        value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, min(0.25 * seconds, left)))
+        if math.isfinite(value) and value > 0:
+            scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
+            bound = float(round_down(round_down(scale) * value))
+            if best[0] is None or bound > best[0][0]:
+                why = (f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the "
+                       f"disjoint sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its "
+                       f"multipliers from an LP on radii, inf over every r >= 0 of the Lagrangian bounded with outward "
+                       f"rounding on {info['subintervals']} sub-intervals: {value:.9g} at sensitivity 1, times "
+                       f"sensitivity^{power}")
+                best[0] = (bound, why)
+        k *= 2

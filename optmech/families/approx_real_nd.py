@@ -42,7 +42,6 @@ from optmech.families.approx import (
 from optmech.families.approx_radial import (
     MARGINAL_GAP,
     MARGINAL_SECONDS,
-    PAIRS_MAX_DIM,
     MAX_RESOLUTION,
     RadialUpper,
     radial_applies,
@@ -68,8 +67,12 @@ from optmech.result import ReferenceValue
 #: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
 #: and the seconds of the marginal bound's 1-D solve then.
 RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
-#: Seconds at most of the shell-pair relaxation's lower bound (d <= 3), and the seconds left it needs to run.
-PAIRS_SECONDS, PAIRS_MIN_LEFT = 25.0, 40.0
+#: Seconds at most of the shell-pair relaxation's lower bound, and the seconds left it needs to run.
+PAIRS_SECONDS, PAIRS_MIN_LEFT = 45.0, 4.0
+#: Shares of the time left of the radial shell law (upper end) and of the shell-pair relaxation (lower end),
+#: where a cube-cell LP follows them (d <= 3) and where none fits.
+RADIAL_SHARE = {True: 0.3, False: 0.3}
+PAIRS_SHARE = {True: 0.8, False: 0.95}
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -146,15 +149,13 @@ class ApproxRealNDFamily:
         """The valid closed-form references (ℓ2-Laplace or i.i.d. Laplace, the analytic Gaussian, ...) as
         certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`); for ℓ2 sensitivity
         with ``l2``/``l2sq`` also the audited radial shell law (:func:`~optmech.families.approx_radial.radial_shell_upper`),
-        within 30 % of the time (85 % of what the marginal bound leaves where the cube LP does not fit in
-        memory).  An interrupt there keeps what was found and is raised again by :meth:`start`."""
+        within 30 % of the time (:data:`RADIAL_SHARE`).  An interrupt there keeps what was found and is raised again by :meth:`start`."""
         if self.expression:  # the references' costs are closed forms of the named costs
             return []
         out = closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
         if not self.radial or self.ctx is None:
             return out
-        left = self.ctx.remaining()
-        share = 0.3 * left if self._cube_lp_fits() else 0.85 * (left - min(1.5 * MARGINAL_SECONDS, 0.2 * left))
+        share = RADIAL_SHARE[self._cube_lp_fits()] * self.ctx.remaining()
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
         up, self._pending_interrupt = self._radial_search(share, resolution=fixed)
@@ -205,21 +206,23 @@ class ApproxRealNDFamily:
 
     def initial_lower(self) -> float:
         """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` and 15 % of
-        the time left, 60 % where no cube-cell LP fits), and in d <= 3 the shell-pair relaxation's where larger
-        (within :data:`PAIRS_SECONDS` and 30 % of the time left, when :data:`PAIRS_MIN_LEFT` seconds were left);
+        the time left), and the shell-pair relaxation's where larger
+        (within :data:`PAIRS_SECONDS` and :data:`PAIRS_SHARE` of the time left, when :data:`PAIRS_MIN_LEFT` seconds
+        were left; an interrupt there keeps its best bound and is raised again by :meth:`start`);
         else the cost's floor, held from the start: an interrupt before the first LP still has a bracket."""
         if self.radial and self._pending_interrupt is None and self.ctx is not None:
-            left = self.ctx.remaining()
             gap = min(0.1, max(MARGINAL_GAP, self.problem.target_gap / 10))  # far below the bracket's own target
             cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
-            # where no cube-cell LP follows, the time the radial search left is the bounds' own
-            share = 0.15 if self._cube_lp_fits() else 0.6
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
-                                                   min(cap, share * self.ctx.remaining()), gap)
+                                                   min(cap, 0.15 * self.ctx.remaining()), gap)
             # the shell-pair relaxation, where stronger, when the time left affords its LP and certificate
-            if not self.size_is_explicit and self.d <= PAIRS_MAX_DIM and left >= PAIRS_MIN_LEFT:
-                pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
-                                           min(PAIRS_SECONDS, 0.3 * self.ctx.remaining()))
+            left = self.ctx.remaining()
+            if not self.size_is_explicit and left >= PAIRS_MIN_LEFT:
+                seconds = min(PAIRS_SECONDS, PAIRS_SHARE[self._cube_lp_fits()] * left)
+                try:
+                    pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve, seconds)
+                except KeyboardInterrupt as exc:  # keep what finished; start() raises the interrupt again
+                    pairs, self._pending_interrupt = getattr(exc, "pairs_best", None), exc
                 if pairs is not None and (self._marginal is None or pairs[0] > self._marginal[0]):
                     self._marginal = pairs
         return self.fallback_lower()[0]
