@@ -252,6 +252,10 @@ PAIRS_FIRST, PAIRS_MOST, PAIRS_NODES = 8, 256, 8
 #: Growth of the pair LP's solve time per doubling of the shells (measured 12-20 from 16 to 32 shells per
 #: sensitivity in d = 2, 5, 10, 30, 100; an LP that overruns is stopped by the time left and the best bound kept).
 PAIRS_GROWTH = 14.0
+#: Relative loss (the LP's value less the certified bound, over the LP's value) above which the same shells are
+#: solved again with twice the radii per shell, up to PAIRS_MOST_NODES, while PAIRS_NODE_GROWTH times the last
+#: LP's time fits (at delta = 1e-6, d = 2, 8 shells: 8, 16, 32 radii certify 1.671, 1.690, 1.709, the LP 1.730).
+PAIRS_NODE_LOSS, PAIRS_MOST_NODES, PAIRS_NODE_GROWTH = 0.01, 64, 2.5
 
 
 def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
@@ -259,7 +263,8 @@ def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
     """The shell-pair relaxation's certified lower bound (:mod:`optmech.problems.approx_radial_pairs`) with its
     description, or None (too little time, or no LP solved).  The shells per sensitivity double from
     :data:`PAIRS_FIRST` while the next LP's predicted time (:data:`PAIRS_GROWTH` times the last) fits in
-    ``seconds``; the best certified bound is kept.  ``solve_lp(lp, seconds)`` solves an LP and returns an object
+    ``seconds``; at each, the radii per shell double while the certificate loses more than
+    :data:`PAIRS_NODE_LOSS` of the LP's value; the best certified bound is kept.  ``solve_lp(lp, seconds)`` solves an LP and returns an object
     with ``row_dual``.  An interrupt keeps what finished: the best bound rides on the exception
     (``pairs_best``)."""
     best: list = [None]
@@ -281,29 +286,45 @@ def _pairs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
         left = seconds - (time.perf_counter() - t0)
         if left < 1.0 or (last is not None and PAIRS_GROWTH * last > left):
             break
-        model = build_pair_relaxation(power, epsilon, delta, d, k, outer, PAIRS_NODES)
-        t_lp = time.perf_counter()
         # at most twice the predicted time: an LP the solver finds hard (small delta: rows scaled by 1/delta, masses
         # of e^(-40)) stops early, and the bound of the last one stays
         limit = left - 1.0 if last is None else min(left - 1.0, max(5.0, 2.0 * PAIRS_GROWTH * last))
-        try:
-            raw = solve_lp(model.lp, max(1.0, limit))
-        except (SolveFailed, OptmechError):
-            break
-        last = time.perf_counter() - t_lp
-        dual = getattr(raw, "row_dual", None)
-        if dual is None:
-            break
-        left = seconds - (time.perf_counter() - t0)
-        value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, min(0.25 * seconds, left)))
-        if math.isfinite(value) and value > 0:
-            scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
-            bound = float(round_down(round_down(scale) * value))
-            if best[0] is None or bound > best[0][0]:
-                why = (f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the "
-                       f"disjoint sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its "
-                       f"multipliers from an LP on radii, inf over every r >= 0 of the Lagrangian bounded with outward "
-                       f"rounding on {info['subintervals']} sub-intervals: {value:.9g} at sensitivity 1, times "
-                       f"sensitivity^{power}")
-                best[0] = (bound, why)
+        nodes, first = PAIRS_NODES, None
+        while True:
+            model = build_pair_relaxation(power, epsilon, delta, d, k, outer, nodes)
+            t_lp = time.perf_counter()
+            try:
+                raw = solve_lp(model.lp, max(1.0, limit))
+            except (SolveFailed, OptmechError):
+                return
+            took = time.perf_counter() - t_lp
+            first = took if first is None else first
+            dual = getattr(raw, "row_dual", None)
+            if dual is None:
+                return
+            left = seconds - (time.perf_counter() - t0)
+            value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, min(0.25 * seconds, left)))
+            _keep(best, value, info, k, power, sensitivity)
+            # the LP's value less the certificate's is what the radii between the LP's nodes lose: more nodes
+            lp_value = float(getattr(raw, "objective", math.nan)) * model.scale
+            loss = (lp_value - value) / lp_value if lp_value > 0 else 0.0
+            left = seconds - (time.perf_counter() - t0)
+            if not (loss > PAIRS_NODE_LOSS and nodes < PAIRS_MOST_NODES and PAIRS_NODE_GROWTH * took < left - 1.0):
+                break
+            nodes, limit = 2 * nodes, left - 1.0
+        last = first
         k *= 2
+
+
+def _keep(best: list, value: float, info: dict, k: int, power: int, sensitivity: float) -> None:
+    """Record the certified bound ``value`` (at sensitivity 1) in ``best`` when it is the largest so far."""
+    if not (math.isfinite(value) and value > 0):
+        return
+    scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
+    bound = float(round_down(round_down(scale) * value))
+    if best[0] is None or bound > best[0][0]:
+        why = (f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the disjoint "
+               f"sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its multipliers from an LP "
+               f"on radii, inf over every r >= 0 of the Lagrangian bounded with outward rounding on "
+               f"{info['subintervals']} sub-intervals: {value:.9g} at sensitivity 1, times sensitivity^{power}")
+        best[0] = (bound, why)
