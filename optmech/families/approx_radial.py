@@ -44,8 +44,9 @@ from optmech.mechanisms.solved.radial_shells import (
 from optmech.problems.approx_radial import build_radial_shells
 from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs
 
-__all__ = ["BUDGET_RETRIES", "PAIRS_FIRST", "PAIRS_GROWTH", "PAIRS_MOST", "PAIRS_NODES", "RadialUpper", "radial_applies", "radial_marginal_lower", "radial_pairs_lower",
-           "radial_shell_upper", "radial_support"]
+__all__ = ["BUDGET_RETRIES", "PAIRS_FIRST", "PAIRS_GROWTH", "PAIRS_MOST", "PAIRS_MOST_NODES", "PAIRS_NODES",
+           "PAIRS_NODE_GROWTH", "PAIRS_NODE_LOSS", "RadialUpper", "radial_applies", "radial_marginal_lower",
+           "radial_pairs_lower", "radial_shell_upper", "radial_support"]
 
 #: Re-solves of one resolution with a lowered budget after an audit above δ.
 BUDGET_RETRIES = 3
@@ -264,9 +265,9 @@ def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
     description, or None (too little time, or no LP solved).  The shells per sensitivity double from
     :data:`PAIRS_FIRST` while the next LP's predicted time (:data:`PAIRS_GROWTH` times the last) fits in
     ``seconds``; at each, the radii per shell double while the certificate loses more than
-    :data:`PAIRS_NODE_LOSS` of the LP's value; the best certified bound is kept.  ``solve_lp(lp, seconds)`` solves an LP and returns an object
-    with ``row_dual``.  An interrupt keeps what finished: the best bound rides on the exception
-    (``pairs_best``)."""
+    :data:`PAIRS_NODE_LOSS` of the LP's value; the best certified bound is kept.  ``solve_lp(lp, seconds)``
+    solves an LP and returns an object with ``row_dual``.  An interrupt keeps what finished: the best bound
+    rides on the exception (``pairs_best``)."""
     best: list = [None]
     try:
         _pairs_search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, best)
