@@ -70,9 +70,9 @@ RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
 #: Seconds at most of the shell-pair relaxation's lower bound, and the seconds left it needs to run.
 PAIRS_SECONDS, PAIRS_MIN_LEFT = 45.0, 4.0
 #: Shares of the time left of the radial shell law (upper end) and of the shell-pair relaxation (lower end),
-#: where a cube-cell LP follows them (d <= 3) and where none fits.  For the radial costs the cube-cell LPs' lower
-#: ends stay below the pair relaxation's (d = 2, eps = 1, delta = 1e-3, 60 s: 1.7515 from the first cube LP, then
-#: refused; 1.862 from 32 shells per sensitivity with 95 % of the time left, 1.793 from 16 with 80 %).
+#: where a cube-cell LP follows them (d <= 3) and where none fits.  Measured for a radial cost at d = 2, eps = 1,
+#: delta = 1e-3, 60 s: the first cube LP's lower end was 1.7515 (its next step refused), the pair relaxation's
+#: 1.862 with 95 % of the time left (32 shells per sensitivity) and 1.793 with 80 % (16).
 RADIAL_SHARE = {True: 0.3, False: 0.3}
 PAIRS_SHARE = {True: 0.95, False: 0.95}
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
