@@ -70,11 +70,10 @@ RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
 #: Seconds at most of the shell-pair relaxation's lower bound, and the seconds left it needs to run.
 PAIRS_SECONDS, PAIRS_MIN_LEFT = 45.0, 4.0
 #: Shares of the time left of the radial shell law (upper end) and of the shell-pair relaxation (lower end),
-#: where a cube-cell LP follows them (d <= 3) and where none fits.  Measured for a radial cost at d = 2, eps = 1,
+#: whether a cube-cell LP follows them (d <= 3) or none fits.  Measured for a radial cost at d = 2, eps = 1,
 #: delta = 1e-3, 60 s: the first cube LP's lower end was 1.7515 (its next step refused), the pair relaxation's
 #: 1.862 with 95 % of the time left (32 shells per sensitivity) and 1.793 with 80 % (16).
-RADIAL_SHARE = {True: 0.3, False: 0.3}
-PAIRS_SHARE = {True: 0.95, False: 0.95}
+RADIAL_SHARE, PAIRS_SHARE = 0.3, 0.95
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -157,7 +156,7 @@ class ApproxRealNDFamily:
         out = closed_form_uppers(self.cost, self.eps, self.delta, self.D, dim=self.d, norm=self.norm)
         if not self.radial or self.ctx is None:
             return out
-        share = RADIAL_SHARE[self._cube_lp_fits()] * self.ctx.remaining()
+        share = RADIAL_SHARE * self.ctx.remaining()
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
         up, self._pending_interrupt = self._radial_search(share, resolution=fixed)
@@ -220,7 +219,7 @@ class ApproxRealNDFamily:
             # the shell-pair relaxation, where stronger, when the time left affords its LP and certificate
             left = self.ctx.remaining()
             if not self.size_is_explicit and left >= PAIRS_MIN_LEFT:
-                seconds = min(PAIRS_SECONDS, PAIRS_SHARE[self._cube_lp_fits()] * left)
+                seconds = min(PAIRS_SECONDS, PAIRS_SHARE * left)
                 try:
                     pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve, seconds)
                 except KeyboardInterrupt as exc:  # keep what finished; start() raises the interrupt again

@@ -476,11 +476,9 @@ class ProductLaplace(NDMechanism):
             raise SpecError(f"product_laplace: scales must be a list of positive numbers, got {scales!r}") from None
         if not b or not all(math.isfinite(v) and v > 0 for v in b):
             raise SpecError(f"product_laplace: scales must be positive and finite, got {list(scales)!r}")
-        if norm not in DUAL_NORMS:
-            raise SpecError(f"product_laplace: norm must be one of l1, l2, linf, got {norm!r}")
+        need = product_laplace_epsilon(b, self.sensitivity, norm)  # refuses a norm outside DUAL_NORMS
         self.scales, self.norm, self._norm = b, str(norm), str(norm)
         self._init_dim(len(b))
-        need = product_laplace_epsilon(b, self.sensitivity, norm)
         eps = Fraction(self.epsilon)
         if need > (eps * eps if norm == "l2" else eps):
             raise SpecError(f"product_laplace: scales {list(b)} are not epsilon-DP at epsilon={self.epsilon:g} for "

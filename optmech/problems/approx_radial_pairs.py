@@ -35,12 +35,13 @@ its proven float error, :func:`~optmech.exact.sphere.sphere_cdf_bounds`) and tak
 D_j G_d; L(r) >= L(r_0); every sum is widened by its float error.  The telescoped form pays the enclosures'
 widths once per change of c along j (a few, where the multipliers step from 0 to their top) instead of once
 per shell pair, so it reaches a given accuracy with about a ninth of the sub-intervals (measured, d = 2).
-Sub-intervals are halved where their bound is the weakest (a first-order enclosure).
+Sub-intervals whose bound lies more than a tolerance below the least value of φ seen at a point are halved
+(a branch and bound over first-order enclosures).
 
 The LP that proposes the multipliers (a relaxation of the same problem restricted to radii on a node grid:
 its dual is checked, never trusted).  Columns: the mass at r = 0, at ``nodes`` radii per shell (at the fractions
-(q/(nodes − 1))^NODE_GRADING of its width, both ends included, r = 0 moved to a tiny positive radius), any
-``extra`` radii, the mass beyond e_n (priced L(e_n), in no row), and one
+(q/(nodes − 1))^NODE_GRADING of its width, both ends included, r = 0 moved to a tiny positive radius), the
+mass beyond e_n (priced L(e_n), in no row), and one
 budget share t_p per pair; rows (Σ coef · m)/δ − t_p <= 0 with coef = K_r(j) (row (i, j), r ∈ I_i) and
 −e^ε K_r(i) (row (i, j), r ∈ I_j), Σ t <= 1, Σ m = 1; the objective is E L / L(e_n).  Only pairs with
 |i − j| <= k + 1 have rows (the others have K = 0 on the grid: dropping rows only relaxes).
@@ -108,9 +109,9 @@ class PairRelaxation:
 
 
 def build_pair_relaxation(power: int, epsilon: float, delta: float, d: int, per_sensitivity: int, radius: float,
-                          nodes: int = 64, extra: np.ndarray | None = None) -> PairRelaxation:
+                          nodes: int = 64) -> PairRelaxation:
     """The LP of the module docstring: shells of width 1/``per_sensitivity`` (a power of two) up to at least
-    ``radius`` (Δ = 1), ``nodes`` radii per shell, and the radii ``extra`` (inside the shells) as more columns."""
+    ``radius`` (Δ = 1), ``nodes`` radii per shell."""
     k = int(per_sensitivity)
     if k < 1 or k & (k - 1):
         raise ValueError("the shells per sensitivity must be a power of two (exact edges)")
@@ -124,11 +125,6 @@ def build_pair_relaxation(power: int, epsilon: float, delta: float, d: int, per_
     r[r == 0.0] = h * 2.0**-20
     shell = np.concatenate([[0], shell])
     r = np.concatenate([[0.0], r])
-    if extra is not None and np.size(extra):
-        more = np.asarray(extra, dtype=float)
-        more = more[(more > 0) & (more < e[-1])]
-        r = np.concatenate([r, more])
-        shell = np.concatenate([shell, np.searchsorted(e, more, side="right") - 1])
     I, J = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     keep = (I != J) & (np.abs(I - J) <= k + 1)
     pairs = np.stack([I[keep], J[keep]], axis=1)
