@@ -188,6 +188,49 @@ def test_the_upper_end_law_is_private_at_real_shifts(path, cells, monkeypatch):
     assert r.lower_bound * (1 - 1e-4) <= cost <= r.upper_bound * (1 + 1e-4)
 
 
+def test_aligned_resolution_minimises_the_breakpoint_offset():
+    """The resolution chosen puts b·Δ nearest a node (brute force over the range); the breakpoint of |x| is
+    [Geng13, Thm 2.5]'s γ* = 1/(1 + e^{ε/2})."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        b = float(rng.uniform(0.01, 0.99))
+        lo = int(rng.integers(2, 60))
+        hi = lo + int(rng.integers(0, 80))
+        n = approx_real.aligned_resolution(lo, hi, b)
+        offs = {k: abs(b * k - round(b * k)) for k in range(lo, hi + 1)}
+        assert lo <= n <= hi and offs[n] == min(offs.values())
+    assert approx_real.aligned_resolution(5, 9, None) == 5
+    for eps in (0.5, 2.0, 5.0):
+        b = approx_real.staircase_breakpoint(parse_cost("abs"), eps, 1.0)
+        assert b == pytest.approx(1 / (1 + math.exp(eps / 2)), rel=1e-9)
+    assert approx_real.staircase_breakpoint(parse_cost("abs"), 0.0, 1.0) is None
+
+
+def test_refinements_put_the_staircase_step_on_a_node():
+    """ε = 2, δ = 1e-3, |x| on the per-point path: every resolution after the first puts the staircase's step
+    within 0.05 cells of a node, and the solve reaches the target gap 1e-4 (n = 26: b·n = 6.99)."""
+    r = _solve(epsilon=2, delta=1e-3, cost="abs", target_gap=1e-4)
+    b = 1 / (1 + math.exp(1.0))
+    ns = [h["size"]["cells_per_sensitivity"] for h in r.history if "half_width_cells" in h["size"]]
+    assert len(ns) >= 2
+    assert all(abs(b * n - round(b * n)) <= 0.05 for n in ns[1:])
+    assert r.certified and r.relative_gap <= 1e-4
+
+
+def test_the_aligned_candidate_is_at_most_the_staircase_on_its_cells(monkeypatch):
+    """At ε = 5, δ = 1e-6, |x| and n = 40 cells per Δ, the staircase with γ = 3/40 (its steps on the aligned
+    cells' edges, ε-DP by [Geng13, Thm 2.4]'s construction) is a feasible point of the aligned-cell LP up to
+    its tail beyond the box (mass below e^{-50}), so the audited candidate costs at most its closed form
+    [Geng13, App. A.3].  Without closed-form references the bracket's upper end is the best cell law."""
+    from optmech.mechanisms.staircase import staircase_cost_abs
+
+    monkeypatch.setattr(approx_real, "closed_form_uppers", lambda *a, **k: [])
+    r = _solve(epsilon=5, delta=1e-6, cost="abs", target_gap=5e-3, resolution=40)
+    assert r.history[0]["size"]["cells_per_sensitivity"] == 40
+    assert r.truncation["upper_bound_cells"] == "aligned"
+    assert r.lower_bound <= r.upper_bound <= staircase_cost_abs(5.0, 1.0, 3 / 40) * (1 + 1e-9)
+
+
 def test_dropping_shifts_relaxes_and_generation_recovers_the_full_lp():
     """An LP that keeps some shifts has an optimum at most the full LP's (a relaxation); the solve,
     which keeps only the shifts it needs, reaches the full LP's lower bound at the same resolution."""

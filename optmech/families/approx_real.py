@@ -26,6 +26,19 @@ lower bound on V*(ℝ).
 The loop widens the window while the relaxation uses its outer layer or far mass, and otherwise
 refines the cells by the factor the O(h²) width of the bracket asks for.
 
+**Resolutions that put the step on a node.**  The relaxation's loss depends on where the optimum's
+steps fall among the nodes, not only on h: for |x| at ε = 5, δ = 1e-6 it is 1.7e-2 at n = 32 and
+3.9e-3 at n = 27 (measured; the staircase's step γ*·Δ = 0.0759Δ lies 0.43 and 0.05 cells from a
+node).  Where the cost's ε-DP staircase has a step γ* ∈ (0, 1) ([Geng13, Thm 2.4];
+:func:`staircase_breakpoint`), the first resolution is the one in FIRST_CELLS..2·FIRST_CELLS that
+puts γ*·Δ nearest a node, and each refinement picks, among the resolutions up to ALIGN_REACH
+times the one the O(h²) gap asks for whose LP is predicted to fit the time left, the least offset
+per cell width (:func:`aligned_resolution`).  This is a heuristic that proposes sizes; every
+step's bound is certified whatever n is, and the bracket keeps the best of them (a resolution
+that is not a multiple of the last may be looser than it).  The aligned-cell candidate LP is
+solved by the profile's general attempts (builder name ``hockey_stick_aligned``): the structured
+interior point stopped far from its optimum (measured).
+
 **The periodic-decay path** (costs ``abs`` and ``square``, ε > 0).  The relaxation above is the integer
 problem with sensitivity n and the node prices L̂; so is the coarse level of the integer family, and the
 periodic-decay machinery of issue 37 applies to it unchanged: the LP over periodic-decay laws
@@ -66,8 +79,18 @@ from optmech.lp import LinearProgram
 from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue
 
-#: Cells per sensitivity of the first LP (``--resolution`` overrides it).
+#: Cells per sensitivity of the first LP (``--resolution`` overrides it); with a staircase breakpoint, the
+#: resolution in FIRST_CELLS..2·FIRST_CELLS that puts it nearest a node (:func:`aligned_resolution`).
 FIRST_CELLS = 8
+#: A refinement asks for about f·n cells; with a breakpoint it may take any resolution from n + 1 to
+#: ALIGN_REACH·f·n (:meth:`ApproxRealFamily._aligned_next`).
+ALIGN_REACH = 1.3
+#: Offsets below this many cells count as equal when resolutions are compared (the measured losses stop
+#: shrinking there).
+ALIGN_OFFSET_FLOOR = 0.005
+#: The time of a candidate step is predicted as the last step's seconds times (work ratio)^ALIGN_TIME_GROWTH,
+#: and it must fit ALIGN_TIME_SAFETY times over in the time left.
+ALIGN_TIME_GROWTH, ALIGN_TIME_SAFETY = 1.25, 1.5
 #: The window is widened (not refined) while the layer and far mass exceed this share of the target gap.
 SPILL_SHARE = 1e-3
 #: The aligned-cell candidate LP is solved when the centre cell carries at least this share of the gap.
@@ -123,6 +146,45 @@ class _Model:
     delta_lp: float
 
 
+def aligned_resolution(lo: int, hi: int, breakpoint: float | None) -> int:
+    """The number of cells per sensitivity n in [lo, hi] whose node spacing Δ/n puts the breakpoint b·Δ
+    nearest a node: the least distance |b·n − round(b·n)| in cells (ties: the smaller n); ``lo`` without a
+    breakpoint.
+
+    Why: the relaxation's value depends on where the optimum's steps fall on the nodes, not only on n.  At
+    ε = 5, δ = 1e-6, cost |x| (the staircase's step at b = 1/(1 + e^{ε/2}) = 0.0759 of Δ) it lies
+    3.9e-3, 1.4e-3 and 1.0e-4 below the optimum at n = 27, 40 and 66 (b·n within 0.05 of an integer) and
+    1.7e-2 and 9.4e-4 below at n = 32 and 128 (b·n = 2.43 and 9.71), measured.  The choice only proposes
+    a size: every step's bound is certified whatever n is, and the bracket keeps the best of them.
+
+    >>> aligned_resolution(8, 16, 0.0758582)          # 13 × 0.0759 = 0.986
+    13
+    >>> aligned_resolution(8, 16, None)
+    8
+    """
+    lo, hi = int(lo), max(int(lo), int(hi))
+    if breakpoint is None or not 0.0 < breakpoint < 1.0:
+        return lo
+    n = np.arange(lo, hi + 1)
+    off = np.abs(breakpoint * n - np.round(breakpoint * n))
+    return int(n[int(np.argmin(off))])
+
+
+def staircase_breakpoint(cost, epsilon: float, sensitivity: float) -> float | None:
+    """The step of the ε-DP staircase optimum for ``cost`` as a fraction γ* of Δ ([Geng13, Thm 2.4];
+    :func:`~optmech.mechanisms.staircase.optimal_gamma`), or None where it is not defined or not found.
+    The (ε, δ) optimum keeps the staircase's step at small δ (measured); used only to place the nodes."""
+    if not epsilon > 0:
+        return None
+    try:
+        from optmech.mechanisms.staircase import optimal_gamma
+
+        g = float(optimal_gamma(cost, epsilon, sensitivity))
+    except Exception:  # noqa: BLE001 - a heuristic: no breakpoint, uniform refinement
+        return None
+    return g if 0.0 < g < 1.0 else None
+
+
 class ApproxRealFamily:
     """(ε, δ)-DP on ℝ, d = 1 (δ > 0): sizes ``(n, N, shifts)``, module docstring."""
 
@@ -155,6 +217,8 @@ class ApproxRealFamily:
         self.decay_all_rows = False
         #: the resolution of the last decay step before the per-point path took over (0: none)
         self.decay_cells = 0
+        #: the staircase's step (a fraction of Δ) that the per-point resolutions put on a node, or None
+        self.breakpoint = staircase_breakpoint(cost, self.eps, self.D)
 
     def initial_uppers(self) -> list:
         """The valid closed-form references (staircase, Laplace, truncated Laplace, Gaussians, uniform) as
@@ -206,7 +270,8 @@ class ApproxRealFamily:
         res = getattr(self.problem.domain, "resolution", None)
         # small ε: the optimum varies on scales of Δ/ε and its window spans ~ln(1/δ)/ε sensitivities, so
         # fewer cells per sensitivity reach the gap on a far wider (costlier) window
-        n = int(res) if res else (FIRST_CELLS // 2 if self.eps <= 0.25 else FIRST_CELLS)
+        first = FIRST_CELLS // 2 if self.eps <= 0.25 else FIRST_CELLS
+        n = int(res) if res else aligned_resolution(first, 2 * first, self.breakpoint)
         blocks = thm8_n(self.eps, self.delta)
         return self._set(n, int(2 * n * (math.ceil(blocks) + 2)), tuple(range(1, n + 1)))
 
@@ -347,6 +412,10 @@ class ApproxRealFamily:
             return []
         n, N, shifts = self._current
         lp, alp, _ = self._build(n, N, shifts, AlignedCells(self.problem.cost, self.D, n))
+        # its own builder name: the profiles' structured interior point (for "hockey_stick_cells") stopped far from
+        # this LP's optimum (0.08276 against HiGHS simplex's 0.08265 at ε = 5, δ = 1e-6, |x|, n = 40; measured, in
+        # about the same time), so the candidate goes to the profile's general attempts
+        lp = dataclasses.replace(lp, meta=dict(lp.meta, builder="hockey_stick_aligned"))
         try:
             raw = self.ctx.solve_lp(lp, share=0.5)
         except Exception:  # noqa: BLE001 - an optional candidate: the step's own bounds stand
@@ -496,16 +565,43 @@ class ApproxRealFamily:
         if self.refinements >= 3 and gap > 0.9 * prev and n > self.decay_cells:
             return Stop("finer cells do not help: the remaining gap is the solver's accuracy")
         # integer factors: the relaxation at a multiple of n is at least as tight (its nodes include n's;
-        # for a cost linear between the coarse nodes exactly so), where other resolutions may be looser
+        # for a cost linear between the coarse nodes exactly so), where other resolutions may be looser;
+        # with a breakpoint, the resolution near that factor that puts it on a node (aligned_resolution)
         factor = min(4, max(2, math.ceil(math.sqrt(gap / target) - 0.05))) if math.isfinite(gap) and gap > 0 else 2
-        k = n * factor
         p = alp.box_masses(step.raw.x)
         used = np.flatnonzero(p > 1e-15 * max(float(p.max()), 1e-300))
         reach = (float(np.max(np.abs(used - alp.R))) / n) if used.size else float(alp.N) / n  # in sensitivities
-        N = min(int(math.ceil((1.1 * reach + 1.5) * k)), int(math.ceil(alp.N * k / n)))
         binding = self._binding(step) | {n}
-        mapped = {j for s in binding for j in range(max(1, (s - 1) * k // n), min(k, -(-(s + 1) * k // n)) + 1)}
-        return self._set(k, N, tuple(sorted(mapped | {k})))
+
+        def size_at(k: int) -> tuple[int, int, tuple[int, ...]]:
+            N = min(int(math.ceil((1.1 * reach + 1.5) * k)), int(math.ceil(alp.N * k / n)))
+            mapped = {j for s in binding for j in range(max(1, (s - 1) * k // n), min(k, -(-(s + 1) * k // n)) + 1)}
+            return k, N, tuple(sorted(mapped | {k}))
+
+        k = n * factor if self.breakpoint is None else self._aligned_next(step, n * factor, size_at)
+        return self._set(*size_at(k))
+
+    def _aligned_next(self, step: Step, want: int, size_at) -> int:
+        """The next resolution with a breakpoint b: among n + 1 .. ALIGN_REACH·want (the factor the O(h²) gap
+        asks for), those whose LP is predicted to fit the time left (the last step's seconds scaled by the work
+        ratio, as the loop predicts), the one with the least offset |b·k − round(b·k)| per cell width 1/k (the
+        relaxation's loss scaled like that in the measurements of :func:`aligned_resolution`); ties: the
+        smaller k.  When none is predicted to fit, the best aligned one up to ``want``."""
+        n = step.built.model.n
+        b = float(self.breakpoint)
+        ks = np.arange(n + 1, max(n + 1, math.ceil(ALIGN_REACH * want)) + 1)
+        left = self.ctx.remaining() if self.ctx is not None and hasattr(self.ctx, "remaining") else math.inf
+        if math.isfinite(left) and step.seconds > 0:
+            w0 = max(self.plan(self._current).work, 1.0)
+            pred = np.array([step.seconds * max(self.plan(size_at(int(k))).work / w0, 1.0) ** ALIGN_TIME_GROWTH
+                             for k in ks])
+            fits = ks[ALIGN_TIME_SAFETY * pred <= left]
+        else:
+            fits = ks
+        if fits.size == 0:
+            return aligned_resolution(n + 1, want, b)
+        off = np.maximum(np.abs(b * fits - np.round(b * fits)), ALIGN_OFFSET_FLOOR)
+        return int(fits[int(np.argmin(off / fits))])
 
     def _set(self, n: int, N: int, shifts: tuple):
         self._current = (n, N, shifts)
