@@ -54,7 +54,8 @@ centre pricing), so it should lie above the lower bound.
 
 Through the harness (``benchmarks/harness.py``), each repeat of each side in its own process:
 
-* ``target COST ε E δ D`` (30 cases): part A in 1-D, no baseline; killed after 1.5 × 60 + 60 s (the
+* ``target COST ε E δ D`` (30 cases): part A in 1-D; the baseline is the same solve on another tree of
+  optmech (``--baseline-commit SHA``; skipped without one); killed after 1.5 × 60 + 60 s (the
   ``optmech solve`` child itself after 1.5 × 60 + 30 s).  The note gives the verdict, the solve's
   seconds, the resolution (n, N, R) and the number of LPs; the record keeps the whole JSON digest.
 * ``target d=2 COST ε E δ D`` (6 cases): part A in d = 2 (the former ``--dim 2``).
@@ -92,7 +93,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import run_measured  # noqa: E402
-from harness import add_case, against, main  # noqa: E402
+from harness import COMMIT, add_case, against, main  # noqa: E402
 
 COSTS_1D = ["abs", "square"]
 EPSILONS_1D = [0.1, 0.5, 1.0, 2.0, 5.0]
@@ -483,7 +484,7 @@ for _cost in COSTS_1D:
             add_case(target_case, f"target {_cost} ε {_eps:g} δ {_dl:g}",
                      params={"cost": _cost, "epsilon": _eps, "delta": _dl, "sensitivity": 1.0,
                              "target_gap": TARGET_GAP_1D, "target_seconds": TARGET_SECONDS_1D,
-                             "time_limit": TIME_LIMIT_1D}, timeout=1.5 * TIME_LIMIT_1D + 60)
+                             "time_limit": TIME_LIMIT_1D}, baseline=COMMIT, timeout=1.5 * TIME_LIMIT_1D + 60)
 for _cost in COSTS_2D:
     for _eps in EPSILONS_2D:
         add_case(target_case, f"target d=2 {_cost} ε {_eps:g} δ {DELTA_2D:g}",

@@ -95,6 +95,10 @@ ALIGN_TIME_GROWTH, ALIGN_TIME_SAFETY = 1.25, 1.5
 SPILL_SHARE = 1e-3
 #: The aligned-cell candidate LP is solved when the centre cell carries at least this share of the gap.
 CENTRE_SHARE = 0.25
+#: The aligned-cell candidate is no longer solved after ALIGNED_IDLE resolutions in a row at which it lowered the
+#: best upper end by less than ALIGNED_MIN_GAIN of the target gap (at ε = 5, δ <= 1e-4, |x| the staircase is
+#: within 5e-6 of it at n = 66, and the candidate's LP took twice the relaxation's time; measured).
+ALIGNED_IDLE, ALIGNED_MIN_GAIN = 2, 0.1
 #: A dropped shift is added when the primal's audit exceeds the LP's budget by this relative margin.
 VIOLATION = 1e-6
 
@@ -203,6 +207,11 @@ class ApproxRealFamily:
         self.prev_gap = math.inf
         self.slack_scale = 1.0
         self.aligned_won = False
+        #: resolutions in a row at which the aligned candidate did not lower the best upper end found so far by
+        #: ALIGNED_MIN_GAIN of the target gap; from ALIGNED_IDLE on it is not solved any more
+        self.aligned_misses = 0
+        #: the least certified upper end the family has seen (closed forms, steps, candidates)
+        self.known_upper = math.inf
         self.refinements = 0
         self._plans: dict = {}
         res = getattr(problem.domain, "resolution", None)
@@ -224,6 +233,7 @@ class ApproxRealFamily:
         """The valid closed-form references (staircase, Laplace, truncated Laplace, Gaussians, uniform) as
         certified upper bounds (:func:`~optmech.families.approx.closed_form_uppers`)."""
         out = closed_form_uppers(self.problem.cost, self.eps, self.delta, self.D)
+        self.known_upper = min([self.known_upper] + [u.value for u in out if u.certified])
         if out or self.eps <= 0:
             return out
         # no exact closed form for this cost: the pure family's Laplace-shaped density on cells of width Δ/16,
@@ -247,12 +257,17 @@ class ApproxRealFamily:
     @property
     def step_factor(self) -> float:
         """The predicted time ratio of the next step to the last one while on the decay path; after a decay
-        step whose dual did not extend, the per-point path's first step (far smaller); the loop's default
-        otherwise."""
+        step whose dual did not extend, the per-point path's first step (far smaller); on the per-point path
+        with a breakpoint, the least one (n + 1 cells: the refinement picks among the resolutions predicted to
+        fit the time left, :meth:`_aligned_next`, and the loop checks the chosen LP's prediction again); the
+        loop's default otherwise."""
         if self.decay_failed:
             return 0.25
         if self._decay_factor is not None:
             return self._decay_factor
+        if self.breakpoint is not None and isinstance(getattr(self, "_current", None), tuple):
+            n = self._current[0]
+            return ((n + 1) / n) ** (2 * ALIGN_TIME_GROWTH)
         raise AttributeError("step_factor")
 
     def _decay_size(self, n: int) -> RealDecaySize:
@@ -408,7 +423,11 @@ class ApproxRealFamily:
         when it beat the centred cells at an earlier resolution."""
         if isinstance(step.built.model, _DecayModel):
             return []
+        if step.upper.certified:
+            self.known_upper = min(self.known_upper, step.upper.value)
         if self.ctx is None or (self._centre_share(step) < CENTRE_SHARE and not self.aligned_won):
+            return []
+        if self.aligned_misses >= ALIGNED_IDLE:
             return []
         n, N, shifts = self._current
         lp, alp, _ = self._build(n, N, shifts, AlignedCells(self.problem.cost, self.D, n))
@@ -434,6 +453,11 @@ class ApproxRealFamily:
         up.cells, up.aligned = n, True
         if up.certified and up.value < step.upper.value:
             self.aligned_won = True  # keep proposing aligned masses at the finer resolutions
+        gain = self.known_upper - up.value if up.certified else -math.inf
+        useful = gain > ALIGNED_MIN_GAIN * self.problem.target_gap * abs(self.known_upper)
+        self.aligned_misses = 0 if useful else self.aligned_misses + 1
+        if up.certified:
+            self.known_upper = min(self.known_upper, up.value)
         return [up]
 
     def diagnostics(self, built: Built, raw, upper) -> dict:
