@@ -32,8 +32,8 @@ steps fall among the nodes, not only on h: for |x| at ε = 5, δ = 1e-6 it is 1.
 node).  Where the cost's ε-DP staircase has a step γ* ∈ (0, 1) ([Geng13, Thm 2.4];
 :func:`staircase_breakpoint`), the first resolution is the one in FIRST_CELLS..2·FIRST_CELLS that
 puts γ*·Δ nearest a node, and each refinement picks, among the resolutions up to ALIGN_REACH
-times the one the O(h²) gap asks for whose LP is predicted to fit the time left, the least offset
-per cell width (:func:`aligned_resolution`).  This is a heuristic that proposes sizes; every
+times the one the O(h²) gap asks for whose LP is predicted to fit the time left, the one whose
+node lies nearest γ*·Δ (:meth:`ApproxRealFamily._aligned_next`).  This is a heuristic that proposes sizes; every
 step's bound is certified whatever n is, and the bracket keeps the best of them (a resolution
 that is not a multiple of the last may be looser than it).  The aligned-cell candidate LP is
 solved by the profile's general attempts (builder name ``hockey_stick_aligned``): the structured
@@ -608,9 +608,10 @@ class ApproxRealFamily:
     def _aligned_next(self, step: Step, want: int, size_at) -> int:
         """The next resolution with a breakpoint b: among n + 1 .. ALIGN_REACH·want (the factor the O(h²) gap
         asks for), those whose LP is predicted to fit the time left (the last step's seconds scaled by the work
-        ratio, as the loop predicts), the one with the least offset |b·k − round(b·k)| per cell width 1/k (the
-        relaxation's loss scaled like that in the measurements of :func:`aligned_resolution`); ties: the
-        smaller k.  When none is predicted to fit, the best aligned one up to ``want``."""
+        ratio, as the loop predicts), the one whose node lies nearest b·Δ in sensitivities, |b·k − round(b·k)|/k
+        with offsets below ALIGN_OFFSET_FLOOR cells counted as that floor (the relaxation's loss fell with this
+        distance in the measurements of :func:`aligned_resolution`); ties: the smaller k.  When none is
+        predicted to fit, the best aligned one up to ``want`` (the loop then checks its prediction and stops)."""
         n = step.built.model.n
         b = float(self.breakpoint)
         ks = np.arange(n + 1, max(n + 1, math.ceil(ALIGN_REACH * want)) + 1)
