@@ -231,6 +231,40 @@ def test_the_aligned_candidate_is_at_most_the_staircase_on_its_cells(monkeypatch
     assert r.lower_bound <= r.upper_bound <= staircase_cost_abs(5.0, 1.0, 3 / 40) * (1 + 1e-9)
 
 
+def test_a_spike_at_zero_lowers_the_upper_end_at_large_delta(monkeypatch):
+    """ε = 5, δ = 1e-2, |x|: the optimum puts mass about δ at 0, and the aligned candidate with a spike (mass a on
+    [−η/2, η/2)) is the upper end.  Independently of the family's audit: the law's own audit on its fine grid
+    (Tabulated.privacy), the hockey-stick integral at off-grid shifts (quadrature, including a shift smaller than
+    a cell), and its cost by quadrature; without the spike the upper end is higher."""
+    kw = dict(epsilon=5, delta=1e-2, cost="abs", target_gap=5e-3, resolution=26)
+    r = _solve(**kw)
+    a = r.truncation["upper_bound_spike_mass"]
+    assert r.certified and r.truncation["upper_bound_cells"] == "aligned" and 0 < a < 1e-2
+    m = r.mechanism
+    assert m.privacy().delta <= 1e-2
+    lo, hi = float(m.ppf(1e-12)) - 2, float(m.ppf(1 - 1e-12)) + 2
+    from optmech.problems.approx_cells import spike_steps
+
+    h = 1 / 26
+    eta = h / spike_steps(26)
+    q = np.arange(math.floor(lo) - 1, math.ceil(hi) + 2)
+    edges = np.unique(np.concatenate([np.arange(math.floor(lo / h) - 1, math.ceil(hi / h) + 2) * h,
+                                      q - eta / 2, q + eta / 2]))
+    for t in (0.0013, 0.113, 0.5, 1.0):
+        # exact for a piecewise-constant density: the integrand is constant between the merged edges of p and p(· − t)
+        b = np.unique(np.concatenate([edges, edges + t]))
+        mid, width = 0.5 * (b[1:] + b[:-1]), np.diff(b)
+        H = math.fsum(width * np.maximum(m.pdf(mid) - math.exp(5.0) * m.pdf(mid - t), 0.0))
+        assert H <= 1e-2 * (1 + 1e-9)
+    x = np.linspace(lo, hi, 4_000_001)
+    cost = float(np.sum(np.abs(x) * m.pdf(x)) * (x[1] - x[0]))
+    assert r.lower_bound * (1 - 1e-4) <= cost <= r.upper_bound * (1 + 1e-4)
+    monkeypatch.setattr(approx_real, "SPIKE_MIN", 1.0)  # no spike; the first resolution only
+    plain = _solve(**dict(kw, target_gap=0.5))
+    assert plain.truncation["upper_bound_spike_mass"] == 0.0
+    assert r.upper_bound < plain.upper_bound
+
+
 def test_dropping_shifts_relaxes_and_generation_recovers_the_full_lp():
     """An LP that keeps some shifts has an optimum at most the full LP's (a relaxation); the solve,
     which keeps only the shifts it needs, reaches the full LP's lower bound at the same resolution."""

@@ -58,8 +58,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
+import scipy.sparse as sp
 
 from optmech.budget import LPPlan, gib
 from optmech.errors import SpecError
@@ -74,7 +76,7 @@ from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
 from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
-                                           cell_mean_upper, cells_law)
+                                           cell_mean_upper, cells_law, spike_mean_upper, spike_steps, spiked_cells_law)
 from optmech.lp import LinearProgram
 from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue
@@ -99,6 +101,8 @@ CENTRE_SHARE = 0.25
 #: best upper end by less than ALIGNED_MIN_GAIN of the target gap (at ε = 5, δ <= 1e-4, |x| the staircase is
 #: within 5e-6 of it at n = 66, and the candidate's LP took twice the relaxation's time; measured).
 ALIGNED_IDLE, ALIGNED_MIN_GAIN = 2, 0.1
+#: The aligned-cell candidate's spike (:func:`spiked_upper`) is kept when the LP gives it more than this share of δ.
+SPIKE_MIN = 1e-6
 #: A dropped shift is added when the primal's audit exceeds the LP's budget by this relative margin.
 VIOLATION = 1e-6
 
@@ -187,6 +191,49 @@ def staircase_breakpoint(cost, epsilon: float, sensitivity: float) -> float | No
     except Exception:  # noqa: BLE001 - a heuristic: no breakpoint, uniform refinement
         return None
     return g if 0.0 < g < 1.0 else None
+
+
+def with_spike(lp: LinearProgram, price: float) -> LinearProgram:
+    """The aligned-cell candidate LP with one more column: a mass ``spike`` on [−η/2, η/2) (:func:`spiked_upper`),
+    priced at ``price`` (an upper bound of the cost's mean there), counted in the normalisation and, at its full
+    mass, in every kept shift's budget row."""
+    m, n_cols = lp.A.shape
+    budget = lp.row_blocks["budget"]
+    rows = np.concatenate([[int(lp.meta["normalisation_row"])], np.arange(budget.start, budget.stop)])
+    col = sp.csc_array((np.ones(len(rows)), (rows, np.zeros(len(rows), dtype=np.int64))), shape=(m, 1))
+    return dataclasses.replace(
+        lp, c=np.append(lp.c, price), A=sp.csc_array(sp.hstack([lp.A, col], format="csc")),
+        col_lower=np.append(lp.col_lower, 0.0), col_upper=np.append(lp.col_upper, 1.0),
+        col_blocks=dict(lp.col_blocks, spike=slice(n_cols, n_cols + 1)))
+
+
+def spiked_upper(cost, box: np.ndarray, R1: int, atom: float, epsilon: float, delta: float, n: int, price,
+                 spike_price: float):
+    """The certified upper end of the law P = a·U + (1 − a)·F: U uniform on the spike [−η/2, η/2), F the density
+    of the masses ``box`` on the aligned cells (normalised), a = ``atom`` < δ.
+
+    Privacy [derived]: for every set S and shift t, P(S) − e^ε P_t(S) = a·(U(S) − e^ε U_t(S)) + (1 − a)·(F(S) −
+    e^ε F_t(S)) <= a + (1 − a)·H_t(F), so H_t(P) <= a + (1 − a)·H_t(F) for every real t.  F is audited
+    (:func:`~optmech.families.approx.upper_from_pmf`, repaired by mixing if needed) at the budget δ_F, the
+    float below (δ − a)/(1 − a); a + (1 − a)·δ_F <= δ is checked in exact rationals.  Cost: (1 − a)·(F's
+    outward-rounded cost) + a·``spike_price``, computed exactly in rationals from the floats and rounded up."""
+    a = Fraction(float(atom))
+    d = Fraction(float(delta))
+    if not 0 < a < d:
+        raise SpecError(f"the spike's mass must lie in (0, delta): {float(a)!r}")
+    delta_f = float(np.nextafter(float((d - a) / (1 - a)), -np.inf))
+    if a + (1 - a) * Fraction(delta_f) > d:
+        delta_f = float(np.nextafter(delta_f, -np.inf))
+    up = upper_from_pmf(cost, box, R1, epsilon, delta_f, n, price=price)
+    realised = a + (1 - a) * Fraction(float(up.realised_delta))
+    value = (1 - a) * Fraction(float(up.value)) + a * Fraction(float(spike_price)) if math.isfinite(up.value) else None
+    up.realised_delta = float(np.nextafter(float(realised), np.inf))
+    up.shifts_delta = np.asarray([float(np.nextafter(float(a + (1 - a) * Fraction(float(v))), np.inf))
+                                  for v in up.shifts_delta])
+    up.value = float(np.nextafter(float(value), np.inf)) if value is not None else math.inf
+    up.certified = bool(up.certified and realised <= d and math.isfinite(up.value))
+    up.atom = float(a)
+    return up
 
 
 class ApproxRealFamily:
@@ -435,6 +482,9 @@ class ApproxRealFamily:
         # this LP's optimum (0.08276 against HiGHS simplex's 0.08265 at ε = 5, δ = 1e-6, |x|, n = 40; measured, in
         # about the same time), so the candidate goes to the profile's general attempts
         lp = dataclasses.replace(lp, meta=dict(lp.meta, builder="hockey_stick_aligned"))
+        steps = spike_steps(n)
+        spike_price = spike_mean_upper(self.problem.cost, self.D, n, steps)
+        lp = with_spike(lp, spike_price) if math.isfinite(spike_price) else lp
         try:
             raw = self.ctx.solve_lp(lp, share=0.5)
         except Exception:  # noqa: BLE001 - an optional candidate: the step's own bounds stand
@@ -442,6 +492,8 @@ class ApproxRealFamily:
         if raw.x is None:
             return []
         p = alp.box_masses(raw.x)
+        spike = lp.col_blocks.get("spike")
+        atom = float(raw.x[spike][0]) if spike is not None else 0.0
         # the cells k = −R−1..R audited on the box [−(R+1), R+1] (one empty cell appended)
         R1 = alp.R + 1
         box = np.concatenate([p, [0.0]])
@@ -449,7 +501,12 @@ class ApproxRealFamily:
         def means(cost, k, D, n_):  # box index k on [−R1, R1] is the aligned cell k
             return aligned_cell_mean_upper(cost, k, D, n_)
 
-        up = upper_from_pmf(self.problem.cost, box, R1, self.eps, self.delta, n, price=self._price(n, means))
+        if SPIKE_MIN * self.delta < atom < self.delta:
+            up = spiked_upper(self.problem.cost, box, R1, atom, self.eps, self.delta, n, self._price(n, means),
+                              spike_price)
+            up.spike_steps = steps
+        else:
+            up = upper_from_pmf(self.problem.cost, box, R1, self.eps, self.delta, n, price=self._price(n, means))
         up.cells, up.aligned = n, True
         if up.certified and up.value < step.upper.value:
             self.aligned_won = True  # keep proposing aligned masses at the finer resolutions
@@ -651,7 +708,11 @@ class ApproxRealFamily:
         elif pure_upper:
             mech = Tabulated.from_law(best_up.mechanism, eps, delta=delta)
         elif best_up is not None:
-            if aligned:
+            atom = float(getattr(best_up, "atom", 0.0) or 0.0)
+            if aligned and atom > 0:
+                law = spiked_cells_law((1.0 - atom) * np.asarray(best_up.p) / math.fsum(best_up.p), -best_up.R, atom,
+                                       D, best_up.cells, best_up.spike_steps)
+            elif aligned:
                 law = aligned_cells_law(best_up.p, -best_up.R, D, best_up.cells)
             else:
                 law = cells_law(best_up.p, best_up.R, D, best_up.cells)
@@ -674,6 +735,15 @@ class ApproxRealFamily:
                 "every real shift; cost = the masses times proven upper bounds of the cost's mean on each cell"
                 + (f" (mixed at weight {best_up.mixed:.3g} with a law of delta <= delta/2, to absorb solver tolerances)"
                    if best_up is not None and best_up.mixed > 0 else ""))
+            if best_up is not None and float(getattr(best_up, "atom", 0.0) or 0.0) > 0:
+                a, steps = float(best_up.atom), int(best_up.spike_steps)
+                upper_claim += (
+                    f"; plus a spike: mass {a:.6g} spread uniformly on [-h/{2 * steps}, h/{2 * steps}) (the optimum puts "
+                    "about delta at 0). For every real shift the hockey-stick divergence of the mixture is at most the "
+                    "spike's mass plus (1 - mass) times the cell density's (the supremum over sets is subadditive) "
+                    "[derived, optmech.families.approx_real.spiked_upper]: the cell density is audited at "
+                    "(delta - mass)/(1 - mass), rounded down and checked in exact rationals; the spike is priced at a "
+                    "proven upper bound of the cost's mean on it")
         claims = [
             "(epsilon, delta)-DP on the real line: the hockey-stick divergence for every real shift |t| <= sensitivity "
             "[GV13, (18)]",
@@ -719,6 +789,8 @@ class ApproxRealFamily:
                 "cells_per_sensitivity": n, "cell_width": D / n, "half_width_cells": alp.N, "box_half_width_cells": alp.R,
                 "shifts_kept": int(len(alp.shifts)),
                 "upper_bound_cells": f"reference:{ref}" if ref is not None else ("aligned" if aligned else "centred"),
+                "upper_bound_spike_mass": (float(getattr(best_up, "atom", 0.0) or 0.0)
+                                           if ref is None and best_up is not None else 0.0),
                 "lower_bound": "relaxation: randomised rounding to the nodes; hockey-stick rows on the inner nodes for the "
                                "kept shifts, outer layer without rows, far mass",
                 "upper_bound": (f"closed form: the {ref} reference" if ref is not None else

@@ -55,11 +55,12 @@ import math
 import numpy as np
 
 from optmech.costs import Cost
+from optmech.errors import SpecError
 from optmech.costs.interval import WIDEN_LIBM, WIDEN_ROUNDED, round_down, round_up
 from optmech.problems.lattice import Grid1D, LatticeMechanism, enclose, integral
 
 __all__ = ["NodeCosts", "AlignedCells", "node_interval", "cell_mean_upper", "aligned_cell_mean_upper", "half_cell_grid",
-           "cells_law", "aligned_cells_law"]
+           "cells_law", "aligned_cells_law", "SPIKE_GRID_STEPS", "SPIKE_STEPS", "spike_steps", "spike_mean_upper", "spiked_cells_law"]
 
 #: Geometric pieces that cover [x_R, ∞) for the far mass's price (as Grid1D.outside_min).
 _FAR_PIECES = np.concatenate([[0.0], np.geomspace(1e-300, 1e300, 600)])
@@ -267,5 +268,72 @@ def cells_law(p: np.ndarray, R: int, sensitivity: float, n: int) -> LatticeMecha
     w[idx_main - g_lo] += dens
     left_half = ((q - 1) * W + n)[r == 0]
     w[left_half - g_lo] += dens[r == 0]
+    total = math.fsum(w * grid.width(np.arange(g_lo, g_hi + 1)))
+    return LatticeMechanism(grid, g_lo, w, 0.0, np.zeros(W), np.zeros(W), total=total)
+
+
+#: The spike's edges ±η/2 lie on the uniform grid of 2·n·s steps per Δ (η = h/s); a law's own audit
+#: (:meth:`optmech.mechanisms.tabulated.Tabulated.privacy`) works on such grids up to 4096 steps per Δ, in a
+#: time that grows like their square (9 s at 4092 steps, n = 26; measured), so s is at most SPIKE_STEPS.
+SPIKE_GRID_STEPS = 4096
+#: The spike's width is at least h/SPIKE_STEPS: it costs at most its mass times h/(4·SPIKE_STEPS) more than an
+#: atom for |x| (an aligned cell pair costs h/2 times it).
+SPIKE_STEPS = 8
+
+
+def spike_steps(n: int) -> int:
+    """s, the spike's width η = h/s for n cells per Δ: the largest s <= SPIKE_STEPS with 2·n·s <= SPIKE_GRID_STEPS
+    (at least 1).
+
+    >>> spike_steps(79), spike_steps(300), spike_steps(4096)
+    (8, 6, 1)
+    """
+    return max(1, min(SPIKE_STEPS, SPIKE_GRID_STEPS // (2 * int(n))))
+
+
+def spike_mean_upper(cost: Cost, sensitivity: float, n: int, steps: int) -> float:
+    """A rigorous upper bound of the mean of L on the spike [−η/2, η/2), η = Δ/(n·steps) (L >= 0 proven by
+    the caller), as :func:`aligned_cell_mean_upper`: the integral's upper enclosure on the interval widened
+    outward, over a width rounded down."""
+    half = float(sensitivity) / (2.0 * n * steps)
+    a, b = round_down(np.float64(-half)), round_up(np.float64(half))
+    _, hi = integral(cost, np.array([a]), np.array([b]))
+    eta_lo = float(round_down(np.float64(2.0 * half)))
+    with np.errstate(all="ignore"):
+        return float(round_up(np.float64(hi[0] / eta_lo)))
+
+
+def spiked_cells_law(p: np.ndarray, k0: int, atom: float, sensitivity: float, n: int, steps: int) -> LatticeMechanism:
+    """The density p_j/h on the aligned cells A_{k0+j} plus the mass ``atom`` spread uniformly on the spike
+    [−η/2, η/2), η = h/steps, as a :class:`LatticeMechanism` on the cells of a period [0, Δ) with edges
+    0, η/2, h, 2h, …, (n − 1)h, Δ − η/2, Δ (n + 2 cells: A_0 and A_{n−1} of each period are split at η/2 and
+    Δ − η/2, and the spike is the first cell of period 0 and the last of period −1).  Its total mass is
+    Σp + atom.
+
+    >>> law = spiked_cells_law(np.array([0.3, 0.3]), -1, 0.4, 1.0, 4, 2)
+    >>> round(float(law.total), 12)
+    1.0
+    """
+    d, n, steps = float(sensitivity), int(n), int(steps)
+    if n < 2 or steps < 1:
+        raise SpecError("a spiked cell law needs n >= 2 cells per sensitivity and steps >= 1")
+    h = d / n
+    eta = h / steps
+    W = n + 2
+    edges = np.concatenate([[0.0, eta / 2.0], np.arange(1, n) * h, [d - eta / 2.0, d]])
+    grid = Grid1D("cells", d, W, edges)
+    j = np.arange(k0, k0 + len(p))
+    q, r = np.divmod(j, n)
+    dens = np.asarray(p, dtype=float) / h
+    main = np.where(r == 0, q * W, np.where(r == n - 1, q * W + n, q * W + r + 1))
+    extra_idx = np.concatenate([(q * W + 1)[r == 0], (q * W + n + 1)[r == n - 1]])
+    extra_dens = np.concatenate([dens[r == 0], dens[r == n - 1]])
+    spike = np.array([0, -W + n + 1])  # [0, η/2) and [−η/2, 0)
+    idx = np.concatenate([main, extra_idx, spike])
+    g_lo, g_hi = int(idx.min()), int(idx.max())
+    w = np.zeros(g_hi - g_lo + 1)
+    np.add.at(w, main - g_lo, dens)
+    np.add.at(w, extra_idx - g_lo, extra_dens)
+    np.add.at(w, spike - g_lo, float(atom) / eta)
     total = math.fsum(w * grid.width(np.arange(g_lo, g_hi + 1)))
     return LatticeMechanism(grid, g_lo, w, 0.0, np.zeros(W), np.zeros(W), total=total)
