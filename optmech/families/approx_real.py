@@ -21,7 +21,11 @@ lower bound on V*(ℝ).
   When the centre cell carries most of the bracket's width (a kink at 0, as for |x|: its mean
   costs (h/4)·q_0 more than the node price), a second candidate LP on the aligned cells
   [kh, (k+1)h) (:class:`~optmech.problems.approx_cells.AlignedCells`) proposes masses that are
-  audited and priced the same way; it is not a relaxation and serves the upper bound only.
+  audited and priced the same way; it is not a relaxation and serves the upper bound only.  Its LP
+  has one more column, a spike at 0 (:func:`with_spike`): at large δ the optimum puts an atom of
+  mass about δ there (ε = 5, δ = 1e-2: the node LP's mass at 0 exceeds its neighbours' by about δ,
+  measured), which cells of width h smear.  The spike's law is audited and priced by
+  :func:`spiked_upper` (its docstring derives H_t <= a + (1 − a)·H_t(cells)).
 
 The loop widens the window while the relaxation uses its outer layer or far mass, and otherwise
 refines the cells by the factor the O(h²) width of the bracket asks for.
