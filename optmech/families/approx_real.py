@@ -67,7 +67,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-from optmech.budget import LPPlan, gib
+from optmech.budget import TIME_SAFETY, LPPlan, Pace, gib
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
 from optmech.certify import dual_lower_bound
@@ -80,7 +80,7 @@ from optmech.families.base import Built, Step, Stop
 from optmech.mechanisms.approx.bounds import thm8_n
 from optmech.problems.approx import build_approx, estimate_size
 from optmech.problems.approx_cells import (AlignedCells, NodeCosts, aligned_cell_mean_upper, aligned_cells_law,
-                                           cell_mean_upper, cells_law, spike_mean_upper, spike_steps, spiked_cells_law)
+                                           cell_mean_upper, cells_law, spike_steps, spiked_cells_law)
 from optmech.lp import LinearProgram
 from optmech.problems.lattice import Grid1D
 from optmech.result import ReferenceValue
@@ -94,9 +94,6 @@ ALIGN_REACH = 1.3
 #: Offsets below this many cells count as equal when resolutions are compared (the measured losses stop
 #: shrinking there).
 ALIGN_OFFSET_FLOOR = 0.005
-#: The time of a candidate step is predicted as the last step's seconds times (work ratio)^ALIGN_TIME_GROWTH,
-#: and it must fit ALIGN_TIME_SAFETY times over in the time left.
-ALIGN_TIME_GROWTH, ALIGN_TIME_SAFETY = 1.25, 1.5
 #: A refinement's window: 1.1 times the reach of the last law's masses above REACH_MASS times its largest, plus
 #: REACH_MARGIN sensitivities.  Any window is a relaxation (far mass, edge rows) and the spill check widens it
 #: again where the relaxation uses its layer; smaller windows only make the LPs smaller.  With 1e-7 and 1 (before
@@ -324,7 +321,7 @@ class ApproxRealFamily:
             return self._decay_factor
         if self.breakpoint is not None and isinstance(getattr(self, "_current", None), tuple):
             n = self._current[0]
-            return ((n + 1) / n) ** (2 * ALIGN_TIME_GROWTH)
+            return ((n + 1) / n) ** (2 * Pace.GROWTH)
         raise AttributeError("step_factor")
 
     def _decay_size(self, n: int) -> RealDecaySize:
@@ -493,7 +490,8 @@ class ApproxRealFamily:
         # about the same time), so the candidate goes to the profile's general attempts
         lp = dataclasses.replace(lp, meta=dict(lp.meta, builder="hockey_stick_aligned"))
         steps = spike_steps(n)
-        spike_price = spike_mean_upper(self.problem.cost, self.D, n, steps)
+        # the spike [−η/2, η/2), η = h/steps, is the centre cell C_0 at n·steps cells per sensitivity
+        spike_price = float(cell_mean_upper(self.problem.cost, np.array([0]), self.D, n * steps)[0])
         lp = with_spike(lp, spike_price) if math.isfinite(spike_price) else lp
         try:
             raw = self.ctx.solve_lp(lp, share=0.5)
@@ -685,9 +683,9 @@ class ApproxRealFamily:
         left = self.ctx.remaining() if self.ctx is not None and hasattr(self.ctx, "remaining") else math.inf
         if math.isfinite(left) and step.seconds > 0:
             w0 = max(self.plan(self._current).work, 1.0)
-            pred = np.array([step.seconds * max(self.plan(size_at(int(k))).work / w0, 1.0) ** ALIGN_TIME_GROWTH
+            pred = np.array([step.seconds * max(self.plan(size_at(int(k))).work / w0, 1.0) ** Pace.GROWTH
                              for k in ks])
-            fits = ks[ALIGN_TIME_SAFETY * pred <= left]
+            fits = ks[TIME_SAFETY * pred <= left]
         else:
             fits = ks
         if fits.size == 0:

@@ -60,7 +60,7 @@ from optmech.costs.interval import WIDEN_LIBM, WIDEN_ROUNDED, round_down, round_
 from optmech.problems.lattice import Grid1D, LatticeMechanism, enclose, integral
 
 __all__ = ["NodeCosts", "AlignedCells", "node_interval", "cell_mean_upper", "aligned_cell_mean_upper", "half_cell_grid",
-           "cells_law", "aligned_cells_law", "SPIKE_GRID_STEPS", "SPIKE_STEPS", "spike_steps", "spike_mean_upper", "spiked_cells_law"]
+           "cells_law", "aligned_cells_law", "SPIKE_GRID_STEPS", "SPIKE_STEPS", "spike_steps", "spiked_cells_law"]
 
 #: Geometric pieces that cover [x_R, ∞) for the far mass's price (as Grid1D.outside_min).
 _FAR_PIECES = np.concatenate([[0.0], np.geomspace(1e-300, 1e300, 600)])
@@ -289,18 +289,6 @@ def spike_steps(n: int) -> int:
     (8, 6, 1)
     """
     return max(1, min(SPIKE_STEPS, SPIKE_GRID_STEPS // (2 * int(n))))
-
-
-def spike_mean_upper(cost: Cost, sensitivity: float, n: int, steps: int) -> float:
-    """A rigorous upper bound of the mean of L on the spike [−η/2, η/2), η = Δ/(n·steps) (L >= 0 proven by
-    the caller), as :func:`aligned_cell_mean_upper`: the integral's upper enclosure on the interval widened
-    outward, over a width rounded down."""
-    half = float(sensitivity) / (2.0 * n * steps)
-    a, b = round_down(np.float64(-half)), round_up(np.float64(half))
-    _, hi = integral(cost, np.array([a]), np.array([b]))
-    eta_lo = float(round_down(np.float64(2.0 * half)))
-    with np.errstate(all="ignore"):
-        return float(round_up(np.float64(hi[0] / eta_lo)))
 
 
 def spiked_cells_law(p: np.ndarray, k0: int, atom: float, sensitivity: float, n: int, steps: int) -> LatticeMechanism:
