@@ -147,10 +147,10 @@ def test_the_bracket_sits_below_the_private_closed_forms(solved_d4):
     one = optmech.solve(Problem.from_params({"privacy": "approx", "epsilon": 1.0, "delta": 1e-3, "sensitivity": 1,
                                              "domain": "continuous", "cost": "square", "target_gap": 1e-4}),
                         time_limit=20, references=False)
-    # the lower end is the larger of that bound and the shell-pair relaxation's, which is stronger here
+    # the lower end is the larger of that bound and the slab relaxation's, which is stronger here
     assert r.lower_bound >= 4 * one.lower_bound * (1 - 1e-12)
     assert r.lower_bound > 4 * one.upper_bound
-    assert any("the shell-pair relaxation" in c for c in r.claims)
+    assert any("the slab relaxation" in c for c in r.claims)
     assert any(c.startswith("mechanism: the audited radial shell density") for c in r.claims)
 
 

@@ -47,6 +47,8 @@ from optmech.families.approx_radial import (
     radial_applies,
     radial_marginal_lower,
     radial_pairs_lower,
+    radial_slabs_lower,
+    upper_law_reach,
     radial_shell_upper,
 )
 from optmech.families.base import Built, Step, Stop
@@ -62,18 +64,25 @@ from optmech.problems.approx_cells_nd import (
     cell_prices,
     node_prices,
 )
+from optmech.problems.approx_radial_slabs import SMALL_DELTA
 from optmech.result import ReferenceValue
 
 #: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
 #: and the seconds of the marginal bound's 1-D solve then.
 RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
-#: Seconds at most of the shell-pair relaxation's lower bound, and the seconds left it needs to run.
-PAIRS_SECONDS, PAIRS_MIN_LEFT = 45.0, 4.0
+#: Seconds at most of the slab relaxation's lower bound, and the seconds left it needs to run.
+SLABS_SECONDS, SLABS_MIN_LEFT = 45.0, 4.0
 #: Shares of the time left of the radial shell law (upper end) and of the shell-pair relaxation (lower end),
 #: whether a cube-cell LP follows them (d <= 3) or none fits.  Measured for a radial cost at d = 2, eps = 1,
 #: delta = 1e-3, 60 s: the first cube LP's lower end was 1.7515 (its next step refused), the pair relaxation's
 #: 1.862 with 95 % of the time left (32 shells per sensitivity) and 1.793 with 80 % (16).
-RADIAL_SHARE, PAIRS_SHARE = 0.3, 0.95
+RADIAL_SHARE, SLABS_SHARE = 0.3, 0.95
+#: At δ below :data:`~optmech.problems.approx_radial_slabs.SMALL_DELTA` and d up to this, the shell-pair relaxation
+#: is the lower end instead of the slab relaxation: there the slab LP's dual dips at radii far out in the tail, its
+#: column generation did not settle within 45 s, and the pair relaxation's bound was the larger (ε = 1, δ = 1e-6:
+#: d = 2 1.709 against 1.53, d = 3 2.57 against none, d = 5 2.56 against 2.50; from d = 10 on the slabs' 9.0
+#: against 3.7).
+PAIRS_MAX_DIM = 5
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -117,6 +126,7 @@ class ApproxRealNDFamily:
         self.D = float(problem.sensitivity)
         self.norm = problem.norm
         self.slack_scale = 1.0
+        self._radial_law = None  # the audited radial shell law of initial_uppers: its reach sizes the slab window
         cost = problem.cost
         cost = as_cost_nd(getattr(cost, "spec", cost) if not hasattr(cost, "dim") else cost, self.d)
         if cost.kind == "expr":
@@ -160,6 +170,7 @@ class ApproxRealNDFamily:
         fixed = RADIAL_QUICK_RESOLUTION if self.size_is_explicit else None  # --resolution: one quick shell LP
 
         up, self._pending_interrupt = self._radial_search(share, resolution=fixed)
+        self._radial_law = up
         return out + ([up] if up is not None else [])
 
     def fallback_uppers(self) -> list:
@@ -208,7 +219,7 @@ class ApproxRealNDFamily:
     def initial_lower(self) -> float:
         """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` and 15 % of
         the time left), and the shell-pair relaxation's where larger
-        (within :data:`PAIRS_SECONDS` and :data:`PAIRS_SHARE` of the time left, when :data:`PAIRS_MIN_LEFT` seconds
+        (within :data:`SLABS_SECONDS` and :data:`SLABS_SHARE` of the time left, when :data:`SLABS_MIN_LEFT` seconds
         were left; an interrupt there keeps its best bound and is raised again by :meth:`start`);
         else the cost's floor, held from the start: an interrupt before the first LP still has a bracket."""
         if self.radial and self._pending_interrupt is None and self.ctx is not None:
@@ -216,16 +227,24 @@ class ApproxRealNDFamily:
             cap = MARGINAL_QUICK_SECONDS if self.size_is_explicit else MARGINAL_SECONDS  # --resolution: a quick run
             self._marginal = radial_marginal_lower(self.cost, self.eps, self.delta, self.D, self.d,
                                                    min(cap, 0.15 * self.ctx.remaining()), gap)
-            # the shell-pair relaxation, where stronger, when the time left affords its LP and certificate
+            # the slab relaxation, where stronger, when the time left affords its LP and certificate
             left = self.ctx.remaining()
-            if not self.size_is_explicit and left >= PAIRS_MIN_LEFT:
-                seconds = min(PAIRS_SECONDS, PAIRS_SHARE * left)
+            if not self.size_is_explicit and left >= SLABS_MIN_LEFT:
+                seconds = min(SLABS_SECONDS, SLABS_SHARE * left)
                 try:
-                    pairs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve, seconds)
+                    if self.delta < SMALL_DELTA and self.d <= PAIRS_MAX_DIM:
+                        slabs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
+                                                   seconds)
+                    else:
+                        law = self._radial_law
+                        reach = upper_law_reach(law, self.d, self.D) if law is not None else None
+                        slabs = radial_slabs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
+                                                   seconds, reach)
                 except KeyboardInterrupt as exc:  # keep what finished; start() raises the interrupt again
-                    pairs, self._pending_interrupt = getattr(exc, "pairs_best", None), exc
-                if pairs is not None and (self._marginal is None or pairs[0] > self._marginal[0]):
-                    self._marginal = pairs
+                    slabs = getattr(exc, "slabs_best", getattr(exc, "pairs_best", None))
+                    self._pending_interrupt = exc
+                if slabs is not None and (self._marginal is None or slabs[0] > self._marginal[0]):
+                    self._marginal = slabs
         return self.fallback_lower()[0]
 
     def start(self) -> tuple[int, int] | Stop:

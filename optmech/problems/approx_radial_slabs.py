@@ -1,0 +1,421 @@
+r"""(ε, δ) on ℝ^d with ℓ2 sensitivity and a radial cost: the slab relaxation, a certified lower bound [derived].
+
+Setting.  Δ = 1 (V*(Δ) = Δ^m V*(1) for L = ‖x‖₂^m).  V* is an infimum over radial laws X = R U, U uniform on
+the sphere and independent of R (rotation averaging, :mod:`optmech.problems.approx_radial`).  Fix w = e₁
+(‖w‖ = 1 = Δ) and write A = ⟨X, w⟩ for the coordinate along the shift and B = ‖X − A w‖ for the distance from
+its axis.  A shift by w moves A to A + 1 and leaves B alone, so the pair (A, B) carries the whole privacy
+constraint and the shift acts on it as a translation of one coordinate.  Every (ε, δ)-DP noise satisfies
+E ψ(X) − e^ε E ψ(X + w) <= δ for every test function 0 <= ψ <= 1 (the hockey-stick divergence is the supremum
+over sets, and a [0, 1]-valued ψ is a mixture of indicators).
+
+Test functions.  Nodes kh (h = 1/n, n a power of two) carry the hat functions hat_k(a) = (1 − |a/h − k|)₊,
+and slab edges b_j = jβ (β a power of two) the indicators of B ∈ [b_j, b_{j+1}).  The products
+ψ_{jk}(x) = hat_k(A) 1{B ∈ [b_j, b_{j+1})} satisfy ψ_{jk} >= 0 and Σ_{jk} ψ_{jk} <= 1, and, because a shift by w
+is n nodes along A, ψ_{jk}(x + w) = ψ_{j,k−n}(x).
+
+Weak duality (the certificate).  For rows m in a finite family F, multipliers 0 <= μ_m <= Λ, and x_m =
+E ψ_m(X) − e^ε E ψ_m(X + w):  Σ_m μ_m x_m <= Λ Σ_m (x_m)₊ = Λ (E ψ_S(X) − e^ε E ψ_S(X + w)) <= Λ δ, with S the
+rows where x_m > 0 and ψ_S = Σ_{m∈S} ψ_m ∈ [0, 1].  With K_r(j, k) = E ψ_{jk}(rU),
+
+    E L(R) >= inf_{r >= 0} φ(r) − Λ δ,   φ(r) = L(r) + Σ_{jk} c_{jk} K_r(j, k),   c_{jk} = μ_{jk} − e^ε μ_{j,k+n}
+
+(μ = 0 off F), for every (ε, δ)-DP radial law; nothing about the law's shape is assumed.  Rows are kept only
+when the supports of ψ_m and ψ_{m−n} lie in the ball of radius ``outer`` (the window): beyond it every K_r of
+the family vanishes, so φ(r) = L(r) >= L(outer) there.
+
+Kernel (closed forms).  For U uniform on S^{d−1}, U₁ has the density f_d(t) = (1 − t²)^{(d−3)/2}/J_d on
+[−1, 1], with cdf G_d (:func:`optmech.exact.sphere.sphere_cdf`) and first moment
+H_d(t) = ∫_{−1}^t s f_d(s) ds = −c_d (1 − t²)^{(d−1)/2}, c_d = 1/((d − 1) J_d) = E|U₁|/2 (differentiate).  For
+r > 0, the point rU has A = r U₁ and B = r (1 − U₁²)^{1/2}, so B ∈ [b_j, b_{j+1}) ⟺ τ_{j+1}(r) < |U₁| <= τ_j(r)
+with τ_b(r) = (1 − b²/r²)^{1/2} for b < r and 0 otherwise.  By the symmetry U₁ ↦ −U₁,
+K_r(j, k) = V_r(j, |k|) (twice that for k = 0) with V_r(j, k) = ∫_{τ_{j+1}(r)}^{τ_j(r)} hat_k(r t) f_d(t) dt,
+and hat_k(rt) is linear on [(k − 1)h/r, kh/r] and [kh/r, (k + 1)h/r], so each piece is
+p (G_d(β) − G_d(α)) + q (H_d(β) − H_d(α)).  K_0(j, k) = 1 for (j, k) = (0, 0) (X = 0), else 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from optmech.exact.sphere import abs_coordinate_mean, cdf_error, sphere_cdf
+from optmech.lp import LinearProgram
+
+__all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "slab_kernel", "sphere_first_moment"]
+
+
+#: Below this δ the LP goes to HiGHS's interior point (its builder name ``radial_slabs_small_delta``).
+SMALL_DELTA = 1e-4
+
+
+def sphere_first_moment(d: int, t) -> np.ndarray:
+    """H_d(t) = E[U₁ 1{U₁ <= t}] = −c_d (1 − t²)^{(d−1)/2} (module docstring), t clipped to [−1, 1]."""
+    c = 0.5 * abs_coordinate_mean(d)[0] / (1 - 2.0**-50)
+    t = np.clip(np.asarray(t, dtype=float), -1.0, 1.0)
+    w = (1.0 - t) * (1.0 + t)
+    return -c * np.power(w, 0.5 * (d - 1))
+
+
+def _tau(b: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """τ_b(r) = (1 − b²/r²)^{1/2} for b < r, else 0 (elementwise, broadcast)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = b / r
+        tau = np.where(q < 1.0, np.sqrt(np.maximum((1.0 - q) * (1.0 + q), 0.0)), 0.0)
+    return np.where(b <= 0, 1.0, tau)
+
+
+def slab_edges(beta: float, outer: float, first: float = 0.0) -> np.ndarray:
+    """Slab edges b_0 = 0 < b_1 < … < b_J: ``first`` (rounded down to a multiple of β; none if 0), then steps of
+    β up to the first edge >= ``outer``; the slab [b_J, ∞) past them carries no row."""
+    top = int(math.ceil(outer / beta))
+    lo = int(math.floor(first / beta))
+    return beta * np.concatenate([[0.0], np.arange(max(lo, 1), top + 1, dtype=float)])
+
+
+def slab_kernel(d: int, r: np.ndarray, n: int, edges: np.ndarray) -> tuple[np.ndarray, ...]:
+    """K_r(j, k) for the radii ``r`` (> 0) as (radius index, j, k, value), in floats (module docstring), for
+    the slabs [b_j, b_{j+1}) of ``edges`` and the last one [b_J, ∞), every node k >= 0 with a nonzero value
+    (K_r(j, −k) = K_r(j, k))."""
+    r = np.asarray(r, dtype=float)
+    h = 1.0 / n
+    edges = np.append(np.asarray(edges, dtype=float), np.inf)
+    # (i, j) pairs with b_j < r_i
+    ii, jj = np.nonzero(edges[None, :-1] < r[:, None])
+    rr = r[ii]
+    t_hi = _tau(edges[jj], rr)
+    t_lo = _tau(edges[jj + 1], rr)
+    k0 = np.floor(rr * t_lo / h).astype(np.int64)
+    k1 = np.ceil(rr * t_hi / h).astype(np.int64)
+    count = k1 - k0 + 1
+    rep = np.repeat(np.arange(ii.size), count)
+    k = k0[rep] + (np.arange(rep.size) - np.repeat(np.cumsum(count) - count, count))
+    rr, lo, hi = rr[rep], t_lo[rep], t_hi[rep]
+    val = np.zeros(k.size)
+    for p_lo, p_hi, a, b in ((k - 1, k, -(k - 1.0), 1.0), (k, k + 1, k + 1.0, -1.0)):
+        alpha = np.maximum(lo, np.maximum(p_lo, 0) * h / rr)
+        omega = np.minimum(hi, p_hi * h / rr)
+        ok = omega > alpha
+        g = sphere_cdf(d, omega[ok]) - sphere_cdf(d, alpha[ok])
+        m = sphere_first_moment(d, omega[ok]) - sphere_first_moment(d, alpha[ok])
+        val[ok] += a[ok] * g + b * (rr[ok] / h) * m
+    val = np.where(k == 0, 2.0 * val, val)
+    keep = val > 0
+    return ii[rep][keep], jj[rep][keep], k[keep], val[keep]
+
+
+@dataclasses.dataclass
+class SlabRelaxation:
+    """The LP of the module docstring and what its certificate needs."""
+
+    lp: LinearProgram
+    rows: np.ndarray  # (F, 2): (j, k) of each hockey-stick row
+    n: int
+    edges: np.ndarray
+    slabs: int  # J: the rows' slabs are 0 .. J − 1, and slab J = [b_J, ∞) has none
+    outer: float
+    dim: int
+    power: int
+    epsilon: float
+    delta: float
+    scale: float
+    radii: np.ndarray
+
+
+def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: int, edges: np.ndarray, outer: float,
+                          radii: np.ndarray) -> SlabRelaxation:
+    """The LP that proposes the multipliers: masses at 0 and at ``radii`` (in (0, outer]), the mass beyond
+    ``outer`` priced L(outer) in no row, one budget share per row (module docstring); ``edges`` from
+    :func:`slab_edges`."""
+    h = 1.0 / n
+    edges = np.asarray(edges, dtype=float)
+    slabs = edges.size - 1
+    radii = np.unique(np.asarray(radii, dtype=float))
+    radii = radii[(radii > 0) & (radii <= outer)]
+    ii, jj, kk, val = slab_kernel(d, radii, n, edges)
+    kmax = int(math.ceil(outer / h)) + 1
+    NA = 2 * kmax + 1 + n
+    # supports inside the window: |a| <= (|k| + 1) h, b <= b_{j+1}
+    def inside(j, k):
+        return np.hypot((np.abs(k) + 1) * h, edges[j + 1]) <= outer
+
+    jg, kg = np.meshgrid(np.arange(slabs), np.arange(-kmax, kmax + 1), indexing="ij")
+    jg, kg = jg.ravel(), kg.ravel()
+    ok = inside(jg, kg) & inside(jg, kg - n)
+    rows = np.stack([jg[ok], kg[ok]], axis=1)
+    F = rows.shape[0]
+    rid = np.full((slabs + 1) * NA, -1, dtype=np.int64)
+    rid[rows[:, 0] * NA + rows[:, 1] + kmax] = np.arange(F)
+    c = math.exp(epsilon)
+    cols0 = 1  # column 0: the mass at r = 0
+    ent_r, ent_c, ent_v = [], [], []
+    for kk_sign in (1, -1):
+        if kk_sign == -1:
+            sel = kk > 0
+            i_, j_, k_, v_ = ii[sel], jj[sel], -kk[sel], val[sel]
+        else:
+            i_, j_, k_, v_ = ii, jj, kk, val
+        # + K_r(j, k) on row (j, k); − e^ε K_r(j, k) on row (j, k + n)
+        for shift, coef in ((0, 1.0), (n, -c)):
+            kq = k_ + shift
+            good = np.abs(kq) <= kmax
+            rr_ = rid[j_[good] * NA + kq[good] + kmax]
+            use = rr_ >= 0
+            ent_r.append(rr_[use])
+            ent_c.append(cols0 + i_[good][use])
+            ent_v.append(coef * v_[good][use])
+    # r = 0: ψ_{00}(0) = 1, ψ_{0,0}(0 + w) = ψ_{0,−n}(0): rows (0, 0) gets +1, row (0, n) gets −e^ε
+    for k_, coef in ((0, 1.0), (n, -c)):
+        q = rid[0 * NA + k_ + kmax]
+        if q >= 0:
+            ent_r.append(np.array([q]))
+            ent_c.append(np.array([0]))
+            ent_v.append(np.array([coef]))
+    m_cols = cols0 + radii.size + 1
+    N = m_cols + F
+    block = sp.csr_array((np.concatenate(ent_v) / delta, (np.concatenate(ent_r), np.concatenate(ent_c))), shape=(F, N))
+    block = block + sp.csr_array((-np.ones(F), (np.arange(F), m_cols + np.arange(F))), shape=(F, N))
+    budget = sp.csr_array((np.ones(F), (np.zeros(F, dtype=np.int64), m_cols + np.arange(F))), shape=(1, N))
+    norm = sp.csr_array((np.ones(m_cols), (np.zeros(m_cols, dtype=np.int64), np.arange(m_cols))), shape=(1, N))
+    A = sp.vstack([block, budget, norm]).tocsc()
+    lower = np.full(F + 2, -np.inf)
+    upper = np.zeros(F + 2)
+    upper[F] = 1.0
+    lower[F + 1] = upper[F + 1] = 1.0
+    prices = np.concatenate([[0.0], radii ** power, [outer ** power]])
+    scale = float(prices.max())
+    lp = LinearProgram(
+        c=np.concatenate([prices / scale, np.zeros(F)]), A=sp.csc_array(A), row_lower=lower, row_upper=upper,
+        col_lower=np.zeros(N), col_upper=np.ones(N),
+        row_blocks={"slabs": slice(0, F), "budget": slice(F, F + 1), "normalisation": slice(F + 1, F + 2)},
+        col_blocks={"m": slice(0, m_cols), "t": slice(m_cols, N)},
+        # small δ: rows scaled by 1/δ and masses down to e^(−40), where HiGHS's interior point took a fifth of its
+        # dual simplex's time (d = 2, ε = 1, δ = 1e-6: 2.9 s against 14 s; at δ = 1e-3 the simplex is faster)
+        meta={"builder": "radial_slabs_small_delta" if delta < SMALL_DELTA else "radial_slabs", "dim": int(d),
+              "nodes_per_sensitivity": int(n),
+              "slab_width": float(edges[-1] - edges[-2]), "slabs": slabs},
+    )
+    return SlabRelaxation(lp, rows, int(n), edges, slabs, float(outer), int(d), int(power), float(epsilon),
+                          float(delta), scale, radii)
+
+
+# -- the certificate -----------------------------------------------------------------------------------------
+_U = 2.0**-53
+
+
+def _first_moment_error(d: int) -> float:
+    """An absolute error bound of :func:`sphere_first_moment`'s float value (module docstring)."""
+    c = 0.5 * abs_coordinate_mean(d)[1]
+    return c * ((1.5 * d + 8.0) * _U + 2.0**-48)
+
+
+def _enumerate(lo_idx: np.ndarray, hi_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, value) for every integer value in [lo_idx[q], hi_idx[q]] of every q (empty where hi < lo)."""
+    count = np.maximum(hi_idx - lo_idx + 1, 0)
+    owner = np.repeat(np.arange(lo_idx.size), count)
+    value = lo_idx[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(count) - count, count))
+    return owner, value
+
+
+class _Dual:
+    """The weights w(j, k), k >= 0, of the folded dual function (:func:`certify_slabs`)."""
+
+    def __init__(self, model: SlabRelaxation, mu: np.ndarray, c_hi: float):
+        n = model.n
+        kmax = int(math.ceil(model.outer * n)) + 1
+        self.kmax = kmax
+        MU = np.zeros((model.slabs + 1, 2 * kmax + 1 + n))
+        MU[model.rows[:, 0], model.rows[:, 1] + kmax] = mu
+        C = MU[:, : 2 * kmax + 1] - c_hi * MU[:, n: 2 * kmax + 1 + n]  # c_{jk}, k = −kmax .. kmax
+        self.c_err = 3.0 * _U * float(np.max(MU[:, : 2 * kmax + 1] + c_hi * MU[:, n: 2 * kmax + 1 + n]))
+        w = C[:, kmax:] + np.concatenate([np.zeros((C.shape[0], 1)), C[:, kmax - 1::-1]], axis=1)
+        w[:, 0] = 2.0 * C[:, kmax]
+        # one zero column past kmax so that ranges may reach it; row `slabs` (B beyond the window) is zero
+        self.w = np.concatenate([w, np.zeros((w.shape[0], 2))], axis=1)
+        self.w_err = 2.0 * self.c_err + 2.0 * _U * float(np.abs(self.w).max(initial=0.0))
+        self.top = self.w.shape[1] - 1
+
+    def block_range(self, j0, j1, k0, k1) -> np.ndarray:
+        """max − min of w over the blocks [j0, j1] × [k0, k1] (clipped to the table)."""
+        j0 = np.clip(j0, 0, self.w.shape[0] - 1)
+        j1 = np.clip(j1, 0, self.w.shape[0] - 1)
+        k0 = np.clip(k0, 0, self.top)
+        k1 = np.clip(k1, 0, self.top)
+        out = np.zeros(j0.size)
+        hi = np.full(j0.size, -np.inf)
+        lo = np.full(j0.size, np.inf)
+        span = int(np.max(j1 - j0, initial=0))
+        for dj in range(span + 1):
+            jj = np.minimum(j0 + dj, j1)
+            owner, k = _enumerate(k0, k1)
+            v = self.w[jj[owner], k]
+            np.maximum.at(hi, owner, v)
+            np.minimum.at(lo, owner, v)
+        ok = hi >= lo
+        out[ok] = hi[ok] - lo[ok]
+        return out
+
+
+def _interval_bounds(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: np.ndarray, parts: bool = False):
+    """Proven lower bounds of φ on [r0[q], r1[q]] (r0 < r1, or r0 = r1 for a point): φ(r0) from the closed
+    forms less its float error, less the slope and fringe terms of :func:`certify_slabs`."""
+    d, n = model.dim, model.n
+    h = 1.0 / n
+    Q = r0.size
+    eta = r1 - r0
+    err_g, err_h = cdf_error(d), _first_moment_error(d)
+    # -- φ(r0) less L: the folded weights against the kernel at r0 (r0 = 0: the point X = 0 has A = B = 0)
+    at = np.zeros(Q)
+    err = np.zeros(Q)
+    pos = r0 > 0
+    if pos.any():
+        idx = np.flatnonzero(pos)
+        ii, jj, kk, val = slab_kernel(d, r0[idx], n, model.edges)
+        ok = kk <= dual.top
+        wv = dual.w[np.minimum(jj, dual.w.shape[0] - 1), np.minimum(kk, dual.top)] * ok
+        wv = np.where(kk == 0, 0.5 * wv, wv)  # slab_kernel doubles k = 0; w(j, 0) = 2 c_{j0} already does
+        np.add.at(at, idx[ii], wv * val)
+        # each value: two pieces of |p| ΔG + |q| ΔH with |p| <= k + 1, |q| = r/h, each difference within
+        # 2 err_g + 2 err_h plus the boundaries' misplacement (fringe terms below), and the products and sums
+        e_v = 2.0 * ((kk + 2.0) * 2.0 * err_g + (r0[idx][ii] / h) * 2.0 * err_h) + 8.0 * _U * np.abs(val)
+        np.add.at(err, idx[ii], np.abs(wv) * e_v + (np.abs(val) + 1.0) * dual.w_err)
+        cnt = np.bincount(ii, minlength=idx.size)
+        err[idx] += (cnt + 2.0) * _U * np.bincount(ii, weights=np.abs(wv * val), minlength=idx.size)
+    zero = ~pos
+    at[zero] = 0.5 * dual.w[0, 0]
+    err[zero] = dual.w_err
+    # -- the slope term: η Σ_j Σ_pieces |w(j, k + 1) − w(j, k)| / h ∫ t f over the t where [r0 t, r1 t] meets the piece
+    edges = np.append(model.edges, np.inf)
+    moving = eta > 0
+    slope = np.zeros(Q)
+    fringe = np.zeros(Q)
+    if moving.any():
+        mi = np.flatnonzero(moving)
+        a0, a1 = r0[mi], r1[mi]
+        qi, jj = np.nonzero(edges[None, :-1] < a1[:, None])  # slabs reached within the interval
+        lo_t = _tau(edges[jj + 1], a0[qi])
+        hi_t = _tau(edges[jj], a0[qi])
+        has = hi_t > lo_t
+        q2, j2, lo2, hi2 = qi[has], jj[has], lo_t[has], hi_t[has]
+        k_lo = np.floor(a0[q2] * lo2 / h).astype(np.int64) - 1
+        k_hi = np.ceil(a1[q2] * hi2 / h).astype(np.int64)
+        own, k = _enumerate(np.maximum(k_lo, 0), k_hi)
+        qq, jx = q2[own], j2[own]
+        kc = np.minimum(k, dual.top - 1)
+        dw = np.abs(dual.w[np.minimum(jx, dual.w.shape[0] - 1), kc + 1] - dual.w[np.minimum(jx, dual.w.shape[0] - 1), kc])
+        dw = np.where(k >= dual.top, 0.0, dw) + 2.0 * dual.w_err
+        alpha = np.maximum(lo2[own], k * h / a1[qq])
+        with np.errstate(divide="ignore"):  # r0 = 0: the segment [0, r1 t] meets every piece up to r1 t
+            omega = np.minimum(hi2[own], (k + 1) * h / a0[qq])
+        good = omega > alpha
+        m1 = sphere_first_moment(d, omega[good]) - sphere_first_moment(d, alpha[good]) + 2.0 * err_h
+        contrib = np.zeros(own.size)
+        contrib[good] = dw[good] / h * np.maximum(m1, 0.0) * (1.0 + 4.0 * _U)
+        np.add.at(slope, mi[qq], contrib)
+        slope[mi] *= eta[mi] * (1.0 + 4.0 * _U)
+        # -- the fringes: boundary j >= 1 moves over [τ_j(r0), τ_j(r1)] (widened by the float error of τ)
+        qi, jj = np.nonzero((edges[None, 1:-1] < a1[:, None]))
+        jj = jj + 1
+        t0 = _tau(edges[jj], a0[qi])
+        t1 = _tau(edges[jj], a1[qi])
+        # |τ̃ − τ| <= 6u / τ̃ for τ̃ > 0 (δ(τ²) <= 6u), and τ <= sqrt(6u) where τ̃ = 0
+        w0 = np.where(t0 > 0, 6.0 * _U / np.maximum(t0, 1e-300), math.sqrt(6.0 * _U))
+        w1 = np.where(t1 > 0, 6.0 * _U / np.maximum(t1, 1e-300), math.sqrt(6.0 * _U))
+        t0w = np.maximum(t0 - np.minimum(w0, 1.0), 0.0)
+        t1w = np.minimum(t1 + np.minimum(w1, 1.0), 1.0)
+        p = (sphere_cdf(d, t1w) + err_g) - (sphere_cdf(d, t0w) - err_g)
+        # the slabs a point of the fringe can be in at any r of the interval, and the a it can take
+        s_lo = np.sqrt(np.maximum((1.0 - t1w) * (1.0 + t1w), 0.0)) * (1 - 4 * _U)
+        s_hi = np.sqrt(np.maximum((1.0 - t0w) * (1.0 + t0w), 0.0)) * (1 + 4 * _U)
+        j_lo = np.searchsorted(model.edges, a0[qi] * s_lo * (1 - 4 * _U), side="right") - 1
+        j_hi = np.searchsorted(model.edges, a1[qi] * s_hi * (1 + 4 * _U), side="right") - 1
+        k_lo = np.maximum(np.floor(a0[qi] * t0w / h * (1 - 4 * _U)).astype(np.int64), 0)
+        k_hi = np.ceil(a1[qi] * t1w / h * (1 + 4 * _U)).astype(np.int64)
+        # where every point of the fringe lies in slab j − 1 or j (its B within [b_{j−1}, b_{j+1})), the integrand
+        # is ±(W_j − W_{j−1}), whose extremes over an a-range lie at nodes; elsewhere the range over the block
+        two = (j_lo >= jj - 1) & (j_hi <= jj)
+        rng = np.empty(qi.size)
+        if two.any():
+            own, k = _enumerate(k_lo[two], k_hi[two])
+            jt = np.minimum(jj[two][own], model.slabs)
+            kc = np.minimum(k, dual.top)
+            diff = np.abs(dual.w[jt, kc] - dual.w[jt - 1, kc])
+            m2 = np.zeros(int(two.sum()))
+            np.maximum.at(m2, own, diff)
+            rng[two] = m2
+        if (~two).any():
+            rng[~two] = dual.block_range(np.minimum(j_lo[~two] - 1, model.slabs), np.minimum(j_hi[~two] + 1, model.slabs),
+                                         k_lo[~two] - 1, k_hi[~two] + 1)
+        rng = rng + 2.0 * dual.w_err
+        np.add.at(fringe, mi[qi], np.maximum(p, 0.0) * rng * (1.0 + 4.0 * _U))
+    low_cost = r0 if model.power == 1 else r0 * r0 * (1.0 - 2.0 * _U)
+    total_err = err + 8.0 * _U * (np.abs(at) + low_cost)
+    if parts:
+        return low_cost + at, total_err, slope, fringe
+    return low_cost + at - total_err - slope - fringe
+
+
+def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4096, most: int = 2**22,
+                  seconds: float = 10.0, tolerance: float = 1e-5) -> tuple[float, dict]:
+    """A certified lower bound on V* (Δ = 1) from the LP's duals (module docstring), and what it rests on.
+
+    φ(r) = L(r) + Σ_j ∫_{slab j at r} W_j(r t) f_d(t) dt over t >= 0, with W_j(a) = Σ_{k>=0} w(j, k) hat_k(a)
+    the folded weights w(j, k) = c_{jk} + c_{j,−k} (k >= 1), w(j, 0) = 2 c_{j0}.  On a sub-interval
+    [r0, r1] (η = r1 − r0) and for r in it, L(r) >= L(r0) and
+
+        φ(r) − L(r) >= (φ(r0) − L(r0)) − η Σ_j Σ_k |w(j, k+1) − w(j, k)|/h ∫_{T_jk} t f_d − Σ_j P(F_j) ρ_j,
+
+    because (slope) |W_j(rt) − W_j(r0 t)| <= η t sup |W_j'| on [r0 t, r1 t], and W_j' is the piece's slope on
+    the pieces [kh, (k+1)h] the segment meets (T_jk, the t of slab j at r0 whose segment meets piece k); and
+    (fringes) a t whose slab at r differs from its slab at r0 lies in the t-range F_j = [τ_j(r0), τ_j(r1)] that
+    some edge b_j sweeps (τ_j nondecreasing in r), where the integrand W_{j'}(rt) − W_{j''}(rt) lies above
+    −ρ_j, the range of w over the slabs and nodes a point of F_j can reach.  F_j is widened by the float
+    error of τ (δ(τ²) <= 6u), which also covers the closed forms' slab limits at r0.  The closed forms'
+    float errors are bounded piece by piece (|p| <= k + 1, |q| = r/h, G_d within cdf_error, H_d within
+    :func:`_first_moment_error`).  Branch and bound as :func:`optmech.problems.approx_radial_pairs.certify_pairs`:
+    sub-intervals whose bound lies more than ``tolerance`` (relative) below the least value of φ seen at a point
+    are halved while ``seconds`` last."""
+    import time
+
+    from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
+
+    t0 = time.perf_counter()
+    F = model.rows.shape[0]
+    mu = np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0) * (model.scale / model.delta)
+    lam = float(mu.max(initial=0.0))
+    c_hi = float(round_up(math.exp(model.epsilon), WIDEN_LIBM))
+    dual = _Dual(model, mu, c_hi)
+    outer = model.outer
+    far = outer ** model.power * (1.0 - 2.0 * _U)
+    cuts = np.linspace(0.0, outer, int(first) + 1)
+    r0, r1 = cuts[:-1], cuts[1:]
+    lows = _interval_bounds(model, dual, r0, r1)
+    mid = 0.5 * (r0 + r1)
+    seen_r, seen_v = [mid], [_interval_bounds(model, dual, mid, mid)]
+    best = min(float(seen_v[0].min()), far)
+    rounds = 0
+    while time.perf_counter() - t0 < seconds:
+        split = lows < best - tolerance * max(1.0, abs(best))
+        if not split.any() or r0.size + int(split.sum()) > most:
+            break
+        a, b = r0[split], r1[split]
+        m = 0.5 * (a + b)
+        keep = ~split
+        r0 = np.concatenate([r0[keep], a, m])
+        r1 = np.concatenate([r1[keep], m, b])
+        lows = np.concatenate([lows[keep], _interval_bounds(model, dual, np.concatenate([a, m]), np.concatenate([m, b]))])
+        q = np.concatenate([0.5 * (a + m), 0.5 * (m + b)])
+        pv = _interval_bounds(model, dual, q, q)
+        seen_r.append(q)
+        seen_v.append(pv)
+        best = min(best, float(pv.min()))
+        rounds += 1
+    rounds_left = bool((lows < best - tolerance * max(1.0, abs(best))).any())
+    inf_phi = min(float(lows.min()), far)
+    value = float(round_down(inf_phi - float(round_up(lam * model.delta))))
+    seen_r, seen_v = np.concatenate(seen_r), np.concatenate(seen_v)
+    return value, {"multiplier_max": lam, "phi_inf": inf_phi, "phi_seen": best, "subintervals": int(r0.size),
+                   "rounds": rounds, "seconds": time.perf_counter() - t0, "seen_radii": seen_r, "seen_values": seen_v,
+                   "rounds_left": rounds_left, "radii": int(model.radii.size)}
