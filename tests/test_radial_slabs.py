@@ -153,7 +153,7 @@ def test_the_search_beats_the_marginal_bound_in_ten_dimensions():
     # slab relaxation keeps the distance from the shift's axis, and at d = 10 it is far above (sensitivity 2:
     # V*(2) = 2 V*(1)); the audited radial law bounds both from above
     eps, delta = 1.0, 1e-3
-    bound, why = radial_slabs_lower("l2", eps, delta, 2.0, 10, _lp, 5.0, reach=9.0)
+    bound, why = radial_slabs_lower("l2", eps, delta, 2.0, 10, _lp, 4.0, reach=9.0)
     marginal, _ = radial_marginal_lower("l2", eps, delta, 2.0, 10)
     up, _ = radial_shell_upper("l2", eps, delta, 2.0, 10, _lp, 10.0, resolution=10)
     assert "slab relaxation" in why and "4 nodes per sensitivity" in why

@@ -257,8 +257,8 @@ class ApproxRealNDFamily:
             need = (f"about {self.estimate_bytes(self._first_size()) / 2**30:.2g} GiB" if self.d <= 8 else
                     "more than any memory")
             return Stop(f"the cube-cell LP on R^{self.d} does not fit in memory ({need} at its coarsest size, limit "
-                        f"{memory_budget() / 2**30:.3g} GiB): the bracket is the radial path's (the marginal lower bound "
-                        "and the audited radial shell law)")
+                        f"{memory_budget() / 2**30:.3g} GiB): the bracket is the radial path's (the larger of the marginal "
+                        "lower bound and the slab or shell-pair relaxation's, and the audited radial shell law)")
         return self._first_size()
 
     def _first_size(self) -> tuple[int, int]:
