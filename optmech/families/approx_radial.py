@@ -309,7 +309,7 @@ def _pairs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
                 return
             left = seconds - (time.perf_counter() - t0)
             value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, min(0.25 * seconds, left)))
-            _keep(best, value, info, k, power, sensitivity)
+            _keep_pairs(best, value, info, k, power, sensitivity)
             # the LP's value less the certificate's is what the radii between the LP's nodes lose: more nodes
             lp_value = float(getattr(raw, "objective", math.nan)) * model.scale
             loss = (lp_value - value) / lp_value if lp_value > 0 else 0.0
@@ -321,18 +321,22 @@ def _pairs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
         k *= 2
 
 
-def _keep(best: list, value: float, info: dict, k: int, power: int, sensitivity: float) -> None:
-    """Record the certified bound ``value`` (at sensitivity 1) in ``best`` when it is the largest so far."""
+def _keep(best: list, value: float, power: int, sensitivity: float, why: str) -> None:
+    """Record the certified bound ``value`` (at sensitivity 1) in ``best`` when it is the largest so far, with the
+    description ``why``: V*(Δ) = Δ^m V*(1)."""
     if not (math.isfinite(value) and value > 0):
         return
-    scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
-    bound = float(round_down(round_down(scale) * value))
+    bound = float(round_down(round_down(float(sensitivity) ** power) * value))
     if best[0] is None or bound > best[0][0]:
-        why = (f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the disjoint "
-               f"sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its multipliers from an LP "
-               f"on radii, inf over every r >= 0 of the Lagrangian bounded with outward rounding on "
-               f"{info['subintervals']} sub-intervals: {value:.9g} at sensitivity 1, times sensitivity^{power}")
-        best[0] = (bound, why)
+        best[0] = (bound, f"{why}: {value:.9g} at sensitivity 1, times sensitivity^{power}")
+
+
+def _keep_pairs(best: list, value: float, info: dict, k: int, power: int, sensitivity: float) -> None:
+    _keep(best, value, power, sensitivity, (
+        f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the disjoint "
+        f"sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its multipliers from an LP "
+        f"on radii, inf over every r >= 0 of the Lagrangian bounded with outward rounding on "
+        f"{info['subintervals']} sub-intervals"))
 
 
 #: Nodes per sensitivity along the shift of the slab relaxation's first LP, and its finest.
@@ -445,15 +449,8 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
 
 def _keep_slabs(best: list, value: float, info: dict, n: int, power: int, sensitivity: float,
                 lp_value: float) -> None:
-    """Record the certified bound ``value`` (at sensitivity 1) in ``best`` when it is the largest so far."""
-    if not (math.isfinite(value) and value > 0):
-        return
-    scale = float(sensitivity) ** power  # V*(Δ) = Δ^m V*(1)
-    bound = float(round_down(round_down(scale) * value))
-    if best[0] is None or bound > best[0][0]:
-        why = (f"the slab relaxation (optmech.problems.approx_radial_slabs): weak duality over the test functions "
-               f"hat_k(<x, w>) 1{{dist(x, axis w) in slab j}} ({n} nodes per sensitivity along the shift), its "
-               f"multipliers from an LP on {info['radii']} radii (LP value {lp_value:.9g}), inf over every r >= 0 of the "
-               f"Lagrangian bounded with outward rounding on {info['subintervals']} sub-intervals: {value:.9g} at "
-               f"sensitivity 1, times sensitivity^{power}")
-        best[0] = (bound, why)
+    _keep(best, value, power, sensitivity, (
+        f"the slab relaxation (optmech.problems.approx_radial_slabs): weak duality over the test functions "
+        f"hat_k(<x, w>) 1{{dist(x, axis w) in slab j}} ({n} nodes per sensitivity along the shift), its "
+        f"multipliers from an LP on {info['radii']} radii (LP value {lp_value:.9g}), inf over every r >= 0 of the "
+        f"Lagrangian bounded with outward rounding on {info['subintervals']} sub-intervals"))
