@@ -177,7 +177,7 @@ def test_high_dimension_cli_answers_with_the_radial_bracket():
     assert 0 < j["lower_bound"] < j["upper_bound"] < refs["analytic_gaussian"]["value"]
     assert "radial path" in j["message"] and j["status"] == "gap_not_reached"
     # at least the marginal bound for l2: V*_1D(|x|)/E|U_1| with E|U_1| = Γ(6)/(√π Γ(6.5)) at d = 12 (the
-    # shell-pair relaxation's bound is the lower end where larger)
+    # slab relaxation's bound is the lower end where larger)
     mean = math.gamma(6) / (math.sqrt(math.pi) * math.gamma(6.5))
     one = optmech.solve(Problem.from_params({"privacy": "approx", "epsilon": 1.0, "delta": 1e-3, "sensitivity": 1,
                                              "domain": "continuous", "cost": "abs", "target_gap": 1e-4}),

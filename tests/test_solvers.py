@@ -245,7 +245,7 @@ def test_shipped_profiles_load():
     default = load_profile("default")
     assert [(a.backend, a.options.get("solver", a.options.get("method"))) for a in default.attempts] == [
         ("hockey_ipm", None), ("chain", None), ("clarabel", None), ("highs", "ipm"), ("hockey_ipm", None),
-        ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
+        ("highs", "ipm"), ("highs", "simplex"), ("highs", "ipm"), ("scipy", "highs"),
     ]
     # the structured interior point for the large periodic-decay LPs of (ε, δ) on ℤ (optmech/problems/approx_decay.py)
     assert default.attempts[0].when == {"builders": ["hockey_stick_decay"]}
@@ -255,7 +255,9 @@ def test_shipped_profiles_load():
     assert default.attempts[3].options["run_crossover"] == "on"
     # the structured interior point for the large cell LPs of (ε, δ) on ℝ only (optmech/solvers/hockey_ipm.py)
     assert default.attempts[4].when == {"builders": ["hockey_stick_cells"], "min_columns": 20000}
-    assert default.attempts[6].options["run_crossover"] == "on"
+    # IPX for the slab relaxation's LP at small δ only (optmech/problems/approx_radial_slabs.py)
+    assert default.attempts[5].when == {"builders": ["radial_slabs_small_delta"]}
+    assert default.attempts[7].options["run_crossover"] == "on"
 
 
 def test_solvers_folder_matches_package_profiles():

@@ -23,9 +23,7 @@ V*_1D is the 1-D family's certified lower bound.  The bound is far from tight in
 (it ignores that the 1-D marginal of a radial law is a scale mixture of the sphere's coordinate
 laws).  The slab relaxation (:func:`radial_slabs_lower`, :mod:`optmech.problems.approx_radial_slabs`) keeps the
 distance from the shift's axis as well and is far stronger (ε = 1, δ = 1e-3, ‖x‖₂: within 1.2 % of the audited law
-at d = 10, where the marginal bound is half of it); the shell-pair relaxation (:func:`radial_pairs_lower`,
-:mod:`optmech.problems.approx_radial_pairs`) takes its place at δ < 1e-4 in d <= 5, where the slab LP's column
-generation does not settle within the time.  The larger of the marginal bound and the relaxation's is the lower end.
+at d = 10, where the marginal bound is half of it).  The larger of the two is the lower end.
 """
 
 from __future__ import annotations
@@ -44,12 +42,10 @@ from optmech.mechanisms.solved.radial_shells import (
     shell_moment_upper,
 )
 from optmech.problems.approx_radial import build_radial_shells
-from optmech.problems.approx_radial_pairs import build_pair_relaxation, certify_pairs
-from optmech.problems.approx_radial_slabs import build_slab_relaxation, certify_slabs, slab_edges
+from optmech.problems.approx_radial_slabs import SMALL_DELTA, build_slab_relaxation, certify_slabs, slab_edges
 
-__all__ = ["BUDGET_RETRIES", "PAIRS_FIRST", "PAIRS_GROWTH", "PAIRS_MOST", "PAIRS_MOST_NODES", "PAIRS_NODES",
-           "PAIRS_NODE_GROWTH", "PAIRS_NODE_LOSS", "RadialUpper", "radial_applies", "radial_marginal_lower",
-           "radial_pairs_lower", "radial_shell_upper", "radial_slabs_lower", "radial_support", "slab_window",
+__all__ = ["BUDGET_RETRIES", "RadialUpper", "SLABS_FIRST", "SLABS_GROWTH", "SLABS_MOST", "radial_applies",
+           "radial_marginal_lower", "radial_shell_upper", "radial_slabs_lower", "radial_support", "slab_window",
            "upper_law_reach"]
 
 #: Re-solves of one resolution with a lowered budget after an audit above δ.
@@ -252,75 +248,6 @@ def radial_marginal_lower(cost: str, epsilon: float, delta: float, sensitivity: 
     return bound, why
 
 
-#: Shells per sensitivity of the shell-pair relaxation's first LP, its finest, and the LP's radii per shell.
-PAIRS_FIRST, PAIRS_MOST, PAIRS_NODES = 8, 256, 8
-#: Growth of the pair LP's solve time per doubling of the shells (measured 12-20 from 16 to 32 shells per
-#: sensitivity in d = 2, 5, 10, 30, 100; an LP that overruns is stopped by the time left and the best bound kept).
-PAIRS_GROWTH = 14.0
-#: Relative loss (the LP's value less the certified bound, over the LP's value) above which the same shells are
-#: solved again with twice the radii per shell, up to PAIRS_MOST_NODES, while PAIRS_NODE_GROWTH times the last
-#: LP's time fits (at delta = 1e-6, d = 2, 8 shells: 8, 16, 32 radii certify 1.671, 1.690, 1.709, the LP 1.730).
-PAIRS_NODE_LOSS, PAIRS_MOST_NODES, PAIRS_NODE_GROWTH = 0.01, 64, 2.5
-
-
-def radial_pairs_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
-                       seconds: float) -> tuple[float, str] | None:
-    """The shell-pair relaxation's certified lower bound (:mod:`optmech.problems.approx_radial_pairs`) with its
-    description, or None (too little time, or no LP solved).  The shells per sensitivity double from
-    :data:`PAIRS_FIRST` while the next LP's predicted time (:data:`PAIRS_GROWTH` times the last) fits in
-    ``seconds``; at each, the radii per shell double while the certificate loses more than
-    :data:`PAIRS_NODE_LOSS` of the LP's value; the best certified bound is kept.  ``solve_lp(lp, seconds)``
-    solves an LP and returns an object with ``row_dual``.  An interrupt keeps what finished: the best bound
-    rides on the exception (``pairs_best``)."""
-    best: list = [None]
-    try:
-        _pairs_search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, best)
-    except KeyboardInterrupt as exc:
-        exc.pairs_best = best[0]  # type: ignore[attr-defined]
-        raise
-    return best[0]
-
-
-def _pairs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
-                  best: list) -> None:
-    t0 = time.perf_counter()
-    power = 1 if cost == "l2" else 2
-    _, outer = radial_support(epsilon, delta, 1.0, d)
-    k, last = PAIRS_FIRST, None
-    while k <= PAIRS_MOST:
-        left = seconds - (time.perf_counter() - t0)
-        if left < 1.0 or (last is not None and PAIRS_GROWTH * last > left):
-            break
-        # at most twice the predicted time: an LP the solver finds hard (small delta: rows scaled by 1/delta, masses
-        # of e^(-40)) stops early, and the bound of the last one stays
-        limit = left - 1.0 if last is None else min(left - 1.0, max(5.0, 2.0 * PAIRS_GROWTH * last))
-        nodes, first = PAIRS_NODES, None
-        while True:
-            model = build_pair_relaxation(power, epsilon, delta, d, k, outer, nodes)
-            t_lp = time.perf_counter()
-            try:
-                raw = solve_lp(model.lp, max(1.0, limit))
-            except (SolveFailed, OptmechError):
-                return
-            took = time.perf_counter() - t_lp
-            first = took if first is None else first
-            dual = getattr(raw, "row_dual", None)
-            if dual is None:
-                return
-            left = seconds - (time.perf_counter() - t0)
-            value, info = certify_pairs(model, np.asarray(dual), seconds=max(0.5, min(0.25 * seconds, left)))
-            _keep_pairs(best, value, info, k, power, sensitivity)
-            # the LP's value less the certificate's is what the radii between the LP's nodes lose: more nodes
-            lp_value = float(getattr(raw, "objective", math.nan)) * model.scale
-            loss = (lp_value - value) / lp_value if lp_value > 0 else 0.0
-            left = seconds - (time.perf_counter() - t0)
-            if not (loss > PAIRS_NODE_LOSS and nodes < PAIRS_MOST_NODES and PAIRS_NODE_GROWTH * took < left - 1.0):
-                break
-            nodes, limit = 2 * nodes, left - 1.0
-        last = first
-        k *= 2
-
-
 def _keep(best: list, value: float, power: int, sensitivity: float, why: str) -> None:
     """Record the certified bound ``value`` (at sensitivity 1) in ``best`` when it is the largest so far, with the
     description ``why``: V*(Δ) = Δ^m V*(1)."""
@@ -329,14 +256,6 @@ def _keep(best: list, value: float, power: int, sensitivity: float, why: str) ->
     bound = float(round_down(round_down(float(sensitivity) ** power) * value))
     if best[0] is None or bound > best[0][0]:
         best[0] = (bound, f"{why}: {value:.9g} at sensitivity 1, times sensitivity^{power}")
-
-
-def _keep_pairs(best: list, value: float, info: dict, k: int, power: int, sensitivity: float) -> None:
-    _keep(best, value, power, sensitivity, (
-        f"the shell-pair relaxation (optmech.problems.approx_radial_pairs): weak duality over the disjoint "
-        f"sets {{|x| in shell i, |x - w| in shell j}} ({k} shells per sensitivity), its multipliers from an LP "
-        f"on radii, inf over every r >= 0 of the Lagrangian bounded with outward rounding on "
-        f"{info['subintervals']} sub-intervals"))
 
 
 #: Nodes per sensitivity along the shift of the slab relaxation's first LP, and its finest.
@@ -349,12 +268,15 @@ SLABS_GROWTH = 8.0
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
 SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 8, 600, 2.0
+#: The window ends 2Δ past the radius the analytic Gaussian exceeds with this probability (δ < SMALL_DELTA: the
+#: second; there the optimum's tail is thin, and a wider window only adds radii where the LP's dual dips).
+SLABS_TAIL, SLABS_TAIL_SMALL_DELTA = 1e-4, 1e-2
 
 
 def slab_window(epsilon: float, delta: float, d: int) -> tuple[float, float]:
     """(first slab edge, window radius) of the slab relaxation at sensitivity 1: the window ends 2Δ past the
-    radius the analytic Gaussian exceeds with probability 1e-4, and the slabs below the radius it exceeds with
-    probability 1 − 1e-9 (less 2Δ) are one.  Any window and any edges give a valid bound (mass beyond the window is
+    radius the analytic Gaussian exceeds with probability :data:`SLABS_TAIL` (:data:`SLABS_TAIL_SMALL_DELTA` at
+    δ below SMALL_DELTA), and the slabs below the radius it exceeds with probability 1 − 1e-9 (less 2Δ) are one.  Any window and any edges give a valid bound (mass beyond the window is
     priced L(window), rows that leave it are dropped); these only decide how tight and how large the LP is."""
     from scipy.stats import chi
 
@@ -362,7 +284,8 @@ def slab_window(epsilon: float, delta: float, d: int) -> tuple[float, float]:
 
     sigma = float(analytic_gaussian_sigma(epsilon, delta, 1.0))
     first = max(0.0, sigma * float(chi.ppf(1e-9, d)) - 2.0)
-    return first, sigma * float(chi.ppf(1.0 - 1e-4, d)) + 2.0
+    tail = SLABS_TAIL_SMALL_DELTA if delta < SMALL_DELTA else SLABS_TAIL
+    return first, sigma * float(chi.ppf(1.0 - tail, d)) + 2.0
 
 
 def upper_law_reach(up: "RadialUpper", d: int, sensitivity: float, tail: float = 1e-8) -> float:

@@ -46,7 +46,6 @@ from optmech.families.approx_radial import (
     RadialUpper,
     radial_applies,
     radial_marginal_lower,
-    radial_pairs_lower,
     radial_slabs_lower,
     upper_law_reach,
     radial_shell_upper,
@@ -64,7 +63,6 @@ from optmech.problems.approx_cells_nd import (
     cell_prices,
     node_prices,
 )
-from optmech.problems.approx_radial_slabs import SMALL_DELTA
 from optmech.result import ReferenceValue
 
 #: Shells per sensitivity of the one radial shell LP solved when the user fixes the cube LP's ``--resolution``,
@@ -72,17 +70,11 @@ from optmech.result import ReferenceValue
 RADIAL_QUICK_RESOLUTION, MARGINAL_QUICK_SECONDS = 10, 2.0
 #: Seconds at most of the slab relaxation's lower bound, and the seconds left it needs to run.
 SLABS_SECONDS, SLABS_MIN_LEFT = 45.0, 4.0
-#: Shares of the time left of the radial shell law (upper end) and of the shell-pair relaxation (lower end),
-#: whether a cube-cell LP follows them (d <= 3) or none fits.  Measured for a radial cost at d = 2, eps = 1,
-#: delta = 1e-3, 60 s: the first cube LP's lower end was 1.7515 (its next step refused), the pair relaxation's
-#: 1.862 with 95 % of the time left (32 shells per sensitivity) and 1.793 with 80 % (16).
+#: Shares of the time left of the radial shell law (upper end) and of the slab relaxation (lower end), whether a
+#: cube-cell LP follows them (d <= 3) or none fits.  Measured for a radial cost at d = 2, eps = 1, delta = 1e-3,
+#: 60 s: the first cube LP's lower end was 1.7515 (its next step refused), the shell-pair relaxation of an earlier
+#: version 1.862 with 95 % of the time left and 1.793 with 80 %; the slab relaxation 1.912 with 95 %.
 RADIAL_SHARE, SLABS_SHARE = 0.3, 0.95
-#: At δ below :data:`~optmech.problems.approx_radial_slabs.SMALL_DELTA` and d up to this, the shell-pair relaxation
-#: is the lower end instead of the slab relaxation: there the slab LP's dual dips at radii far out in the tail, its
-#: column generation did not settle within 45 s, and the pair relaxation's bound was the larger (ε = 1, δ = 1e-6:
-#: d = 2 1.709 against 1.53, d = 3 2.57 against none, d = 5 2.56 against 2.50; from d = 10 on the slabs' 9.0
-#: against 3.7).
-PAIRS_MAX_DIM = 5
 #: Cells per sensitivity of the first LP (``--resolution`` overrides it).
 FIRST_CELLS = {2: 4, 3: 2}
 SPILL_SHARE = 1e-3
@@ -218,7 +210,7 @@ class ApproxRealNDFamily:
 
     def initial_lower(self) -> float:
         """The marginal bound for ℓ2 sensitivity with ``l2``/``l2sq`` (within :data:`MARGINAL_SECONDS` and 15 % of
-        the time left), and the shell-pair relaxation's where larger
+        the time left), and the slab relaxation's where larger
         (within :data:`SLABS_SECONDS` and :data:`SLABS_SHARE` of the time left, when :data:`SLABS_MIN_LEFT` seconds
         were left; an interrupt there keeps its best bound and is raised again by :meth:`start`);
         else the cost's floor, held from the start: an interrupt before the first LP still has a bracket."""
@@ -232,17 +224,12 @@ class ApproxRealNDFamily:
             if not self.size_is_explicit and left >= SLABS_MIN_LEFT:
                 seconds = min(SLABS_SECONDS, SLABS_SHARE * left)
                 try:
-                    if self.delta < SMALL_DELTA and self.d <= PAIRS_MAX_DIM:
-                        slabs = radial_pairs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
-                                                   seconds)
-                    else:
-                        law = self._radial_law
-                        reach = upper_law_reach(law, self.d, self.D) if law is not None else None
-                        slabs = radial_slabs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve,
-                                                   seconds, reach)
+                    law = self._radial_law
+                    reach = upper_law_reach(law, self.d, self.D) if law is not None else None
+                    slabs = radial_slabs_lower(self.cost, self.eps, self.delta, self.D, self.d, self._solve, seconds,
+                                               reach)
                 except KeyboardInterrupt as exc:  # keep what finished; start() raises the interrupt again
-                    slabs = getattr(exc, "slabs_best", getattr(exc, "pairs_best", None))
-                    self._pending_interrupt = exc
+                    slabs, self._pending_interrupt = getattr(exc, "slabs_best", None), exc
                 if slabs is not None and (self._marginal is None or slabs[0] > self._marginal[0]):
                     self._marginal = slabs
         return self.fallback_lower()[0]
@@ -258,7 +245,7 @@ class ApproxRealNDFamily:
                     "more than any memory")
             return Stop(f"the cube-cell LP on R^{self.d} does not fit in memory ({need} at its coarsest size, limit "
                         f"{memory_budget() / 2**30:.3g} GiB): the bracket is the radial path's (the larger of the marginal "
-                        "lower bound and the slab or shell-pair relaxation's, and the audited radial shell law)")
+                        "lower bound and the slab relaxation's, and the audited radial shell law)")
         return self._first_size()
 
     def _first_size(self) -> tuple[int, int]:

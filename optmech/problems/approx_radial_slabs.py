@@ -38,7 +38,7 @@ lies from the axis; but most of a radial law's privacy loss comes from the growt
 carries (a shift moves the radius by about Δ·U₁ + Δ²/(2r), and the density's log by (d − 1)/r times that).
 Keeping B in slabs restores it: at ε = 1, δ = 1e-3, ‖x‖₂, 4 nodes per Δ, the LP's value is 1.917 at d = 2,
 7.00 at d = 10 and 24.8 at d = 100, against the audited radial laws' 1.944, 7.037 and 25.59 (the shell-pair
-relaxation's 1.870, 5.17 and 13.7 at its finest).
+relaxation of earlier versions reached 1.870, 5.17 and 13.7 at its finest).
 
 The LP (a proposal; its dual is checked, never trusted).  Columns: the mass at r = 0, masses at radii on a grid
 (column generation adds the radii where φ dips below the LP's value, :func:`certify_slabs` locating them), the
@@ -59,7 +59,8 @@ import scipy.sparse as sp
 from optmech.exact.sphere import abs_coordinate_mean, cdf_error, sphere_cdf
 from optmech.lp import LinearProgram
 
-__all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "slab_kernel", "sphere_first_moment"]
+__all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "slab_edges", "slab_kernel",
+           "sphere_first_moment"]
 
 
 #: Below this δ the LP goes to HiGHS's interior point (its builder name ``radial_slabs_small_delta``).
@@ -394,9 +395,9 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     slab limits at r0.  At r0 = 0 the point X = 0 has A = B = 0, so φ(0) = L(0) + c_{00}.  The weights w carry
     the float error of c = μ − e^ε μ' (e^ε rounded up).  The closed forms'
     float errors are bounded piece by piece (|p| <= k + 1, |q| = r/h, G_d within cdf_error, H_d within
-    :func:`_first_moment_error`).  Branch and bound as :func:`optmech.problems.approx_radial_pairs.certify_pairs`:
-    sub-intervals whose bound lies more than ``tolerance`` (relative) below the least value of φ seen at a point
-    are halved while ``seconds`` last."""
+    :func:`_first_moment_error`).  Branch and bound: ``first`` sub-intervals of [0, outer]; those whose bound lies
+    more than ``tolerance`` (relative) below the least value of φ seen at a point (an estimate from above of
+    inf φ) are halved while ``seconds`` last (the lowest first when not all fit), at most ``most``."""
     import time
 
     from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
