@@ -170,7 +170,7 @@ def test_high_dimension_cli_answers_with_the_radial_bracket():
     path's, and the radial law beats the analytic Gaussian (a certified lower bound on the Gaussian's gap)."""
     p = subprocess.run([sys.executable, "-m", "optmech", "solve", "--privacy", "approx", "--epsilon", "1", "--delta",
                         "1e-3", "--sensitivity", "1", "--dim", "12", "--norm", "l2", "--domain", "continuous", "--cost",
-                        "l2", "--time-limit", "10", "--json"], capture_output=True, text=True, timeout=300)
+                        "l2", "--time-limit", "6", "--json"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     j = json.loads(p.stdout)
     refs = {x["name"]: x for x in j["references"]}
