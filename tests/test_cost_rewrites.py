@@ -182,6 +182,16 @@ def _exprs(draw, depth: int = 3) -> str:
     return form.format(a=a, b=b)
 
 
+def _underflows(tree, x: float) -> bool:
+    """Whether evaluating ``tree`` at ``x`` in floats underflows somewhere (numpy raises under errstate)."""
+    with np.errstate(under="raise", over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            evaluate_tree(tree, np.array([x]))
+        except FloatingPointError:
+            return True
+    return False
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_exprs())
 def test_every_recognised_random_expression_is_its_monomial(text):
@@ -192,9 +202,13 @@ def test_every_recognised_random_expression_is_its_monomial(text):
     assert c > 0 and p > 0
     xs = XS[np.abs(XS) <= 1e3]
     want = float(c) * np.abs(xs) ** float(p)
+    tree = parse_expr(text)
     with np.errstate(all="ignore"):
-        got = np.asarray(evaluate_tree(parse_expr(text), xs), dtype=float) * np.ones_like(want)
-    ok = want < 1e250
+        got = np.asarray(evaluate_tree(tree, xs), dtype=float) * np.ones_like(want)
+    # points where a float operation underflows are outside what floats can match (x*x = 0 at x = 1e-200 while
+    # the real value is positive, so sqrt(|sqrt(|sqrt(|x*x|)|)|) gives 0 against |x|^(1/4) = 1e-50; a fresh CI's
+    # hypothesis run found it): the rewrite is of the real function, as with overflow below
+    ok = (want < 1e250) & ~np.array([_underflows(tree, x) for x in xs])
     # the float evaluation of an expression that cancels, such as x + |x|³ + min(|x|, −x) = |x|³, loses about
     # u·|x| absolutely (1e-23 against |x|³ = 1e-21 at x = 1e-7): an absolute allowance of 1e-12·|x| on top
     err = np.abs(got[ok] - want[ok])
