@@ -291,10 +291,7 @@ def slab_window(epsilon: float, delta: float, d: int) -> tuple[float, float]:
 def upper_law_reach(up: "RadialUpper", d: int, sensitivity: float, tail: float = 1e-8) -> float:
     """The radius (at sensitivity 1) beyond which the radial shell law ``up`` has mass below ``tail``."""
     e = np.asarray(up.edges, dtype=float) / float(sensitivity)
-    g = np.asarray(up.density, dtype=float)
-    with np.errstate(divide="ignore"):
-        logm = np.log(np.maximum(g, 0.0)) + d * np.log(e[1:]) + np.log(-np.expm1(d * np.log(e[:-1] / e[1:])))
-    m = np.exp(logm - np.max(logm))
+    m = np.maximum(np.asarray(up.density, dtype=float), 0.0) * shell_volumes(e, d)[0]
     m /= m.sum()
     above = np.cumsum(m[::-1])[::-1]  # mass of shells i, i + 1, ...
     i = int(np.argmax(above < tail)) if (above < tail).any() else e.size - 1

@@ -69,7 +69,7 @@ SMALL_DELTA = 1e-4
 
 def sphere_first_moment(d: int, t) -> np.ndarray:
     """H_d(t) = E[U₁ 1{U₁ <= t}] = −c_d (1 − t²)^{(d−1)/2} (module docstring), t clipped to [−1, 1]."""
-    c = 0.5 * abs_coordinate_mean(d)[0] / (1 - 2.0**-50)
+    c = 0.25 * sum(abs_coordinate_mean(d))  # c_d = E|U₁|/2, the enclosure's midpoint
     t = np.clip(np.asarray(t, dtype=float), -1.0, 1.0)
     w = (1.0 - t) * (1.0 + t)
     return -c * np.power(w, 0.5 * (d - 1))
@@ -91,6 +91,14 @@ def slab_edges(beta: float, outer: float, first: float = 0.0) -> np.ndarray:
     return beta * np.concatenate([[0.0], np.arange(max(lo, 1), top + 1, dtype=float)])
 
 
+def _enumerate(lo_idx: np.ndarray, hi_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, value) for every integer value in [lo_idx[q], hi_idx[q]] of every q (empty where hi < lo)."""
+    count = np.maximum(hi_idx - lo_idx + 1, 0)
+    owner = np.repeat(np.arange(lo_idx.size), count)
+    value = lo_idx[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(count) - count, count))
+    return owner, value
+
+
 def slab_kernel(d: int, r: np.ndarray, n: int, edges: np.ndarray) -> tuple[np.ndarray, ...]:
     """K_r(j, k) for the radii ``r`` (> 0) as (radius index, j, k, value), in floats (module docstring), for
     the slabs [b_j, b_{j+1}) of ``edges`` and the last one [b_J, ∞), every node k >= 0 with a nonzero value
@@ -103,11 +111,7 @@ def slab_kernel(d: int, r: np.ndarray, n: int, edges: np.ndarray) -> tuple[np.nd
     rr = r[ii]
     t_hi = _tau(edges[jj], rr)
     t_lo = _tau(edges[jj + 1], rr)
-    k0 = np.floor(rr * t_lo / h).astype(np.int64)
-    k1 = np.ceil(rr * t_hi / h).astype(np.int64)
-    count = k1 - k0 + 1
-    rep = np.repeat(np.arange(ii.size), count)
-    k = k0[rep] + (np.arange(rep.size) - np.repeat(np.cumsum(count) - count, count))
+    rep, k = _enumerate(np.floor(rr * t_lo / h).astype(np.int64), np.ceil(rr * t_hi / h).astype(np.int64))
     rr, lo, hi = rr[rep], t_lo[rep], t_hi[rep]
     val = np.zeros(k.size)
     for p_lo, p_hi, a, b in ((k - 1, k, -(k - 1.0), 1.0), (k, k + 1, k + 1.0, -1.0)):
@@ -227,14 +231,6 @@ def _first_moment_error(d: int) -> float:
     within 2^-49 relative, and |H_d| <= c_d; so the error is below c_d ((1.5 d + 8) u + 2^-48), u = 2^-53."""
     c = 0.5 * abs_coordinate_mean(d)[1]
     return c * ((1.5 * d + 8.0) * _U + 2.0**-48)
-
-
-def _enumerate(lo_idx: np.ndarray, hi_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, value) for every integer value in [lo_idx[q], hi_idx[q]] of every q (empty where hi < lo)."""
-    count = np.maximum(hi_idx - lo_idx + 1, 0)
-    owner = np.repeat(np.arange(lo_idx.size), count)
-    value = lo_idx[owner] + (np.arange(owner.size) - np.repeat(np.cumsum(count) - count, count))
-    return owner, value
 
 
 class _Dual:
