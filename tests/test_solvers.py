@@ -491,3 +491,21 @@ def test_solve_scale_returns_the_unscaled_solution_and_the_same_duals(route):
     assert sol.objective == pytest.approx(1.375, abs=10 * tol)
     np.testing.assert_allclose(sol.x, [0.625, 0.375], atol=10 * tol)
     np.testing.assert_allclose(sol.row_dual, [1.5, -0.5], atol=10 * tol)
+
+
+def test_highs_returns_its_basis_on_request_and_starts_from_one():
+    # min x0 + 2 x1 s.t. x0 + x1 >= 1, 0 <= x <= 10: a basis comes back only when the LP asks for it, and a solve that
+    # starts from the optimal basis needs no iteration
+    A = sp.csc_array(np.array([[1.0, 1.0]]))
+    base = dict(c=np.array([1.0, 2.0]), A=A, row_lower=np.array([1.0]), row_upper=np.array([np.inf]),
+                col_lower=np.zeros(2), col_upper=np.full(2, 10.0))
+    plain = solve_lp(LinearProgram(**base), time_limit=10)
+    assert plain.basis is None
+    asked = solve_lp(LinearProgram(**base, meta={"keep_basis": True}), time_limit=10)
+    cols, rows = asked.basis
+    assert cols.tolist()[0] == 1 and cols.tolist()[1] == 0 and rows.size == 1  # x0 basic, x1 at its lower bound
+    again = solve_lp(LinearProgram(**base, meta={"keep_basis": True, "start_basis": asked.basis}), time_limit=10)
+    assert again.iterations == 0 and again.objective == pytest.approx(1.0) and "warm start" in again.method
+    # a basis of other sizes is ignored
+    wrong = solve_lp(LinearProgram(**base, meta={"start_basis": (np.zeros(3), np.zeros(1))}), time_limit=10)
+    assert "warm start" not in wrong.method and wrong.objective == pytest.approx(1.0)

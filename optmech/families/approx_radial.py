@@ -259,15 +259,23 @@ def _keep(best: list, value: float, power: int, sensitivity: float, why: str) ->
 
 
 #: Nodes per sensitivity along the shift of the slab relaxation's first LP, and its finest.
-SLABS_FIRST, SLABS_MOST = 4, 16
+SLABS_FIRST, SLABS_MOST = 2, 16
 #: Spacing of the slab LP's first radii (column generation adds more where the dual function dips).
 SLABS_SPACING = 1.0 / 16.0
-#: Growth of the slab LP's solve time per doubling of the nodes (measured 4-9 from 4 to 8 nodes per sensitivity
-#: in d = 2 and 10); a doubling is tried only when this times the last solve fits the time left.
-SLABS_GROWTH = 8.0
+#: Growth of the first slab LP's solve time per doubling of the nodes (measured 9-12 at d = 2 and 10), and a
+#: level's LP seconds over its first LP's (the later rounds are warm-started; measured 1.2-1.9): a doubling is
+#: tried only when their product times this level's first LP, and the certificate's reserve, fit the time left.
+SLABS_GROWTH, SLABS_LEVEL = 12.0, 1.5
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
-SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 8, 600, 2.0
+SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 600, 2.0
+#: Relative depth below the LP's value from which a dip of the dual function adds radii (a shallower dip costs the
+#: bound at most this much).
+SLABS_DIP = 1e-4
+#: Share of the seconds kept for the last certificate (no further LP starts when it would eat into it).
+SLABS_CERTIFY_SHARE = 0.2
+#: Radii past each slab edge (in slab widths) in every level's first LP.
+SLABS_PAST_EDGE = np.array([0.005, 0.015, 0.03, 0.06])
 #: The window ends 2Δ past the radius the analytic Gaussian exceeds with this probability (δ < SMALL_DELTA: the
 #: second; there the optimum's tail is thin, and a wider window only adds radii where the LP's dual dips).
 SLABS_TAIL, SLABS_TAIL_SMALL_DELTA = 1e-4, 1e-2
@@ -325,45 +333,74 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
     first_edge, outer = slab_window(epsilon, delta, d)
     if reach is not None and math.isfinite(reach) and reach > first_edge:
         outer = min(outer, float(reach) + 2.0)
-    n, last = SLABS_FIRST, None
+    grid = np.arange(SLABS_SPACING, outer, SLABS_SPACING)
+    radii, n = grid, SLABS_FIRST
+    reserve = SLABS_CERTIFY_SHARE * seconds
+    pending = None  # the last level's (model, duals, LP value, n), while its certificate can still improve
 
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
 
-    while n <= SLABS_MOST:
-        if left() < 1.0 or (last is not None and SLABS_GROWTH * last > left()):
-            break
+    def certify_pending() -> None:
+        model, dual, lp_value, level = pending
+        value, info = certify_slabs(model, dual, seconds=max(0.2, left() - 0.2))
+        _keep_slabs(best, value, info, level, power, sensitivity, lp_value)
+
+    while n <= SLABS_MOST and left() > 1.0:
         beta = (1.0 if d <= 16 else 2.0) / n
         edges = slab_edges(beta, outer, first_edge)
-        radii = np.arange(SLABS_SPACING, outer, SLABS_SPACING)
-        first_lp = None
+        # φ dips just past the slab edges, where a slab opens on the sphere of radius r (τ has a square-root onset)
+        radii = np.union1d(radii, (edges[1:, None] + beta * SLABS_PAST_EDGE[None, :]).ravel())
+        prev = start = first_lp = None
         for _ in range(SLABS_ROUNDS):
-            model = build_slab_relaxation(power, epsilon, delta, d, n, edges, outer, radii)
+            model = build_slab_relaxation(power, epsilon, delta, d, n, edges, outer, radii, start)
             t_lp = time.perf_counter()
-            try:
-                raw = solve_lp(model.lp, max(1.0, left() - 0.5))
+            try:  # a finer level's LP leaves the reserve to the certificate of the level before
+                raw = solve_lp(model.lp, max(1.0, left() - (reserve if pending is not None and prev is None else 0.5)))
+                dual = getattr(raw, "row_dual", None)
             except (SolveFailed, OptmechError):
-                return
+                dual = None
+            if dual is None:
+                if prev is None:  # this level has no LP: the last level's certificate gets the time
+                    if pending is not None and left() > 0.5:
+                        certify_pending()
+                    return
+                break
             took = time.perf_counter() - t_lp
             first_lp = took if first_lp is None else first_lp
-            dual = getattr(raw, "row_dual", None)
-            if dual is None:
-                return
+            solved = (model, raw)
+            dual = np.asarray(dual)
             lp_value = float(raw.objective) * model.scale
-            # a quick branch and bound locates the dips; a last, longer one certifies when none is left
-            value, info = certify_slabs(model, np.asarray(dual), seconds=max(0.2, min(SLABS_PROBE_SECONDS, left())))
-            z = lp_value + info["multiplier_max"] * delta
-            low = info["seen_values"] < z - 1e-6 * max(1.0, abs(z))
-            if not low.any() or 1.5 * took > left():
-                if info["rounds_left"]:
-                    value, info = certify_slabs(model, np.asarray(dual), seconds=max(0.2, left() - 0.2))
-                _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
-                break
+            # a quick branch and bound locates the dips of φ below the LP's value
+            value, info = certify_slabs(model, dual, seconds=max(0.2, min(SLABS_PROBE_SECONDS, left())))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
+            pending = (model, dual, lp_value, n) if info["rounds_left"] else None
+            z = lp_value + info["multiplier_max"] * delta
+            low = info["seen_values"] < z - SLABS_DIP * max(1.0, abs(z))
+            stalled = prev is not None and prev - lp_value <= SLABS_DIP * abs(lp_value)
+            prev = lp_value
+            # a stalled column generation moves on to a finer level where one fits, else goes on while dips are
+            finer = 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve <= left()
+            if not low.any() or (stalled and finer) or 1.5 * took + reserve > left():
+                break
             cand = info["seen_radii"][low][np.argsort(info["seen_values"][low])]
             _, pick = np.unique(np.round(cand, 4), return_index=True)
             radii = np.concatenate([model.radii, cand[np.sort(pick)][:SLABS_ADD]])
-        last = first_lp
+            start = (model, getattr(raw, "basis", None))
+        # a finer level when its LPs (predicted from this level's first) and the last certificate fit; otherwise
+        # this level's certificate gets the time left, and a finer level follows only if it still fits after it
+        finer = 2 * n <= SLABS_MOST
+        need = SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve
+        if not finer or need > left():
+            if pending is not None:
+                certify_pending()
+                pending = None
+            if not finer or need > left():
+                return
+        # the next level starts from the grid and the radii this level's last LP put mass on
+        model, raw = solved
+        x = getattr(raw, "x", None)
+        radii = grid if x is None else np.union1d(grid, model.radii[np.asarray(x, dtype=float)[1: 1 + model.radii.size] > 0])
         n *= 2
 
 

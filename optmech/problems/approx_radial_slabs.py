@@ -145,10 +145,12 @@ class SlabRelaxation:
 
 
 def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: int, edges: np.ndarray, outer: float,
-                          radii: np.ndarray) -> SlabRelaxation:
+                          radii: np.ndarray, start: tuple | None = None) -> SlabRelaxation:
     """The LP that proposes the multipliers: masses at 0 and at ``radii`` (in (0, outer]), the mass beyond
     ``outer`` priced L(outer) in no row, one budget share per row (module docstring); ``edges`` from
-    :func:`slab_edges`."""
+    :func:`slab_edges`.  ``start`` = (an earlier relaxation with the same rows, its solution's
+    ``RawSolution.basis``) warm-starts the simplex (column generation adds radii: the old basis, the new
+    columns at zero, is primal feasible)."""
     h = 1.0 / n
     edges = np.asarray(edges, dtype=float)
     slabs = edges.size - 1
@@ -214,11 +216,36 @@ def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: i
         # small δ: rows scaled by 1/δ and masses down to e^(−40), where HiGHS's interior point took a fifth of its
         # dual simplex's time (d = 2, ε = 1, δ = 1e-6: 2.9 s against 14 s; at δ = 1e-3 the simplex is faster)
         meta={"builder": "radial_slabs_small_delta" if delta < SMALL_DELTA else "radial_slabs", "dim": int(d),
+              "keep_basis": True,
               "nodes_per_sensitivity": int(n),
               "slab_width": float(edges[-1] - edges[-2]), "slabs": slabs},
     )
-    return SlabRelaxation(lp, rows, int(n), edges, slabs, float(outer), int(d), int(power), float(epsilon),
-                          float(delta), scale, radii)
+    model = SlabRelaxation(lp, rows, int(n), edges, slabs, float(outer), int(d), int(power), float(epsilon),
+                           float(delta), scale, radii)
+    if start is not None and start[1] is not None:
+        basis = _extend_basis(start[0], model, start[1])
+        if basis is not None:
+            lp.meta["start_basis"] = basis
+    return model
+
+
+def _extend_basis(old: SlabRelaxation, new: SlabRelaxation, basis: tuple) -> tuple | None:
+    """``basis`` (HiGHS status codes of ``old``'s columns and rows) in ``new``'s columns: the same rows, the old
+    radii where they now are (both sorted), the added radii at their lower bound 0 (code 0); None unless the
+    rows are the same and every old radius is among the new."""
+    cols, rows = (np.asarray(v) for v in basis)
+    if (old.rows.shape != new.rows.shape or not np.array_equal(old.rows, new.rows) or old.n != new.n
+            or rows.size != new.lp.rows or cols.size != old.lp.cols):
+        return None
+    pos = np.searchsorted(new.radii, old.radii)
+    if pos.size and (pos[-1] >= new.radii.size or not np.array_equal(new.radii[pos], old.radii)):
+        return None
+    R0, R1 = old.radii.size, new.radii.size
+    out = np.zeros(new.lp.cols, dtype=cols.dtype)
+    out[0] = cols[0]
+    out[1 + pos] = cols[1: 1 + R0]
+    out[1 + R1:] = cols[1 + R0:]  # the mass beyond the window, then the budget shares
+    return out, rows.copy()
 
 
 # -- the certificate -----------------------------------------------------------------------------------------

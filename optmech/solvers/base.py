@@ -83,6 +83,12 @@ class RawSolution:
     options : dict
         The options the attempt ran with; :func:`optmech.solvers.solve_lp` adds
         ``failed_attempts``, a list of ``(backend, method, status, message)``.
+    basis : (ndarray, ndarray) or None
+        The final simplex basis as HiGHS's ``HighsBasisStatus`` codes of the columns and rows
+        (0 at lower bound, 1 basic, 2 at upper bound, 3 free at zero, 4 nonbasic), where the
+        LP asks for it (``meta["keep_basis"]``) and the backend has one.  An LP whose ``meta["start_basis"]`` holds such a pair (of its own sizes;
+        e.g. this basis with added columns at their lower bounds) starts HiGHS's simplex from it: a
+        warm start for column generation.  Other backends ignore it.
     """
 
     status: Status
@@ -98,6 +104,7 @@ class RawSolution:
     seconds: float
     iterations: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    basis: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

@@ -85,6 +85,23 @@ POLL_SECONDS = 0.05
 CANCEL_WAIT_SECONDS = 1.0
 
 
+def _set_start_basis(highspy: Any, h: Any, lp: LinearProgram) -> bool:
+    """Start the simplex from ``lp.meta["start_basis"]`` (``RawSolution.basis``'s form) when it is there and
+    of the LP's sizes; whether HiGHS took it (a basis it rejects leaves the solve cold)."""
+    start = lp.meta.get("start_basis")
+    if start is None:
+        return False
+    cols, rows = (np.asarray(v) for v in start)
+    if cols.size != lp.cols or rows.size != lp.rows:
+        return False
+    basis = highspy.HighsBasis()
+    status = {int(v): v for v in highspy.HighsBasisStatus.__members__.values()}
+    basis.col_status = [status[v] for v in cols.tolist()]
+    basis.row_status = [status[v] for v in rows.tolist()]
+    basis.valid = True
+    return h.setBasis(basis) != highspy.HighsStatus.kError
+
+
 def run_interruptibly(h: Any) -> None:
     """``h.run()``, answering Ctrl-C (KeyboardInterrupt) and signals within about ``POLL_SECONDS``.
 
@@ -158,6 +175,7 @@ class HighsBackend(Backend):
         try:
             if h.passModel(_highs_lp(highspy, lp)) == highspy.HighsStatus.kError:
                 return fail(Status.ERROR, "passModel:kError", "HiGHS rejected the LP data (passModel returned kError)")
+            warm = _set_start_basis(highspy, h, lp)
             run_interruptibly(h)
         except Exception as exc:  # noqa: BLE001 - a solver crash is reported, not raised
             return fail(Status.ERROR, type(exc).__name__, f"HiGHS raised {type(exc).__name__}: {exc}")
@@ -170,6 +188,13 @@ class HighsBackend(Backend):
         x = as_array(sol.col_value, lp.cols) if sol.value_valid else None
         row_dual = as_array(sol.row_dual, lp.rows) if sol.dual_valid else None
         col_dual = as_array(sol.col_dual, lp.cols) if sol.dual_valid else None
+        basis = None
+        got = h.getBasis() if lp.meta.get("keep_basis") else None
+        if got is not None and got.valid:
+            basis = (np.array([int(v) for v in got.col_status], dtype=np.int8),
+                     np.array([int(v) for v in got.row_status], dtype=np.int8))
+        if warm:
+            method = f"{method} (warm start)"
         iterations = sum(
             max(0, int(getattr(info, key, 0)))
             for key in ("simplex_iteration_count", "ipm_iteration_count", "pdlp_iteration_count")
@@ -188,4 +213,5 @@ class HighsBackend(Backend):
             seconds=time.perf_counter() - t0,
             iterations=iterations,
             options=options,
+            basis=basis,
         )
