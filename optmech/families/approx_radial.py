@@ -262,13 +262,17 @@ def _keep(best: list, value: float, power: int, sensitivity: float, why: str) ->
 SLABS_FIRST, SLABS_MOST = 2, 16
 #: Spacing of the slab LP's first radii (column generation adds more where the dual function dips).
 SLABS_SPACING = 1.0 / 16.0
-#: Growth of the first slab LP's solve time per doubling of the nodes (measured 9-12 at d = 2 and 10), and a
-#: level's LP seconds over its first LP's (the later rounds are warm-started; measured 1.2-1.9): a doubling is
+#: Growth of the first slab LP's solve time per doubling of the nodes (measured 9-18 at d = 2, 3, 10 and 100), and
+#: a level's LP seconds over its first LP's (the later rounds are warm-started; measured 1.2-1.9): a doubling is
 #: tried only when their product times this level's first LP, and the certificate's reserve, fit the time left.
-SLABS_GROWTH, SLABS_LEVEL = 12.0, 1.5
+SLABS_GROWTH, SLABS_LEVEL = 16.0, 1.5
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
 SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 600, 2.0
+#: Column-generation rounds of a level that a finer level follows.
+SLABS_COARSE_ROUNDS = 2
+#: Least distance of a radius column generation adds from the LP's radii and from each other.
+SLABS_SEPARATION = 1e-3
 #: Relative depth below the LP's value from which a dip of the dual function adds radii (a shallower dip costs the
 #: bound at most this much).
 SLABS_DIP = 1e-4
@@ -336,13 +340,14 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
     grid = np.arange(SLABS_SPACING, outer, SLABS_SPACING)
     radii, n = grid, SLABS_FIRST
     reserve = SLABS_CERTIFY_SHARE * seconds
-    pending = None  # the last level's (model, duals, LP value, n), while its certificate can still improve
+    pending = None  # (model, duals, LP value, n, quick bound) of the relaxation the last certificate is for
+    top = -math.inf  # the best bound so far at sensitivity 1
 
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
 
     def certify_pending() -> None:
-        model, dual, lp_value, level = pending
+        model, dual, lp_value, level, _ = pending
         value, info = certify_slabs(model, dual, seconds=max(0.2, left() - 0.2))
         _keep_slabs(best, value, info, level, power, sensitivity, lp_value)
 
@@ -352,11 +357,11 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
         # φ dips just past the slab edges, where a slab opens on the sphere of radius r (τ has a square-root onset)
         radii = np.union1d(radii, (edges[1:, None] + beta * SLABS_PAST_EDGE[None, :]).ravel())
         prev = start = first_lp = None
-        for _ in range(SLABS_ROUNDS):
+        for round_ in range(SLABS_ROUNDS):
             model = build_slab_relaxation(power, epsilon, delta, d, n, edges, outer, radii, start)
             t_lp = time.perf_counter()
-            try:  # a finer level's LP leaves the reserve to the certificate of the level before
-                raw = solve_lp(model.lp, max(1.0, left() - (reserve if pending is not None and prev is None else 0.5)))
+            try:  # every LP leaves the reserve to the last certificate
+                raw = solve_lp(model.lp, max(1.0, left() - reserve))
                 dual = getattr(raw, "row_dual", None)
             except (SolveFailed, OptmechError):
                 dual = None
@@ -374,17 +379,31 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             # a quick branch and bound locates the dips of φ below the LP's value
             value, info = certify_slabs(model, dual, seconds=max(0.2, min(SLABS_PROBE_SECONDS, left())))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
-            pending = (model, dual, lp_value, n) if info["rounds_left"] else None
+            # the last certificate goes to the latest relaxation whose quick one stopped early, unless an earlier
+            # one's quick bound is higher
+            if info["rounds_left"] and (pending is None or value >= pending[4]):
+                pending = (model, dual, lp_value, n, value)
+            top = max(top, value)
+            if pending is not None and pending[2] <= top:
+                pending = None  # its LP's value is all it could certify, and a bound already reaches it
             z = lp_value + info["multiplier_max"] * delta
-            low = info["seen_values"] < z - SLABS_DIP * max(1.0, abs(z))
-            stalled = prev is not None and prev - lp_value <= SLABS_DIP * abs(lp_value)
-            prev = lp_value
-            # a stalled column generation moves on to a finer level where one fits, else goes on while dips are
+            low = info["seen_values"] < z - SLABS_DIP * abs(lp_value)  # Λδ may be far above the LP's value
+            # stalled: neither the LP's value nor the bound moved (the dips only moved elsewhere)
+            stalled = (prev is not None and prev[0] - lp_value <= SLABS_DIP * abs(lp_value)
+                       and value - prev[1] <= SLABS_DIP * abs(lp_value))
+            prev = (lp_value, value)
+            # where a finer level fits, a level's column generation only prepares its radii (SLABS_COARSE_ROUNDS,
+            # or until it stalls); the last level goes on while dips are deep and LPs fit
             finer = 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve <= left()
-            if not low.any() or (stalled and finer) or 1.5 * took + reserve > left():
+            if not low.any() or (finer and (stalled or round_ + 1 >= SLABS_COARSE_ROUNDS)) or 1.5 * took + reserve > left():
                 break
             cand = info["seen_radii"][low][np.argsort(info["seen_values"][low])]
-            _, pick = np.unique(np.round(cand, 4), return_index=True)
+            # at most one new radius per SLABS_SEPARATION, none that close to an LP radius (nearly equal columns
+            # stall the interior point)
+            near = np.abs(model.radii[np.clip(np.searchsorted(model.radii, cand), 1, model.radii.size - 1)
+                                      - np.array([[1], [0]])] - cand).min(axis=0)
+            cand = cand[near > SLABS_SEPARATION]
+            _, pick = np.unique(np.round(cand / SLABS_SEPARATION), return_index=True)
             radii = np.concatenate([model.radii, cand[np.sort(pick)][:SLABS_ADD]])
             start = (model, getattr(raw, "basis", None))
         # a finer level when its LPs (predicted from this level's first) and the last certificate fit; otherwise
@@ -400,8 +419,12 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
         # the next level starts from the grid and the radii this level's last LP put mass on
         model, raw = solved
         x = getattr(raw, "x", None)
-        radii = grid if x is None else np.union1d(grid, model.radii[np.asarray(x, dtype=float)[1: 1 + model.radii.size] > 0])
+        mass = None if x is None else np.asarray(x, dtype=float)[1: 1 + model.radii.size]
+        # (an interior point's masses are nowhere 0: those above 1e-9 of the largest)
+        radii = grid if mass is None else np.union1d(grid, model.radii[mass > 1e-9 * max(mass.max(initial=0.0), 1e-300)])
         n *= 2
+    if pending is not None and left() > 0.5:
+        certify_pending()
 
 
 def _keep_slabs(best: list, value: float, info: dict, n: int, power: int, sensitivity: float,

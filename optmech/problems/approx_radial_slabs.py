@@ -419,8 +419,8 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     the float error of c = μ − e^ε μ' (e^ε rounded up).  The closed forms'
     float errors are bounded piece by piece (|p| <= k + 1, |q| = r/h, G_d within cdf_error, H_d within
     :func:`_first_moment_error`).  Branch and bound: ``first`` sub-intervals of [0, outer]; those whose bound lies
-    more than ``tolerance`` (relative) below the least value of φ seen at a point (an estimate from above of
-    inf φ) are halved while ``seconds`` last (the lowest first when not all fit), at most ``most``."""
+    more than ``tolerance`` (relative to the bound it gives, inf φ − Λδ: at small δ, Λδ may be far above it)
+    below the least value of φ seen at a point (an estimate from above of inf φ) are halved while ``seconds`` last (the lowest first when not all fit), at most ``most``."""
     import time
 
     from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
@@ -442,7 +442,7 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     rounds = 0
     per = (time.perf_counter() - t0) / (2.0 * r0.size)  # seconds per evaluation, measured
     while time.perf_counter() - t0 < seconds:
-        split = lows < best - tolerance * max(1.0, abs(best))
+        split = lows < best - tolerance * max(abs(best - lam * model.delta), 1e-12)
         if not split.any() or r0.size + int(split.sum()) > most:
             break
         # a round evaluates 4 points per split interval: split the lowest that fit the seconds left
@@ -468,7 +468,7 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
         best = min(best, float(pv.min()))
         rounds += 1
         per = max(per, (time.perf_counter() - t_round) / (4.0 * a.size))
-    rounds_left = bool((lows < best - tolerance * max(1.0, abs(best))).any())
+    rounds_left = bool((lows < best - tolerance * max(abs(best - lam * model.delta), 1e-12)).any())
     inf_phi = min(float(lows.min()), far)
     value = float(round_down(inf_phi - float(round_up(lam * model.delta))))
     seen_r, seen_v = np.concatenate(seen_r), np.concatenate(seen_v)

@@ -88,7 +88,7 @@ class RawSolution:
         (0 at lower bound, 1 basic, 2 at upper bound, 3 free at zero, 4 nonbasic), where the
         LP asks for it (``meta["keep_basis"]``) and the backend has one.  An LP whose ``meta["start_basis"]`` holds such a pair (of its own sizes;
         e.g. this basis with added columns at their lower bounds) starts HiGHS's simplex from it: a
-        warm start for column generation.  Other backends ignore it.
+        warm start for column generation.  Other backends, and HiGHS's interior point, ignore it.
     """
 
     status: Status

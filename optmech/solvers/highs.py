@@ -87,7 +87,8 @@ CANCEL_WAIT_SECONDS = 1.0
 
 def _set_start_basis(highspy: Any, h: Any, lp: LinearProgram) -> bool:
     """Start the simplex from ``lp.meta["start_basis"]`` (``RawSolution.basis``'s form) when it is there and
-    of the LP's sizes; whether HiGHS took it (a basis it rejects leaves the solve cold)."""
+    of the LP's sizes; whether HiGHS took it (a basis it rejects leaves the solve cold).  Only for the simplex
+    (``solver`` ``choose`` or ``simplex``): HiGHS's interior point given a basis measured slower than cold."""
     start = lp.meta.get("start_basis")
     if start is None:
         return False
@@ -175,7 +176,7 @@ class HighsBackend(Backend):
         try:
             if h.passModel(_highs_lp(highspy, lp)) == highspy.HighsStatus.kError:
                 return fail(Status.ERROR, "passModel:kError", "HiGHS rejected the LP data (passModel returned kError)")
-            warm = _set_start_basis(highspy, h, lp)
+            warm = method in ("choose", "simplex") and _set_start_basis(highspy, h, lp)
             run_interruptibly(h)
         except Exception as exc:  # noqa: BLE001 - a solver crash is reported, not raised
             return fail(Status.ERROR, type(exc).__name__, f"HiGHS raised {type(exc).__name__}: {exc}")
