@@ -355,6 +355,9 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
 
+    def finer_fits(first_lp: float) -> bool:  # a finer level exists, and its LPs and the last certificate fit
+        return 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve <= left()
+
     def certify_pending() -> None:
         model, dual, lp_value, level, _ = pending
         value, info = certify_slabs(model, dual, seconds=max(0.2, left() - 0.2))
@@ -403,7 +406,7 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             prev = (lp_value, value)
             # where a finer level fits, a level's column generation only prepares its radii (SLABS_COARSE_ROUNDS,
             # or until it stalls); the last level goes on while dips are deep and LPs fit
-            finer = 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve <= left()
+            finer = finer_fits(first_lp)
             if not low.any() or (finer and (stalled or round_ + 1 >= SLABS_COARSE_ROUNDS)) or 1.5 * took + reserve > left():
                 break
             cand = info["seen_radii"][low][np.argsort(info["seen_values"][low])]
@@ -417,13 +420,11 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             start = (model, getattr(raw, "basis", None))
         # a finer level when its LPs (predicted from this level's first) and the last certificate fit; otherwise
         # this level's certificate gets the time left, and a finer level follows only if it still fits after it
-        finer = 2 * n <= SLABS_MOST
-        need = SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve
-        if not finer or need > left():
+        if not finer_fits(first_lp):
             if pending is not None:
                 certify_pending()
                 pending = None
-            if not finer or need > left():
+            if not finer_fits(first_lp):
                 return
         # the next level starts from the grid and the radii this level's last LP put mass on
         model, raw = solved
