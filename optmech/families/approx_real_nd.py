@@ -452,13 +452,23 @@ class ApproxRealNDFamily:
         return None, (f"mechanism: none returned; the upper bound is the {name} reference (parameters {par}), which "
                       "has no d-dimensional library mechanism with that calibration")
 
+    @staticmethod
+    def _refined_note(up: RadialUpper) -> str:
+        """How the law's shells were refined at its jumps (empty when they were not)."""
+        if not up.refined:
+            return ""
+        return (f", refined {up.refined} times at the density's jumps down to shells {up.narrowest:.3g} wide "
+                "(optmech.families.approx_radial)")
+
     def _radial_claims(self, best) -> list[str]:
         """What the radial path did: the shell LPs (audited proposals) and the marginal bound."""
         out = ["radial path (l2 sensitivity, cost a function of ||x||_2): V* is an infimum over radial laws (rotation "
                "averaging keeps (epsilon, delta)-DP and the cost); for a nonincreasing radial density the worst shift "
                "has norm equal to the sensitivity (proven), so one shift is audited"]
         if self.radial_log:
-            tried = "; ".join(f"{r['resolution']} shells per sensitivity: {r['value']:.9g} "
+            tried = "; ".join(f"{r['resolution']} shells per sensitivity"
+                              + (f" refined at the jumps ({r['refined']})" if r.get("refined") else "")
+                              + f": {r['value']:.9g} "
                               f"(audited delta {r['audited_delta']:.3g}, {'certified' if r['certified'] else 'above delta'})"
                               for r in self.radial_log)
             out.append(f"radial shell LPs (proposals, each audited and priced by proven shell means): {tried}")
@@ -510,7 +520,7 @@ class ApproxRealNDFamily:
             claims.append(
                 f"mechanism: the audited radial shell density (radial_shell_density_nd): density g_i on the shells "
                 f"e_i <= ||x||_2 < e_(i+1) ({up.edges.size - 1} shells, {up.resolution} per sensitivity beyond the inner "
-                f"ball), nonincreasing, zero beyond {up.edges[-1]:.6g}; (epsilon, delta) = ({self.eps:g}, {self.delta:g}) "
+                f"ball{self._refined_note(up)}), nonincreasing, zero beyond {up.edges[-1]:.6g}; (epsilon, delta) = ({self.eps:g}, {self.delta:g}) "
                 f"as audited (realised delta <= {up.realised_delta:.9g}); pdf and sampler; the upper bound is its cost "
                 "priced by proven shell means")
         elif ref is not None:

@@ -26,7 +26,7 @@ The scaling (rows by 1/δ_b, the objective by the largest price) keeps the dual 
 the budget's dual is about (cost)/δ, which HiGHS's dual simplex refuses at δ = 1e−6 and d = 100.
 
 Q(i, j) is computed by composite Gauss–Legendre quadrature over shell i (:data:`KERNEL_NODES` nodes per
-piece, pieces no wider than the narrowest shell and cut at the kinks r = e_j ± Δ, Δ − e_j; weight r^{d−1})
+piece, pieces no wider than the median shell and cut at the kinks r = e_j ± Δ, Δ − e_j; weight r^{d−1})
 of K(r, j) = G_d(τ(r, e_{j+1})) − G_d(τ(r, e_j)) (:func:`optmech.exact.sphere.sphere_cdf`):
 floats, which is why the LP only proposes.  The proposal is certified by the audit
 (:func:`optmech.mechanisms.solved.radial_shells.radial_delta_upper`) and priced by proven shell means.
@@ -67,12 +67,12 @@ def shell_kernel(d: int, edges: np.ndarray, sensitivity: float, nodes: int = KER
     n, s = e.size - 1, float(sensitivity)
     x, w = np.polynomial.legendre.leggauss(int(nodes))
     x, w = 0.5 * (x + 1.0), 0.5 * w
-    h_ref = float(np.min(np.diff(e)))
+    h_ref = float(np.median(np.diff(e)))  # a few narrow shells (refined at a jump) leave the others' pieces alone
     kinks = np.unique(np.concatenate([e + s, e - s, s - e]))
 
     def kernel_rows(i: int, j0: int, j1: int) -> np.ndarray:
         """Q(i, j) for j0 <= j < j1 (j1 <= n + 1; j = n the outside): composite Gauss–Legendre on pieces of
-        shell i no wider than the narrowest shell, cut where r ± s or s − r meets an edge (the kernel's kinks)."""
+        shell i no wider than the median shell, cut where r ± s or s − r meets an edge (the kernel's kinks)."""
         a, b = e[i], e[i + 1]
         cuts = np.unique(np.concatenate([[a, b], kinks[(kinks > a) & (kinks < b)]]))
         parts = [np.linspace(lo, hi, int(np.ceil((hi - lo) / h_ref * (1 - 1e-9))) + 1)

@@ -25,7 +25,7 @@ U uniform on the sphere, and P(‖r U + v‖ <= ρ) = G_d(τ), τ = (ρ² − r�
 (:func:`optmech.exact.sphere.sphere_cdf`).  τ is unimodal in r (∂τ/∂r = −(r² + ρ² − s²)/(2 r² s)), so
 on a piece [r_a, r_b] of a shell its minimum is at an end, and 1 − G_d(min(τ(r_a), τ(r_b))) bounds
 P(‖r U + v‖ >= ρ) there; summing over :data:`AUDIT_PIECES` pieces per shell (up to 64 times more in a
-shell wider than the narrowest) with the pieces' exact weights r_b^d − r_a^d bounds T(i, j).  Every quantity is enclosed: e^ε from below (only c_lo <= c
+shell wider than the median) with the pieces' exact weights r_b^d − r_a^d bounds T(i, j).  Every quantity is enclosed: e^ε from below (only c_lo <= c
 enters: a_j <= g_i − c_lo g_j and c (g_{j−1} − g_j) with c rounded up), τ by a proven float error
 bound, G_d by :func:`~optmech.exact.sphere.sphere_cdf_bounds`, the powers r^d in log space with a
 relative bound, the sums rounded up; V_d cancels (r^d is scaled by e_n^d throughout).
@@ -121,11 +121,11 @@ def radial_delta_upper(edges, density, epsilon: float, sensitivity: float, d: in
     top = e[-1]
     # piece ends per shell (scaled by e_n) and the pieces' weights (r_b^d − r_a^d)/e_n^d, from above
     width = np.diff(e)
-    h_min = float(width.min())
+    h_ref = float(np.median(width))  # a few narrow shells (refined at a jump) leave the others' pieces alone
 
     def piece_ends(i: int) -> np.ndarray:
-        """The ends of shell i's pieces: ``pieces`` of them, times up to 64 for a shell wider than the narrowest."""
-        m = pieces * int(min(64, math.ceil(width[i] / h_min * (1 - 1e-9))))
+        """The ends of shell i's pieces: ``pieces`` of them, times up to 64 for a shell wider than the median."""
+        m = pieces * int(min(64, math.ceil(width[i] / h_ref * (1 - 1e-9))))
         r = e[i] + width[i] * np.linspace(0.0, 1.0, m + 1)
         r[0], r[-1] = e[i], e[i + 1]
         return np.maximum.accumulate(r)
