@@ -36,7 +36,8 @@ The rules, written once here:
   raise the lower end in the time left (less ``FINAL_SECONDS``; the family keeps its share back through
   ``final_seconds()``): a bound the LPs rarely lose to, which would otherwise take time they need.
 * **Without an LP** the bracket is the family's :meth:`fallback_lower` and the best certified upper
-  bound among its first ones and the :meth:`fallback_uppers` it offers for that case only.
+  bound among its first ones and the :meth:`fallback_uppers` it offers for that case only (also when its
+  :meth:`start` answers with a :class:`Stop`: no LP will run, and the time left is theirs).
 * **Failures.**  A solver failure on the first LP is an error (exit status 4 at the CLI), unless it
   is the time limit and a certified bracket exists without an LP (as above); on a later step the
   loop stops and keeps the bracket it has.
@@ -180,6 +181,8 @@ def _steps(family: Any, ctx: Context, target_gap: float, progress: _Progress) ->
     if isinstance(first, Stop):
         if first.lower is not None:
             best.lower = max(best.lower, first.lower)
+        for up in getattr(family, "fallback_uppers", lambda: [])():  # no LP will run: the time left is theirs
+            best.offer_upper(up)
         status, message = best.outcome(first.status or Status.GAP_NOT_REACHED.value, first.message)
         return Run(best, history, None, status, message, ctx.elapsed())
     size = first

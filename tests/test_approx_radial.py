@@ -128,6 +128,24 @@ def test_the_shell_search_refines_at_the_jumps():
     assert law.expected_cost("l2") <= best.value
 
 
+def test_a_later_search_resumes_the_refinement_of_a_law():
+    """A law from one uniform resolution (k = 10, not refined) handed back as ``resume``: the search refines it
+    (rounds numbered from 1, at k = 10), the result beats it, and no finer resolution is tried when the last
+    one's seconds say it does not fit."""
+    from optmech.families.approx_radial import radial_shell_upper
+    from optmech.solvers.dispatch import solve_lp
+
+    def solve(lp, s):
+        return solve_lp(lp, time_limit=s)
+
+    law, log = radial_shell_upper("l2", 2.0, 1e-3, 1.0, 3, solve, 10.0, resolution=10)
+    assert law is not None and law.refined == 0 and not law.converged and [r["refined"] for r in log] == [0]
+    better, more = radial_shell_upper("l2", 2.0, 1e-3, 1.0, 3, solve, 10.0, start=20, resume=law, last_seconds=1e3)
+    assert more and all(r["resolution"] == 10 and r["refined"] >= 1 for r in more)
+    assert better.value < law.value * (1 - 1e-3) and better.refined >= 1
+    assert np.isin(law.edges, better.edges).all()  # the uniform edges stay: the law it refines stays feasible
+
+
 def test_the_audit_refuses_a_profile_that_is_not_nonincreasing():
     with pytest.raises(SpecError, match="nonincreasing"):
         radial_delta_upper(np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0]), 1.0, 1.0, 3)

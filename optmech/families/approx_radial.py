@@ -20,6 +20,7 @@ drop between shells that carry mass; the narrow shells give the jumps room to mo
 coarse.  Nothing about the staircase is assumed: each refined law is audited and priced like any other (the
 audit's and the kernel's pieces follow the median shell width, so a few narrow shells do not multiply them).
 Measured at d = 10, ε = 1, δ = 1e-3: 7.0250 in 12 s from k = 10, where the uniform k = 40 gave 7.028 in 37 s.
+A later search may resume a law's refinement (``resume``): the family hands back the time its lower end leaves.
 The shells
 run from an inner ball (one shell, up to where the analytic Gaussian's radius has mass below 1e-9,
 less 2Δ) to a radius beyond the Gaussian's bulk by the 1-D support length n·Δ of [GV13, (58)–(60)];
@@ -95,6 +96,10 @@ class RadialUpper:
         self.value, self.realised_delta, self.certified = value, realised, certified
         self.resolution, self.note = resolution, note
         self.refined, self.narrowest = refined, narrowest  # rounds of refinement at the jumps, the narrowest shell
+        # where a later search may resume its refinement: its level's uniform edges, the spacing of its last
+        # round's edges, the budget it passed with, its LP's seconds, and whether the refinement had converged
+        self.base: np.ndarray | None = None
+        self.spacing, self.budget, self.seconds, self.converged = None, None, None, False
         self.mixed = 0.0
         self.shifts_delta = np.array([realised])
         self.p = None
@@ -152,16 +157,19 @@ def _price(edges: np.ndarray, g: np.ndarray, d: int, cost: str) -> float:
 
 
 def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
-                       seconds: float, resolution: int | None = None,
-                       start: int | None = None) -> tuple[RadialUpper | None, list[dict]]:
+                       seconds: float, resolution: int | None = None, start: int | None = None,
+                       resume: RadialUpper | None = None,
+                       last_seconds: float | None = None) -> tuple[RadialUpper | None, list[dict]]:
     """The best audited radial shell law found within ``seconds`` (module docstring), and one record per LP
     solved (resolution, shells, columns, budget, audited δ, value, seconds).
 
     ``solve_lp(lp, seconds)`` solves an LP within that many seconds and returns an object with ``x``
     (raising :class:`~optmech.errors.SolveFailed` on failure).  ``resolution`` fixes k (shells per Δ);
-    ``start`` is the first k of the doubling (default :data:`FIRST_RESOLUTION`).
+    ``start`` is the first k of the doubling (default :data:`FIRST_RESOLUTION`).  ``resume`` (a law an earlier
+    search returned) first goes on refining that law where its rounds had not converged; ``last_seconds`` (the
+    seconds of the earlier search's last resolution) decides whether ``start`` fits.
     """
-    state: dict = {"best": None, "log": []}
+    state: dict = {"best": None, "log": [], "resume": resume, "last_seconds": last_seconds}
     try:
         _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state, start)
     except KeyboardInterrupt as exc:  # what finished stays: the caller reads it off the exception
@@ -176,17 +184,18 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
     inner, outer = radial_support(epsilon, delta, sensitivity, d)
     log: list[dict] = state["log"]
     k = int(resolution) if resolution else int(start or FIRST_RESOLUTION)
-    last_seconds = None
+    last_seconds = state.get("last_seconds")
 
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
 
-    def solve(edges: np.ndarray, budget: float, k: int, refined: int, widen: bool = False,
-              share: float = 1.0) -> tuple[str, float, float]:
+    def solve(edges: np.ndarray, budget: float, k: int, refined: int, base: np.ndarray, spacing: float,
+              widen: bool = False, share: float = 1.0) -> tuple[str, float, float]:
         """One shell LP on ``edges`` with the budget lowered after each audit above δ (at most BUDGET_RETRIES
         times): ("ok", the budget that passed, the value) when a law passed its audit, else ("infeasible" |
         "outer" (mass in the outer Δ, checked where ``widen``) | "stop", budget, inf); each LP's record joins the
-        log, and a law that passed replaces a dearer best and is ``state["law"]``; each LP gets ``share`` of the
+        log, and a law that passed replaces a dearer best and is ``state["law"]`` (``base`` and ``spacing``: the
+        level's uniform edges and the spacing of the edges added around its jumps); each LP gets ``share`` of the
         time left."""
         t_call = time.perf_counter()
         for _ in range(BUDGET_RETRIES + 1):
@@ -213,8 +222,10 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
                         "seconds": time.perf_counter() - t_call})
             if ok:
                 if state["best"] is None or value < state["best"].value:
-                    state["best"] = RadialUpper(edges, g, value, realised, True, k, refined=refined,
-                                                narrowest=float(np.diff(edges).min()))
+                    up = RadialUpper(edges, g, value, realised, True, k, refined=refined,
+                                     narrowest=float(np.diff(edges).min()))
+                    up.base, up.spacing, up.budget, up.seconds = base, spacing, budget, time.perf_counter() - t_call
+                    state["best"] = up
                 state["law"] = (edges, g)
                 return "ok", budget, value
             budget = budget - 1.5 * (realised - delta) - 1e-3 * delta
@@ -222,6 +233,13 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
                 return "stop", budget, math.inf
         return "stop", budget, math.inf
 
+    resume = state.get("resume")
+    if resume is not None and resume.base is not None and not resume.converged and not resolution:
+        state["law"] = (resume.edges, resume.density)
+        converged = _refine(resume.base, resume.spacing, resume.value, resume.budget, resume.resolution, d, solve,
+                            left, 0.5 * resume.seconds, state, rounds_done=resume.refined)
+        if converged and state["best"] is not None and state["best"].resolution == resume.resolution:
+            state["best"].converged = True
     while True:
         h = sensitivity / k
         cols = ((outer - inner) / h) * (k + 3)
@@ -234,7 +252,7 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
         state["law"] = None
         for widened in range(3):
             edges = _edges(inner, outer, h)
-            status, budget, value = solve(edges, budget, k, 0, widen=widened < 2)
+            status, budget, value = solve(edges, budget, k, 0, edges, h, widen=widened < 2)
             if status in ("infeasible", "outer") and widened < 2:  # the support is too small
                 outer = inner + 1.5 * (outer - inner)
                 continue
@@ -244,23 +262,27 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
             break
         # refinement at the law's jumps (module docstring): a refined LP costs a few times its level's
         if state["law"] is not None:
-            _refine(edges, h, value, budget, k, d, solve, left, last_seconds, state)
+            converged = _refine(edges, h, value, budget, k, d, solve, left, last_seconds, state)
+            if converged and state["best"] is not None and state["best"].resolution == k:
+                state["best"].converged = True
         k *= 2
         if k > MAX_RESOLUTION:
             break
 
 
-def _refine(base: np.ndarray, h: float, value: float, budget: float, k: int, d: int, solve, left, first: float,
-            state: dict) -> None:
+def _refine(base: np.ndarray, spacing: float, value: float, budget: float, k: int, d: int, solve, left, first: float,
+            state: dict, rounds_done: int = 0) -> bool:
     """Rounds of local refinement of a level's uniform shells at the last law's jumps (module docstring):
     the new edges are the uniform ones, every edge where the last law's density changes (so that law stays
     feasible), and :data:`REFINE_WINDOW` edges either side of each drop by more than :data:`REFINE_DROP` (in
-    log) between shells one of which has :data:`REFINE_MASS`, spaced h/4, h/16, ...; rounds stop when one gains less than :data:`REFINE_GAIN` of the value, or the
-    next (predicted at 1.5 times the last) does not fit the time left."""
-    spacing, took = h, 2.0 * first
-    for refined in range(1, REFINE_ROUNDS + 1):
+    log) between shells one of which has :data:`REFINE_MASS`, spaced ``spacing``/4, /16, ... (``spacing`` = h
+    at a level's first round); rounds stop when one gains less than :data:`REFINE_GAIN` of the value (True:
+    converged), or the next (predicted at 1.5 times the last, the first at twice ``first``) does not fit the time
+    left, or an LP fails (False).  ``rounds_done``: rounds an earlier search ran on this law."""
+    took = 2.0 * first
+    for refined in range(rounds_done + 1, rounds_done + REFINE_ROUNDS + 1):
         if 1.5 * took > left():
-            return
+            return False
         edges, g = state["law"]
         logs = np.log(np.maximum(g, np.finfo(float).tiny))
         step = np.diff(logs)  # step[i]: into shell i + 1, at edge i + 1
@@ -270,17 +292,20 @@ def _refine(base: np.ndarray, h: float, value: float, budget: float, k: int, d: 
         change = edges[1:-1][(step < 0) & live]
         drops = edges[1:-1][(step < -REFINE_DROP) & live]
         if drops.size == 0:
-            return
+            return True
         spacing /= 4.0
         near = (drops[:, None] + spacing * np.arange(-REFINE_WINDOW, REFINE_WINDOW + 1)[None, :]).ravel()
         new = np.unique(np.concatenate([base, change, near[(near > 0) & (near < base[-1])]]))
         new = new[np.concatenate([[True], np.diff(new) > 1e-9 * base[-1]])]
         t = time.perf_counter()
-        status, budget, got = solve(new, budget, k, refined, share=REFINE_SHARE)
+        status, budget, got = solve(new, budget, k, refined, base, spacing, share=REFINE_SHARE)
         took = time.perf_counter() - t
-        if status != "ok" or got > value * (1.0 - REFINE_GAIN):
-            return
+        if status != "ok":
+            return False
+        if got > value * (1.0 - REFINE_GAIN):
+            return True
         value = got
+    return False
 
 
 def radial_marginal_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,

@@ -166,15 +166,22 @@ class ApproxRealNDFamily:
         return out + ([up] if up is not None else [])
 
     def fallback_uppers(self) -> list:
-        """When no cube-cell LP fits the time or memory: the radial search goes on from the next resolution
-        with most of the time left (:func:`~optmech.families.approx_radial.radial_shell_upper`)."""
+        """When no cube-cell LP fits the time or memory: the radial search goes on with most of the time left
+        (:func:`~optmech.families.approx_radial.radial_shell_upper`), refining the best law further where its
+        refinement had not converged, then from the next resolution where that fits."""
         if not self.radial or self.ctx is None or self.size_is_explicit or self._pending_interrupt is not None:
             return []
-        tried = [r["resolution"] for r in self.radial_log]
-        start = 2 * max(tried) if tried else None
-        if start is not None and start > MAX_RESOLUTION:
+        tried = [r for r in self.radial_log if not r.get("refined")]
+        start = 2 * max(r["resolution"] for r in tried) if tried else None
+        last = max(tried, key=lambda r: r["resolution"])["seconds"] if tried else None
+        law = self._radial_law
+        resume = law if isinstance(law, RadialUpper) and not law.converged else None
+        if resume is None and start is not None and start > MAX_RESOLUTION:
             return []
-        up, _ = self._radial_search(0.85 * self.ctx.remaining(), start=start)  # an interrupt: the loop answers next
+        # an interrupt: the loop answers next
+        up, _ = self._radial_search(0.85 * self.ctx.remaining(), start=start, resume=resume, last_seconds=last)
+        if up is not None and (law is None or up.value < law.value):
+            self._radial_law = up
         return [up] if up is not None else []
 
     def _radial_search(self, seconds: float, **kw) -> tuple:
