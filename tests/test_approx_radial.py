@@ -109,12 +109,12 @@ def test_the_audit_bounds_a_profile_refined_at_its_jumps(d):
 
 def test_the_shell_search_refines_at_the_jumps():
     """The search refines each resolution's law where it drops: the refined laws pass their audit again
-    (re-run here through the mechanism), and the best beats every uniform resolution it solved, k = 40
-    included (d = 3, ε = 2, δ = 1e-3: about 1.4284 refined from k = 10, against 1.4295 at k = 40)."""
+    (re-run here through the mechanism), and the best beats every uniform resolution it solved (d = 3, ε = 2,
+    δ = 1e-3: about 1.4284 refined from k = 10, where k = 20 gave 1.4389 and k = 40 1.4295, measured)."""
     from optmech.families.approx_radial import radial_shell_upper
     from optmech.solvers.dispatch import solve_lp
 
-    best, log = radial_shell_upper("l2", 2.0, 1e-3, 1.0, 3, lambda lp, s: solve_lp(lp, time_limit=s), 8.0)
+    best, log = radial_shell_upper("l2", 2.0, 1e-3, 1.0, 3, lambda lp, s: solve_lp(lp, time_limit=s), 4.0)
     uniform = [r["value"] for r in log if r["certified"] and not r["refined"]]
     refined = [r["value"] for r in log if r["certified"] and r["refined"]]
     assert uniform and refined and best.refined > 0

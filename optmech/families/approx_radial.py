@@ -243,7 +243,7 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
     while True:
         h = sensitivity / k
         cols = ((outer - inner) / h) * (k + 3)
-        if cols > MAX_COLUMNS or left() <= 0.5:
+        if cols > MAX_COLUMNS or left() <= 0.5 or (not resolution and k > MAX_RESOLUTION):
             break
         if last_seconds is not None and last_seconds * 10.0 > left():  # a doubling costs about 8 times
             break
