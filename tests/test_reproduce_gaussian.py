@@ -307,10 +307,10 @@ def test_findings_are_computed_per_panel(tmp_path, solved2d):
 
 @pytest.fixture(scope="module")
 def solved_d(solved2d):
-    """solved2d and the ℓ2 rows in d = 5 at δ = 0.01, ε ∈ {0.5, 1} with a 4 s time limit (the radial path: an
-    audited radial shell law and the marginal bound, about a second each)."""
+    """solved2d and the ℓ2 rows in d = 5 at δ = 0.01, ε ∈ {0.5, 1} with a 2 s time limit (the radial path: an
+    audited radial shell law, refined in the time the lower end leaves, and the marginal bound)."""
     spec, rows = solved2d
-    d5 = [dict(p, dim=5, time_limit=4) for p in _spec(False).problems
+    d5 = [dict(p, dim=5, time_limit=2) for p in _spec(False).problems
           if p["dim"] == 2 and p["delta"] == 0.01 and p["epsilon"] in (0.5, 1.0)]
     return spec, rows + [(normalised(p), run_job(normalised(p))) for p in d5]
 
