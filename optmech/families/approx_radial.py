@@ -169,9 +169,10 @@ def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: flo
     search returned) first goes on refining that law where its rounds had not converged; ``last_seconds`` (the
     seconds of the earlier search's last resolution) decides whether ``start`` fits.
     """
-    state: dict = {"best": None, "log": [], "resume": resume, "last_seconds": last_seconds}
+    state: dict = {"best": None, "log": []}
     try:
-        _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state, start)
+        _search(cost, epsilon, delta, sensitivity, d, solve_lp, seconds, resolution, state, start, resume,
+                last_seconds)
     except KeyboardInterrupt as exc:  # what finished stays: the caller reads it off the exception
         exc.radial_best, exc.radial_log = state["best"], state["log"]  # type: ignore[attr-defined]
         raise
@@ -179,12 +180,12 @@ def radial_shell_upper(cost: str, epsilon: float, delta: float, sensitivity: flo
 
 
 def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp, seconds: float,
-            resolution: int | None, state: dict, start: int | None = None) -> None:
+            resolution: int | None, state: dict, start: int | None = None, resume: RadialUpper | None = None,
+            last_seconds: float | None = None) -> None:
     t0 = time.perf_counter()
     inner, outer = radial_support(epsilon, delta, sensitivity, d)
     log: list[dict] = state["log"]
     k = int(resolution) if resolution else int(start or FIRST_RESOLUTION)
-    last_seconds = state.get("last_seconds")
 
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
@@ -233,13 +234,10 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
                 return "stop", budget, math.inf
         return "stop", budget, math.inf
 
-    resume = state.get("resume")
     if resume is not None and resume.base is not None and not resume.converged and not resolution:
         state["law"] = (resume.edges, resume.density)
-        converged = _refine(resume.base, resume.spacing, resume.value, resume.budget, resume.resolution, d, solve,
-                            left, 0.5 * resume.seconds, state, rounds_done=resume.refined)
-        if converged and state["best"] is not None and state["best"].resolution == resume.resolution:
-            state["best"].converged = True
+        _refine(resume.base, resume.spacing, resume.value, resume.budget, resume.resolution, d, solve, left,
+                0.5 * resume.seconds, state, rounds_done=resume.refined)
     while True:
         h = sensitivity / k
         cols = ((outer - inner) / h) * (k + 3)
@@ -262,23 +260,31 @@ def _search(cost: str, epsilon: float, delta: float, sensitivity: float, d: int,
             break
         # refinement at the law's jumps (module docstring): a refined LP costs a few times its level's
         if state["law"] is not None:
-            converged = _refine(edges, h, value, budget, k, d, solve, left, last_seconds, state)
-            if converged and state["best"] is not None and state["best"].resolution == k:
-                state["best"].converged = True
+            _refine(edges, h, value, budget, k, d, solve, left, last_seconds, state)
         k *= 2
         if k > MAX_RESOLUTION:
             break
 
 
 def _refine(base: np.ndarray, spacing: float, value: float, budget: float, k: int, d: int, solve, left, first: float,
-            state: dict, rounds_done: int = 0) -> bool:
+            state: dict, rounds_done: int = 0) -> None:
     """Rounds of local refinement of a level's uniform shells at the last law's jumps (module docstring):
     the new edges are the uniform ones, every edge where the last law's density changes (so that law stays
     feasible), and :data:`REFINE_WINDOW` edges either side of each drop by more than :data:`REFINE_DROP` (in
     log) between shells one of which has :data:`REFINE_MASS`, spaced ``spacing``/4, /16, ... (``spacing`` = h
-    at a level's first round); rounds stop when one gains less than :data:`REFINE_GAIN` of the value (True:
-    converged), or the next (predicted at 1.5 times the last, the first at twice ``first``) does not fit the time
-    left, or an LP fails (False).  ``rounds_done``: rounds an earlier search ran on this law."""
+    at a level's first round); rounds stop when one gains less than :data:`REFINE_GAIN` of the value or no drop
+    is left (converged: the best law, where it is of this level, says so), or the next (predicted at 1.5 times the
+    last, the first at twice ``first``) does not fit the time left, or an LP fails.  ``rounds_done``: rounds an
+    earlier search ran on this law."""
+    if _refine_rounds(base, spacing, value, budget, k, d, solve, left, first, state, rounds_done):
+        best = state["best"]
+        if best is not None and best.resolution == k:
+            best.converged = True
+
+
+def _refine_rounds(base: np.ndarray, spacing: float, value: float, budget: float, k: int, d: int, solve, left,
+                   first: float, state: dict, rounds_done: int) -> bool:
+    """The rounds of :func:`_refine`; True when they converged."""
     took = 2.0 * first
     for refined in range(rounds_done + 1, rounds_done + REFINE_ROUNDS + 1):
         if 1.5 * took > left():
