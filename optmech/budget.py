@@ -167,12 +167,14 @@ class Pace:
     def __init__(self) -> None:
         self.build: tuple[float, float] | None = None  # (seconds, work) of the last step
         self.certify: tuple[float, float] | None = None
+        self.certify_lps = 1  # LPs solved in the last step (a second one inside its certification)
 
     def record(self, plan: LPPlan | None, build_s: float, certify_s: float) -> None:
         if plan is None:
             return
         self.build = (build_s, plan.work)
         self.certify = (certify_s, plan.work)
+        self.certify_lps = plan.lps
 
     def _scaled(self, measured: tuple[float, float] | None, work: float, growth: float | None = None) -> float | None:
         if measured is None:
@@ -185,7 +187,8 @@ class Pace:
         if plan is None:
             return Prediction(0.0, 0.0, 0.0, final)
         b = self._scaled(self.build, plan.work, plan.growth)
-        c = self._scaled(self.certify, plan.work, plan.growth)
+        # a certification that solved a second LP does not predict one that solves none
+        c = self._scaled(self.certify, plan.work, plan.growth) if plan.lps >= self.certify_lps else None
         if b is None:
             b = plan.build_seconds if plan.build_seconds is not None else BUILD_SECONDS_PER_UNIT * plan.work
         if c is None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 from optmech.budget import BASELINE_BYTES, FINAL_SECONDS, LPPlan, gib, memory_budget
 from optmech.certify import CLOSED_FORM_WIDENING, PRIVACY_MARGIN
@@ -23,7 +24,7 @@ from optmech.families.base import Built, Step, Stop, default_lower
 from optmech.result import ReferenceValue
 from optmech.families.pure_nd_references import (ReferenceUpper, closed_form_uppers_nd, dominated_uppers,
                                                  lattice_staircase_upper, linear_uppers, references_nd)
-from optmech.problems.pure_nd import SECOND_ORDER_COSTS
+from optmech.problems.pure_nd import RING_FROM, RING_WIDTH, SECOND_ORDER_COSTS, PureNDLP
 from optmech.families.pure_nd_setup import (LAYER_ORBIT_LIMIT, LAYERED_SHELLS, Setup, Upper, ball_orbits, lp_bytes,
                                             lp_plan, radius, setup_for, upper_from_lp)
 
@@ -52,6 +53,9 @@ class PureNDFamily:
     REFINE_MIN_GAIN = 1.5
     #: a larger domain must shrink the bracket's width U - L to at most this share for the next one to be tried
     GROWTH_MIN_GAIN = 0.75
+    #: row generation (ℓ2 sensitivity on cells): rounds at most, and the share of the time left a relaxation's
+    #: re-solve may take (the restriction's may take all of it: its law must meet every row before its repair)
+    GENERATE_ROUNDS, GENERATE_SHARE = 4, 0.25
 
     def __init__(self, problem, ctx, *, layered: bool = False) -> None:
         from optmech.spec import Continuous
@@ -66,6 +70,15 @@ class PureNDFamily:
                           and problem.domain.resolution is None)
         self.gap_before_refining: float | None = None
         self.resolutions: list[int] = []  # of the cell LPs solved, in order
+        self.generated_rows = 0  # rows row generation added (ℓ2 sensitivity on cells)
+        self._built_at = time.perf_counter()  # when the last relaxation was built: its solve's seconds follow
+        self._lp_seconds = 0.0
+        self._final_raw: tuple | None = None  # (built, the solution after row generation)
+        # (resolution, audited value, seconds) of the last restriction LP
+        self._restriction: tuple[int, float, float] | None = None
+        self._bracket: tuple[float, float] | None = None  # (lower, upper) when the last step grew
+        self._skipped_at: int | None = None  # the resolution whose restriction LP was skipped, and why
+        self._skip_note = ""
 
     def _coupled_layers(self) -> bool:
         """ℤ^d, ℓ1 sensitivity, cost ‖x‖₁, symmetry "auto": the coupled layer bound applies
@@ -178,10 +191,10 @@ class PureNDFamily:
                     lp_plan(s, R, group="signed_permutations").peak_bytes() > memory_budget():
                 group = "signed_permutations"  # too large whatever the cost's symmetry: no need to check the cube
             plan = lp_plan(s, R, group)
-            if s.cells and not (self.fine is not None and self.fine.certified):
+            if s.cells and not (self.fine is not None and self.fine.certified) and self._skip_restriction(s.n_lat) is None:
                 # the cell restriction LP, built and solved inside upper() while this one is held
                 up = lp_plan(s, R, group, side="upper")
-                plan = dataclasses.replace(plan, lps=2, extra_bytes=up.peak_bytes() - BASELINE_BYTES)
+                plan = dataclasses.replace(plan, lps=2, extra_bytes=plan.extra_bytes + up.peak_bytes() - BASELINE_BYTES)
             self._plans[key] = plan
         return self._plans[key]
 
@@ -208,9 +221,40 @@ class PureNDFamily:
             return Built(lp, {"layers": levels}, info, "layers_coupled")
         alp = self.s.build(R, "lower")
         size = {"half_width": R} | ({"resolution": self.s.n_lat} if self.s.cells else {})
+        self._built_at = time.perf_counter()
         return Built(alp.lp, size, alp, alp.variant)
 
-    lower = staticmethod(default_lower)
+    def lower(self, built: Built, raw):
+        """The repaired dual of the relaxation (:func:`~optmech.families.base.default_lower`); where the LP keeps
+        only the ring's rows, first the rows its solution violates join it while a solve fits
+        (:meth:`_generate_rows`; any subset of rows is a relaxation, so every round's dual certifies)."""
+        if isinstance(built.model, PureNDLP) and built.model.generated:
+            self._lp_seconds = time.perf_counter() - self._built_at  # the loop's solve of this LP
+            alp, raw = self._generate_rows(built.model, raw, self.GENERATE_SHARE, self._lp_seconds)
+            built.lp, built.model = alp.lp, alp
+            self._final_raw = (built, raw)
+        return default_lower(built, raw)
+
+    def _generate_rows(self, alp: PureNDLP, raw, share: float, last: float) -> tuple[PureNDLP, object]:
+        """Row generation on an LP that keeps some shifts' rows (:func:`optmech.problems.pure_nd.ring_shifts`): while
+        the solution ``raw`` violates pending rows, they join the LP and it is solved again (cold), at most
+        ``GENERATE_ROUNDS`` times and while a solve like the ``last`` (seconds) fits in ``share`` of the time left; a
+        solve that fails keeps the last solution.  (The LP and its solution, ``self.generated_rows`` counts the rows.)"""
+        for _ in range(self.GENERATE_ROUNDS):
+            bad = alp.violated(raw.x)
+            if bad.size == 0 or 1.5 * last > share * self.ctx.remaining():
+                break
+            grown = alp.with_rows(bad)
+            t0 = time.perf_counter()
+            try:
+                nxt = self.ctx.solve_lp(grown.lp, share=share)
+            except SolveFailed:
+                break
+            if getattr(nxt, "x", None) is None:
+                break
+            alp, raw, last = grown, nxt, time.perf_counter() - t0
+            self.generated_rows += int(bad.size)
+        return alp, raw
 
     def upper(self, built: Built, raw) -> Upper:
         s = self.s
@@ -219,10 +263,36 @@ class PureNDFamily:
         if s.cells and self.fine is not None and self.fine.certified:
             return self.fine
         if s.cells:
+            skip = self._skip_restriction(built.model.sensitivity)
+            if skip is not None:
+                self._skipped_at, self._skip_note = built.model.sensitivity, skip
+                return Upper(math.inf, math.nan, False, 0.0, skip)
+            t_up = time.perf_counter()
             ulp = s.build(built.model.support.R, "upper")
+            t0 = time.perf_counter()
             uraw = self.ctx.solve_lp(ulp.lp)
-            return upper_from_lp(ulp, uraw.x, s)
+            if ulp.generated:  # rows of the ring first; its solution is repaired and audited against every shift
+                ulp, uraw = self._generate_rows(ulp, uraw, 1.0, time.perf_counter() - t0)
+            up = upper_from_lp(ulp, uraw.x, s)
+            self._restriction = (built.model.sensitivity, up.value if up.certified else math.inf,
+                                 time.perf_counter() - t_up)
+            return up
         return upper_from_lp(built.model, raw.x, s)
+
+    def _skip_restriction(self, n: int) -> str | None:
+        """Why the cells' restriction LP is not solved at resolution ``n``, or None.  Its gap to the relaxation
+        closes like the cell width (first order: it prices whole cells and covers every shift a cell pair may
+        need), so after a refinement it is skipped when, at the last resolution, even half its distance to the
+        lower end left it above the best upper end (a closed-form law, say)."""
+        if self._restriction is None or n <= self._restriction[0] or self._bracket is None:
+            return None
+        m, value, _ = self._restriction
+        lower, best = self._bracket
+        if not (value - 0.5 * (value - lower) > best):
+            return None
+        return (f"the cells' restriction LP was not solved at resolution {n}: at resolution {m} its audited law cost "
+                f"{value:.6g}, and halving its distance to the lower end {lower:.6g} (it closes like the cell width) "
+                f"would still leave it above the best upper end {best:.6g}")
 
     def extra_uppers(self, step: Step) -> list:
         return []
@@ -230,6 +300,8 @@ class PureNDFamily:
     def diagnostics(self, built: Built, raw, upper) -> dict:
         if built.builder == "layers_coupled":
             return dict(built.model)
+        if self._final_raw is not None and self._final_raw[0] is built:  # the solution after row generation
+            raw = self._final_raw[1]
         if built.model.cells and built.model.sensitivity not in self.resolutions:  # a solved step's resolution
             self.resolutions.append(built.model.sensitivity)
         return {"far_mass": built.model.far_mass(raw.x), "tail_mass_bound": upper.tail_mass}
@@ -243,15 +315,24 @@ class PureNDFamily:
         # keeps U far above L, even when each larger domain divides U - L by several; the domain grows while each
         # step (1.5 times the half-width) shrinks U - L to at most GROWTH_MIN_GAIN of what it was
         width = best.upper_value - best.lower
+        self._bracket = (best.lower, best.upper_value)
         prev, self.prev_gap = self.prev_gap, width
         refined, self.gap_before_refining = self.gap_before_refining, None
         if refined is not None and gap > refined / self.REFINE_MIN_GAIN:
             return Stop(f"refining the cells to resolution {s.n_lat} shrank the gap only from {refined:.3g} to "
                         f"{gap:.3g}: the remaining gap is the relaxation's (its lattice shifts stand in for the ball's "
                         "real ones), not the cells' width")
-        if s.cells and far < 1e-3 * gap and up.tail_mass < 1e-3 * gap and up.certified:
+        # the restriction's tail matters only where its law is the bracket's upper end (not when a closed form beat
+        # it, nor when it was skipped at this resolution)
+        skipped = self._skipped_at == s.n_lat
+        tail_ok = skipped or (up.certified and (up.tail_mass < 1e-3 * gap or up.value > best.upper_value))
+        if s.cells and far < 1e-3 * gap and tail_ok:
             if self.refinable:  # the same region in cells REFINE_FACTOR times finer (the loop checks memory)
-                need = refine_seconds(step.seconds, s.d)
+                # a restriction LP the finer step skips (_skip_restriction) does not count in its prediction
+                finer = s.n_lat * self.REFINE_FACTOR
+                spent = self._restriction[2] if self._restriction is not None and self._restriction[0] == s.n_lat else 0.0
+                skip = spent if self._skip_restriction(finer) is not None else 0.0
+                need = refine_seconds(max(step.seconds - skip, 0.0), s.d)
                 if need > self.ctx.remaining():
                     return Stop(f"the remaining gap is the discretisation at resolution {s.n_lat} (truncation is "
                                 f"negligible); refining to resolution {s.n_lat * self.REFINE_FACTOR} would need about "
@@ -284,6 +365,16 @@ class PureNDFamily:
                 + ", ".join(str(n) for n in self.resolutions) + " on the same region; each step's certificates hold "
                 "on their own, and the bracket keeps the best certified end of any step")
             out.setdefault("lp", {})["resolutions"] = list(self.resolutions)
+        if any(r >= RING_FROM for r in self.resolutions) and self.s.rings:
+            out["claims"].append(
+                f"row generation (l2 sensitivity): each cell LP first kept the rows of the shifts in the ball's outer "
+                f"ring, n - {RING_WIDTH:g} <= ||k||_2 <= n cells (optmech.problems.pure_nd.ring_shifts), and "
+                f"{self.generated_rows} rows of the other shifts that a solution violated joined it; any subset of the "
+                "rows is a relaxation, so the repaired dual certifies whatever was kept, and a restriction LP's law is "
+                "repaired and audited against every shift")
+            out.setdefault("lp", {})["generated_rows"] = int(self.generated_rows)
+        if self._skip_note:
+            out["claims"].append(self._skip_note)
         comp = getattr(self, "comparison", None)
         if comp is not None:
             used = comp[0] >= best.lower

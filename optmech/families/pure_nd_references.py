@@ -37,6 +37,8 @@ class ReferenceUpper:
 
 #: (law, cost) pairs whose expected cost is a quadrature, not a closed form: never certified upper bounds.
 NUMERIC_COSTS = {("laplace", "l2"), ("l2_laplace", "linf"), ("staircase:l1", "l2"), ("staircase:l2", "linf")}
+#: laws whose density is a function of ‖x‖₂ (radial): their ‖x‖∞ cost in ℝ² is E‖X‖₂ · 2√2/π (:func:`_numeric_cost_bound`)
+RADIAL_L2_LAWS = ("l2_laplace", "staircase:l2")
 
 
 def closed_form_uppers_nd(s: Setup) -> list[ReferenceUpper]:
@@ -98,6 +100,13 @@ def _numeric_cost_bound(mech, key: str, cost: str) -> tuple[float, str] | None:
         return (float(np.nextafter(math.sqrt(v) * (1 + 2.0**-52), np.inf)),
                 f"its E||X||_2 is a quadrature: bounded by sqrt(E||X||_2^2) (Jensen), exact, widened by "
                 f"{CLOSED_FORM_WIDENING:g} relative")
+    if key in RADIAL_L2_LAWS and getattr(mech, "dim", None) == 2:
+        # a radial law X = R U (R independent of the direction U, uniform on the circle): E||X||_inf = E||X||_2 E||U||_inf,
+        # E||U||_inf = (2/pi) int_{-pi/4}^{pi/4} cos t dt = 2 sqrt(2)/pi (the eight arcs where one coordinate is largest)
+        m = float(np.nextafter(2.0 * math.sqrt(2.0) / math.pi * (1 + 2.0**-50), np.inf))
+        return (float(np.nextafter(v * m * (1 + 2.0**-52), np.inf)),
+                f"radial: E||X||_inf = E||X||_2 E||U||_inf with E||U||_inf = 2 sqrt(2)/pi on the circle, from its exact "
+                f"E||X||_2 widened by {CLOSED_FORM_WIDENING:g} relative")
     return v, (f"its E||X||_inf is a quadrature: bounded by its exact E||X||_2 (||x||_inf <= ||x||_2), widened by "
                f"{CLOSED_FORM_WIDENING:g} relative")
 

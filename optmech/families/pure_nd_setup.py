@@ -28,7 +28,8 @@ from optmech.budget import LPPlan
 from optmech.certify import PRIVACY_MARGIN
 from optmech.errors import SpecError
 from optmech.costs_nd import norm_factor
-from optmech.problems.pure_nd import PureNDLP, Shells, build_pure_nd, layer_steps, reach, shell_sizes
+from optmech.problems.pure_nd import (RING_FROM, PureNDLP, Shells, build_pure_nd, layer_steps, reach, ring_shifts,
+                                      shell_sizes)
 
 __all__ = ["Setup", "Upper", "setup_for", "symmetry_on_cube", "upper_from_lp", "radius", "ball_orbits",
            "lp_plan", "lp_bytes", "DEFAULT_RESOLUTION", "CELLS_TRUNCATION_GAP", "LAYERED_SHELLS", "LAYER_ORBIT_LIMIT"]
@@ -77,6 +78,8 @@ class Setup:
     layered: bool
     gap: float
     monotone: bool = False  # layered upper side restricted to nonincreasing shells (no lower bound)
+    #: ℓ2 sensitivity on cells (n >= RING_FROM): rows for the ball's outer ring first, the rest by row generation
+    ring: bool = True
 
     @property
     def h(self) -> float:
@@ -87,7 +90,13 @@ class Setup:
                                     else symmetry_on_cube(self.cost, self.d, R, self.h if self.cells else None))
         return build_pure_nd(self.cost, self.eps, int(self.delta) if not self.cells else self.delta, R, dim=self.d,
                              norm=self.norm, reduced=reduced, resolution=self.n_lat if self.cells else None,
-                             side=side, layered=self.layered, monotone=self.monotone and side == "upper")
+                             side=side, layered=self.layered, monotone=self.monotone and side == "upper",
+                             ring=self.ring)
+
+    @property
+    def rings(self) -> bool:
+        """Whether the LPs keep only the ring's rows at first (:func:`optmech.problems.pure_nd.ring_shifts`)."""
+        return self.ring and self.cells and self.norm == "l2" and not self.layered and self.n_lat >= RING_FROM
 
 
 def setup_for(problem, *, layered: bool = False) -> Setup:
@@ -325,11 +334,15 @@ def lp_plan(s: Setup, R: int, group: str | None = None, side: str = "lower") -> 
         n = math.comb(R + s.d, s.d) if group == "signed_permutations" else (R + 1) ** s.d if group == "signs" else n
     L = len(steps)
     per = sum(len(t) for t in steps) if L > 1 else len(steps[0])
+    extra = 0.0
+    if s.rings:  # rows for the ring's shifts (row generation adds a few more); the pending pairs and the tables
+        per = int(ring_shifts(steps[0], s.n_lat, upper_cells=side == "upper").sum())
+        extra = 8.0 * n * len(steps[0]) + 16.0 * n * (len(steps[0]) - per)
     builder = ("shells_nd" if s.layered else "cells_nd" if s.cells else "lattice_nd") + (
         {"signed_permutations": "_orbits", "signs": "_sign_orbits"}.get(group, ""))
     if L > 1:  # the unit-step recursion: auxiliaries m_1..m_L, one row per (point, step) and the ratio rows
         return LPPlan(rows=1 + n * per + n, cols=n * (L + 1) + 1, nonzeros=n + 1 + 2 * n * per + 2 * n, builder=builder)
-    return LPPlan(rows=1 + n * per, cols=n + 1, nonzeros=n + 1 + 2 * n * per, builder=builder)
+    return LPPlan(rows=1 + n * per, cols=n + 1, nonzeros=n + 1 + 2 * n * per, builder=builder, extra_bytes=extra)
 
 
 def lp_bytes(s: Setup, R: int) -> tuple[float, int]:
