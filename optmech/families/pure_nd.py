@@ -72,7 +72,6 @@ class PureNDFamily:
         self.resolutions: list[int] = []  # of the cell LPs solved, in order
         self.generated_rows = 0  # rows row generation added (ℓ2 sensitivity on cells)
         self._built_at = time.perf_counter()  # when the last relaxation was built: its solve's seconds follow
-        self._lp_seconds = 0.0
         self._final_raw: tuple | None = None  # (built, the solution after row generation)
         # (resolution, audited value, seconds) of the last restriction LP
         self._restriction: tuple[int, float, float] | None = None
@@ -229,8 +228,8 @@ class PureNDFamily:
         only the ring's rows, first the rows its solution violates join it while a solve fits
         (:meth:`_generate_rows`; any subset of rows is a relaxation, so every round's dual certifies)."""
         if isinstance(built.model, PureNDLP) and built.model.generated:
-            self._lp_seconds = time.perf_counter() - self._built_at  # the loop's solve of this LP
-            alp, raw = self._generate_rows(built.model, raw, self.GENERATE_SHARE, self._lp_seconds)
+            solved = time.perf_counter() - self._built_at  # the loop's solve of this LP
+            alp, raw = self._generate_rows(built.model, raw, self.GENERATE_SHARE, solved)
             built.lp, built.model = alp.lp, alp
             self._final_raw = (built, raw)
         return default_lower(built, raw)
@@ -367,7 +366,8 @@ class PureNDFamily:
             out.setdefault("lp", {})["resolutions"] = list(self.resolutions)
         if any(r >= RING_FROM for r in self.resolutions) and self.s.rings:
             out["claims"].append(
-                f"row generation (l2 sensitivity): each cell LP first kept the rows of the shifts in the ball's outer "
+                f"row generation (l2 sensitivity): each cell LP from resolution {RING_FROM} on first kept the rows of "
+                "the shifts in the ball's outer "
                 f"ring, n - {RING_WIDTH:g} <= ||k||_2 <= n cells (optmech.problems.pure_nd.ring_shifts), and "
                 f"{self.generated_rows} rows of the other shifts that a solution violated joined it; any subset of the "
                 "rows is a relaxation, so the repaired dual certifies whatever was kept, and a restriction LP's law is "

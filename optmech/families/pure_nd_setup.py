@@ -28,8 +28,8 @@ from optmech.budget import LPPlan
 from optmech.certify import PRIVACY_MARGIN
 from optmech.errors import SpecError
 from optmech.costs_nd import norm_factor
-from optmech.problems.pure_nd import (RING_FROM, PureNDLP, Shells, build_pure_nd, layer_steps, reach, ring_shifts,
-                                      shell_sizes)
+from optmech.problems.pure_nd import (PureNDLP, Shells, build_pure_nd, layer_steps, reach, ring_applies,
+                                      ring_shifts, shell_sizes)
 
 __all__ = ["Setup", "Upper", "setup_for", "symmetry_on_cube", "upper_from_lp", "radius", "ball_orbits",
            "lp_plan", "lp_bytes", "DEFAULT_RESOLUTION", "CELLS_TRUNCATION_GAP", "LAYERED_SHELLS", "LAYER_ORBIT_LIMIT"]
@@ -96,7 +96,7 @@ class Setup:
     @property
     def rings(self) -> bool:
         """Whether the LPs keep only the ring's rows at first (:func:`optmech.problems.pure_nd.ring_shifts`)."""
-        return self.ring and self.cells and self.norm == "l2" and not self.layered and self.n_lat >= RING_FROM
+        return self.ring and ring_applies(self.norm, self.n_lat, self.cells, self.layered)
 
 
 def setup_for(problem, *, layered: bool = False) -> Setup:
