@@ -55,7 +55,8 @@ from optmech.mechanisms.solved.radial_shells import (
     shell_moment_upper,
 )
 from optmech.problems.approx_radial import build_radial_shells
-from optmech.problems.approx_radial_slabs import SMALL_DELTA, build_slab_relaxation, certify_slabs, slab_edges
+from optmech.problems.approx_radial_slabs import (SMALL_DELTA, build_slab_relaxation, certify_slabs, seed_rows,
+                                                  slab_edges, violated_rows)
 
 __all__ = ["BUDGET_RETRIES", "RadialUpper", "SLABS_FIRST", "SLABS_GROWTH", "SLABS_MOST", "radial_applies",
            "radial_marginal_lower", "radial_shell_upper", "radial_slabs_lower", "radial_support", "slab_window",
@@ -368,7 +369,7 @@ SLABS_SPACING = 1.0 / 16.0
 SLABS_GROWTH, SLABS_LEVEL = 16.0, 1.5
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
-SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 600, 2.0
+SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 1500, 2.0
 #: Column-generation rounds of a level that a finer level follows (its warm-started rounds are cheap next to the
 #: finer level's LPs, and a converged coarse level is what is left when the finer one runs out of time: at d = 100,
 #: ε = 1, δ = 1e-3, 45 s, two rounds left the bound at 24.63, six at 24.82; at d = 10, ε = 4: 1.997 and 2.015).
@@ -380,6 +381,12 @@ SLABS_SEPARATION = 1e-3
 SLABS_DIP = 1e-4
 #: Share of the seconds kept for the last certificate (no further LP starts when it would eat into it).
 SLABS_CERTIFY_SHARE = 0.2
+#: Row generation from the second level on: a finer level's first LP keeps the rows near the rows whose multipliers
+#: the last level's LP made nonzero (within SLABS_ROW_REACH of its nodes and slabs) and the rows its law violates at
+#: the finer resolution; a round adds every row the LP's law violates by more than SLABS_ROW_VIOLATION·δ (dropping
+#: rows only relaxes: the certificate is as valid).  At d = 10 and 100, ε = 1, δ = 1e-3, 8 nodes per sensitivity,
+#: about a quarter of the rows carried a multiplier (at d = 100 only those with a <= 0).
+SLABS_ROW_REACH, SLABS_ROW_VIOLATION = 1, 1e-7
 #: Radii past each slab edge (in slab widths) in every level's first LP.
 SLABS_PAST_EDGE = np.array([0.005, 0.015, 0.03, 0.06])
 #: The window ends 2Δ past the radius the analytic Gaussian exceeds with this probability (δ < SMALL_DELTA: the
@@ -412,20 +419,30 @@ def upper_law_reach(up: "RadialUpper", d: int, sensitivity: float, tail: float =
     return float(e[i])
 
 
+def slab_width(n: int, d: int) -> float:
+    """The slab width β at n nodes per sensitivity: 1/n up to 4 nodes in d <= 16, else 2/n.  Wider slabs halve the
+    LP (at ε = 1, δ = 1e-3, 60 s, with 8 nodes: d = 10 reached 7.005 with slabs 1/4 wide, where 1/8 left no time
+    for the column generation and the bound stayed at 4 nodes' 6.995; d = 5: 4.300 against 4.290; measured)."""
+    return (2.0 if d > 16 or n >= 8 else 1.0) / n
+
+
 def radial_slabs_lower(cost: str, epsilon: float, delta: float, sensitivity: float, d: int, solve_lp,
                        seconds: float, reach: float | None = None) -> tuple[float, str] | None:
     """The slab relaxation's certified lower bound (:mod:`optmech.problems.approx_radial_slabs`) with its
     description, or None (too little time, or no LP solved).
 
-    Levels of :data:`SLABS_FIRST`, 2·SLABS_FIRST, ... nodes per sensitivity (slabs as wide as a node's spacing, twice
-    that beyond d = 16).  At each, column generation: the LP on radii proposes multipliers, a quick branch and bound
+    Levels of :data:`SLABS_FIRST`, 2·SLABS_FIRST, ... nodes per sensitivity (slabs :func:`slab_width` wide).  From the
+    second level on, rows are generated (:data:`SLABS_ROW_REACH`): the first LP keeps the rows near those whose
+    multipliers the last level used and those its law violates at the finer resolution, and each round adds the
+    rows the LP's law violates; fewer rows only relax, so every certificate stays valid.  At each, column generation: the LP on radii proposes multipliers, a quick branch and bound
     (:data:`SLABS_PROBE_SECONDS`) finds the radii where the dual function φ dips below the LP's value by more than
     :data:`SLABS_DIP` of it, those radii join the LP, and the next LP starts from the last simplex basis (the new
     columns at zero keep it feasible).  A level that a finer one follows (predicted from its first LP by
     :data:`SLABS_GROWTH` and :data:`SLABS_LEVEL`) runs :data:`SLABS_COARSE_ROUNDS` rounds and hands on the radii its
     last LP weighted; the last level goes on until no dip is deep, or no LP fits before the reserve
-    (:data:`SLABS_CERTIFY_SHARE` of ``seconds``), which the last certificate gets: the relaxation whose quick
-    certificate stopped early with the best bound.  Every round's certificate is a valid bound and the best is
+    (:data:`SLABS_CERTIFY_SHARE` of ``seconds``, held only while a certificate is pending), which the last
+    certificate gets: of the relaxations whose quick certificate stopped early, the one whose least value of φ seen,
+    less Λδ, is highest (what it can certify at most).  Every round's certificate is a valid bound and the best is
     kept.  ``solve_lp(lp, seconds)`` solves an LP and returns an object with ``row_dual`` and ``objective`` (and
     ``x`` and ``basis`` where it has them).  ``reach`` (at sensitivity 1; e.g. :func:`upper_law_reach` of the
     audited radial law) caps the window at ``reach`` + 2.  An interrupt keeps what finished: the best bound rides
@@ -448,32 +465,36 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
         outer = min(outer, float(reach) + 2.0)
     grid = np.arange(SLABS_SPACING, outer, SLABS_SPACING)
     radii, n = grid, SLABS_FIRST
-    reserve = SLABS_CERTIFY_SHARE * seconds
-    pending = None  # (model, duals, LP value, n, quick bound) of the relaxation the last certificate is for
+    full_reserve = SLABS_CERTIFY_SHARE * seconds
+    pending = None  # (model, duals, LP value, n, potential) of the relaxation the last certificate is for
     top = -math.inf  # the best bound so far at sensitivity 1
 
     def left() -> float:
         return seconds - (time.perf_counter() - t0)
 
+    def reserve() -> float:  # the last certificate's time, when one is pending; else the next LP's quick one
+        return full_reserve if pending is not None else min(full_reserve, SLABS_PROBE_SECONDS + 0.5)
+
     def finer_fits(first_lp: float) -> bool:  # a finer level exists, and its LPs and the last certificate fit
-        return 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve <= left()
+        return 2 * n <= SLABS_MOST and SLABS_GROWTH * SLABS_LEVEL * first_lp + reserve() <= left()
 
     def certify_pending() -> None:
         model, dual, lp_value, level, _ = pending
         value, info = certify_slabs(model, dual, seconds=max(0.2, left() - 0.2))
         _keep_slabs(best, value, info, level, power, sensitivity, lp_value)
 
+    rows = None  # the first level keeps every row
     while n <= SLABS_MOST and left() > 1.0:
-        beta = (1.0 if d <= 16 else 2.0) / n
+        beta = slab_width(n, d)
         edges = slab_edges(beta, outer, first_edge)
         # φ dips just past the slab edges, where a slab opens on the sphere of radius r (τ has a square-root onset)
         radii = np.union1d(radii, (edges[1:, None] + beta * SLABS_PAST_EDGE[None, :]).ravel())
         prev = start = first_lp = None
         for round_ in range(SLABS_ROUNDS):
-            model = build_slab_relaxation(power, epsilon, delta, d, n, edges, outer, radii, start)
+            model = build_slab_relaxation(power, epsilon, delta, d, n, edges, outer, radii, start, rows)
             t_lp = time.perf_counter()
             try:  # every LP leaves the reserve to the last certificate
-                raw = solve_lp(model.lp, max(1.0, left() - reserve))
+                raw = solve_lp(model.lp, max(1.0, left() - reserve()))
                 dual = getattr(raw, "row_dual", None)
             except (SolveFailed, OptmechError):
                 dual = None
@@ -491,32 +512,41 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             # a quick branch and bound locates the dips of φ below the LP's value
             value, info = certify_slabs(model, dual, seconds=max(0.2, min(SLABS_PROBE_SECONDS, left())))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
-            # the last certificate goes to the latest relaxation whose quick one stopped early, unless an earlier
-            # one's quick bound is higher
-            if info["rounds_left"] and (pending is None or value >= pending[4]):
-                pending = (model, dual, lp_value, n, value)
+            # the last certificate goes to the relaxation whose quick one stopped early with the most to gain: the
+            # least value of φ seen less Λδ bounds what its certificate can reach (from above), and the latest
+            # wins ties (a finer level's LP may stand above a coarser one's while its quick bound is still below)
+            potential = min(info["phi_seen"], lp_value + info["multiplier_max"] * delta) - info["multiplier_max"] * delta
+            if info["rounds_left"] and (pending is None or potential >= pending[4]):
+                pending = (model, dual, lp_value, n, potential)
             top = max(top, value)
-            if pending is not None and pending[2] <= top:
-                pending = None  # its LP's value is all it could certify, and a bound already reaches it
+            if pending is not None and pending[4] <= top:
+                pending = None  # what it could certify, a bound already reaches
             z = lp_value + info["multiplier_max"] * delta
             low = info["seen_values"] < z - SLABS_DIP * abs(lp_value)  # Λδ may be far above the LP's value
+            # the rows left out that the LP's law violates (row generation)
+            added = violated_rows(model, getattr(raw, "x", None), SLABS_ROW_VIOLATION)
             # stalled: neither the LP's value nor the bound moved (the dips only moved elsewhere)
             stalled = (prev is not None and prev[0] - lp_value <= SLABS_DIP * abs(lp_value)
-                       and value - prev[1] <= SLABS_DIP * abs(lp_value))
+                       and value - prev[1] <= SLABS_DIP * abs(lp_value) and added is None)
             prev = (lp_value, value)
             # where a finer level fits, a level's column generation only prepares its radii (SLABS_COARSE_ROUNDS,
-            # or until it stalls); the last level goes on while dips are deep and LPs fit
+            # or until it stalls); the last level goes on while dips are deep or rows are violated and LPs fit
             finer = finer_fits(first_lp)
-            if not low.any() or (finer and (stalled or round_ + 1 >= SLABS_COARSE_ROUNDS)) or 1.5 * took + reserve > left():
+            if ((not low.any() and added is None) or (finer and (stalled or round_ + 1 >= SLABS_COARSE_ROUNDS))
+                    or 1.5 * took + reserve() > left()):
                 break
-            cand = info["seen_radii"][low][np.argsort(info["seen_values"][low])]
-            # at most one new radius per SLABS_SEPARATION, none that close to an LP radius (nearly equal columns
-            # stall the interior point)
-            near = np.abs(model.radii[np.clip(np.searchsorted(model.radii, cand), 1, model.radii.size - 1)
-                                      - np.array([[1], [0]])] - cand).min(axis=0)
-            cand = cand[near > SLABS_SEPARATION]
-            _, pick = np.unique(np.round(cand / SLABS_SEPARATION), return_index=True)
-            radii = np.concatenate([model.radii, cand[np.sort(pick)][:SLABS_ADD]])
+            radii = model.radii
+            if low.any():
+                cand = info["seen_radii"][low][np.argsort(info["seen_values"][low])]
+                # at most one new radius per SLABS_SEPARATION, none that close to an LP radius (nearly equal columns
+                # stall the interior point)
+                near = np.abs(model.radii[np.clip(np.searchsorted(model.radii, cand), 1, model.radii.size - 1)
+                                          - np.array([[1], [0]])] - cand).min(axis=0)
+                cand = cand[near > SLABS_SEPARATION]
+                _, pick = np.unique(np.round(cand / SLABS_SEPARATION), return_index=True)
+                radii = np.concatenate([model.radii, cand[np.sort(pick)][:SLABS_ADD]])
+            if added is not None:
+                rows = np.concatenate([model.rows, added])
             start = (model, getattr(raw, "basis", None))
         # a finer level when its LPs (predicted from this level's first) and the last certificate fit; otherwise
         # this level's certificate gets the time left, and a finer level follows only if it still fits after it
@@ -526,13 +556,17 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
                 pending = None
             if not finer_fits(first_lp):
                 return
-        # the next level starts from the grid and the radii this level's last LP put mass on
+        # the next level starts from the grid and the radii this level's last LP put mass on, and from the rows near
+        # those its multipliers used and those its law violates at the finer resolution
         model, raw = solved
         x = getattr(raw, "x", None)
         mass = None if x is None else np.asarray(x, dtype=float)[1: 1 + model.radii.size]
         # (an interior point's masses are nowhere 0: those above 1e-9 of the largest)
         radii = grid if mass is None else np.union1d(grid, model.radii[mass > 1e-9 * max(mass.max(initial=0.0), 1e-300)])
         n *= 2
+        beta = slab_width(n, d)
+        rows = seed_rows(model, getattr(raw, "row_dual", None), getattr(raw, "x", None), n,
+                         slab_edges(beta, outer, first_edge), SLABS_ROW_REACH, SLABS_ROW_VIOLATION)
     if pending is not None and left() > 0.5:
         certify_pending()
 

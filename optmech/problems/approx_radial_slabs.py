@@ -42,7 +42,9 @@ relaxation of earlier versions reached 1.870, 5.17 and 13.7 at its finest).
 
 The LP (a proposal; its dual is checked, never trusted).  Columns: the mass at r = 0, masses at radii on a grid
 (column generation adds the radii where φ dips below the LP's value, :func:`certify_slabs` locating them), the
-mass beyond the window (priced L(outer), in no row), one budget share t_m per row; rows
+mass beyond the window (priced L(outer), in no row), one budget share t_m per row of a subset of the admissible
+rows (:func:`slab_rows`; row generation: the certificate above holds for any family F, μ = 0 off it, so the LP may
+keep only some rows and add those its law violates, :func:`violated_rows`, :func:`seed_rows`); rows
 (Σ_i m_i (K_{r_i}(m) − e^ε K_{r_i}(m − n)))/δ − t_m <= 0, Σ t <= 1, Σ m = 1; the objective E L / L_max.  The
 multipliers are μ_m = −(row dual) · L_max/δ.  At δ < :data:`SMALL_DELTA` the builder is named
 ``radial_slabs_small_delta`` (the default profile sends it to HiGHS's interior point).
@@ -60,7 +62,7 @@ from optmech.exact.sphere import abs_coordinate_mean, cdf_error, sphere_cdf
 from optmech.lp import LinearProgram
 
 __all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "slab_edges", "slab_kernel",
-           "sphere_first_moment"]
+           "seed_rows", "slab_row_values", "slab_rows", "sphere_first_moment", "violated_rows"]
 
 
 #: Below this δ the LP goes to HiGHS's interior point (its builder name ``radial_slabs_small_delta``).
@@ -144,13 +146,39 @@ class SlabRelaxation:
     radii: np.ndarray
 
 
+def slab_rows(n: int, edges: np.ndarray, outer: float) -> np.ndarray:
+    """Every admissible hockey-stick row (j, k) of the relaxation with n nodes per sensitivity and slab edges
+    ``edges`` (shape (F, 2), slab-major, k increasing): those whose test functions ψ_{jk} and ψ_{j,k−n} have
+    their supports (|a| <= (|k| + 1) h, b <= b_{j+1}) inside the window of radius ``outer``."""
+    h = 1.0 / n
+    edges = np.asarray(edges, dtype=float)
+    kmax = int(math.ceil(outer / h)) + 1
+
+    def inside(j, k):
+        return np.hypot((np.abs(k) + 1) * h, edges[j + 1]) <= outer
+
+    jg, kg = np.meshgrid(np.arange(edges.size - 1), np.arange(-kmax, kmax + 1), indexing="ij")
+    jg, kg = jg.ravel(), kg.ravel()
+    ok = inside(jg, kg) & inside(jg, kg - n)
+    return np.stack([jg[ok], kg[ok]], axis=1)
+
+
+def _row_index(rows: np.ndarray, slabs: int, NA: int, kmax: int) -> np.ndarray:
+    """A table from (j, k) (flattened as j·NA + k + kmax) to the position of that row in ``rows``, −1 elsewhere."""
+    rid = np.full((slabs + 1) * NA, -1, dtype=np.int64)
+    rid[rows[:, 0] * NA + rows[:, 1] + kmax] = np.arange(rows.shape[0])
+    return rid
+
+
 def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: int, edges: np.ndarray, outer: float,
-                          radii: np.ndarray, start: tuple | None = None) -> SlabRelaxation:
+                          radii: np.ndarray, start: tuple | None = None,
+                          rows: np.ndarray | None = None) -> SlabRelaxation:
     """The LP that proposes the multipliers: masses at 0 and at ``radii`` (in (0, outer]), the mass beyond
     ``outer`` priced L(outer) in no row, one budget share per row (module docstring); ``edges`` from
-    :func:`slab_edges`.  ``start`` = (an earlier relaxation with the same rows, its solution's
-    ``RawSolution.basis``) warm-starts the simplex (column generation adds radii: the old basis, the new
-    columns at zero, is primal feasible)."""
+    :func:`slab_edges`.  ``rows`` ((j, k) pairs) keeps only those of the admissible rows (:func:`slab_rows`; all by
+    default): a relaxation of the relaxation, whose multipliers are zero on the rows left out, so its certificate
+    is as valid (row generation, :func:`slab_row_values`).  ``start`` = (an earlier relaxation whose rows are
+    among these, its solution's ``RawSolution.basis``) warm-starts the simplex (:func:`_extend_basis`)."""
     h = 1.0 / n
     edges = np.asarray(edges, dtype=float)
     slabs = edges.size - 1
@@ -159,17 +187,16 @@ def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: i
     ii, jj, kk, val = slab_kernel(d, radii, n, edges)
     kmax = int(math.ceil(outer / h)) + 1
     NA = 2 * kmax + 1 + n
-    # supports inside the window: |a| <= (|k| + 1) h, b <= b_{j+1}
-    def inside(j, k):
-        return np.hypot((np.abs(k) + 1) * h, edges[j + 1]) <= outer
-
-    jg, kg = np.meshgrid(np.arange(slabs), np.arange(-kmax, kmax + 1), indexing="ij")
-    jg, kg = jg.ravel(), kg.ravel()
-    ok = inside(jg, kg) & inside(jg, kg - n)
-    rows = np.stack([jg[ok], kg[ok]], axis=1)
+    every = slab_rows(n, edges, outer)
+    if rows is not None:
+        chosen = np.zeros((slabs + 1) * NA, dtype=bool)
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
+        fits = (rows[:, 0] >= 0) & (rows[:, 0] <= slabs) & (np.abs(rows[:, 1]) <= kmax)
+        chosen[rows[fits, 0] * NA + rows[fits, 1] + kmax] = True
+        every = every[chosen[every[:, 0] * NA + every[:, 1] + kmax]]
+    rows = every
     F = rows.shape[0]
-    rid = np.full((slabs + 1) * NA, -1, dtype=np.int64)
-    rid[rows[:, 0] * NA + rows[:, 1] + kmax] = np.arange(F)
+    rid = _row_index(rows, slabs, NA, kmax)
     c = math.exp(epsilon)
     cols0 = 1  # column 0: the mass at r = 0
     ent_r, ent_c, ent_v = [], [], []
@@ -230,22 +257,109 @@ def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: i
 
 
 def _extend_basis(old: SlabRelaxation, new: SlabRelaxation, basis: tuple) -> tuple | None:
-    """``basis`` (HiGHS status codes of ``old``'s columns and rows) in ``new``'s columns: the same rows, the old
-    radii where they now are (both sorted), the added radii at their lower bound 0 (code 0); None unless the
-    rows are the same and every old radius is among the new."""
+    """``basis`` (HiGHS status codes of ``old``'s columns and rows) mapped into ``new``: the old radii and rows
+    where they now are (both sorted), the added radii and the added rows' budget shares at their lower bound 0
+    (code 0), the added rows basic (code 1: their slack in the basis, so the count of basic variables stays the
+    number of rows).  The new columns at zero keep the old point primal feasible for the old rows; added rows it
+    violates leave it dual feasible, where the dual simplex starts.  None unless the resolution and slabs are the
+    same and every old radius and row is among the new."""
     cols, rows = (np.asarray(v) for v in basis)
-    if (old.rows.shape != new.rows.shape or not np.array_equal(old.rows, new.rows) or old.n != new.n
-            or rows.size != new.lp.rows or cols.size != old.lp.cols):
+    F0, F1 = old.rows.shape[0], new.rows.shape[0]
+    if (old.n != new.n or not np.array_equal(old.edges, new.edges) or old.outer != new.outer
+            or rows.size != old.lp.rows or cols.size != old.lp.cols or F0 > F1):
         return None
     pos = np.searchsorted(new.radii, old.radii)
     if pos.size and (pos[-1] >= new.radii.size or not np.array_equal(new.radii[pos], old.radii)):
+        return None
+    base = int(max(np.abs(new.rows[:, 1]).max(initial=0), np.abs(old.rows[:, 1]).max(initial=0))) + 1
+    key_old = old.rows[:, 0] * (2 * base + 1) + old.rows[:, 1] + base
+    key_new = new.rows[:, 0] * (2 * base + 1) + new.rows[:, 1] + base
+    at = np.searchsorted(key_new, key_old)
+    if at.size and (at[-1] >= F1 or not np.array_equal(key_new[np.minimum(at, F1 - 1)], key_old)):
         return None
     R0, R1 = old.radii.size, new.radii.size
     out = np.zeros(new.lp.cols, dtype=cols.dtype)
     out[0] = cols[0]
     out[1 + pos] = cols[1: 1 + R0]
-    out[1 + R1:] = cols[1 + R0:]  # the mass beyond the window, then the budget shares
-    return out, rows.copy()
+    out[1 + R1] = cols[1 + R0]  # the mass beyond the window
+    out[2 + R1 + at] = cols[2 + R0:]  # the budget shares of the old rows
+    row_out = np.ones(new.lp.rows, dtype=rows.dtype)
+    row_out[at] = rows[:F0]
+    row_out[F1:] = rows[F0:]  # the budget and the normalisation
+    return out, row_out
+
+
+def slab_row_values(model: SlabRelaxation, x: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, x_m) for the rows ``rows`` (default: every admissible row, :func:`slab_rows`): x_m = E ψ_m(X) −
+    e^ε E ψ_m(X + w) for the law of the LP's solution ``x`` (the masses at 0 and at ``model.radii``; the mass
+    beyond the window is in no row).  A row left out of the LP with x_m > 0 is one the law violates, which row
+    generation adds; the values are floats (they choose rows, they certify nothing)."""
+    n, edges = model.n, model.edges
+    h = 1.0 / n
+    kmax = int(math.ceil(model.outer / h)) + 1
+    if rows is None:
+        rows = slab_rows(n, edges, model.outer)
+    x = np.asarray(x, dtype=float)
+    m = np.maximum(x[1: 1 + model.radii.size], 0.0)
+    use = m > 0
+    ii, jj, kk, val = slab_kernel(model.dim, model.radii[use], n, edges)
+    # G[j, k + kmax + n] = E ψ_{jk}(X) for k = −kmax − n .. kmax (zero beyond the table)
+    G = np.zeros((edges.size, 2 * kmax + 1 + n))
+    w = m[use][ii] * val
+    inside = kk <= kmax
+    np.add.at(G, (jj[inside], kk[inside] + kmax + n), w[inside])
+    neg = inside & (kk > 0)
+    np.add.at(G, (jj[neg], -kk[neg] + kmax + n), w[neg])
+    G[0, kmax + n] += max(float(x[0]), 0.0)
+    j, k = rows[:, 0], rows[:, 1]
+    return rows, G[j, k + kmax + n] - math.exp(model.epsilon) * G[j, k - n + kmax + n]
+
+
+def violated_rows(model: SlabRelaxation, x: np.ndarray | None, tolerance: float) -> np.ndarray | None:
+    """The admissible rows (:func:`slab_rows`) that ``model`` leaves out and at which the law of its LP's solution
+    ``x`` has x_m > ``tolerance``·δ (row generation: the rows to add), or None when there are none or ``x`` is
+    None."""
+    if x is None:
+        return None
+    every = slab_rows(model.n, model.edges, model.outer)
+    if every.shape[0] == model.rows.shape[0]:
+        return None
+    base = int(max(np.abs(every[:, 1]).max(initial=0), np.abs(model.rows[:, 1]).max(initial=0))) + 1
+    key = every[:, 0] * (2 * base + 1) + every[:, 1] + base
+    out = every[~np.isin(key, model.rows[:, 0] * (2 * base + 1) + model.rows[:, 1] + base)]
+    _, v = slab_row_values(model, x, out)
+    out = out[v > tolerance * model.delta]
+    return out if out.shape[0] else None
+
+
+def seed_rows(model: SlabRelaxation, row_dual: np.ndarray | None, x: np.ndarray | None, n: int, edges: np.ndarray,
+              reach: int, tolerance: float) -> np.ndarray | None:
+    """The first rows of a finer relaxation (n nodes, slab edges ``edges``, the same window) after ``model``, whose LP
+    gave ``row_dual`` and ``x``: the admissible rows whose node and slab lie, on ``model``'s grid, within ``reach``
+    nodes and slabs of a row with a nonzero multiplier, and the rows the law ``x`` violates at the finer resolution
+    (:func:`violated_rows`).  None (every row) without duals or a primal.  Any rows give a valid certificate; these
+    decide only how much of the relaxation the first LP sees."""
+    if row_dual is None or x is None:
+        return None
+    F = model.rows.shape[0]
+    mu = np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0)
+    used = model.rows[mu > 1e-9 * max(float(mu.max(initial=0.0)), 1e-300)]
+    edges = np.asarray(edges, dtype=float)
+    every = slab_rows(n, edges, model.outer)
+    # a table of the coarse (slab, node) cells within the reach of a used row, and each fine row's coarse cell
+    kmax = int(math.ceil(model.outer * model.n)) + 2 + reach
+    table = np.zeros((model.edges.size + 2 * reach + 1, 2 * kmax + 1), dtype=bool)
+    for dj in range(-reach, reach + 1):
+        for dk in range(-reach, reach + 1):
+            table[np.clip(used[:, 0] + dj + reach, 0, table.shape[0] - 1),
+                  np.clip(used[:, 1] + dk + kmax, 0, table.shape[1] - 1)] = True
+    mid = 0.5 * (edges[every[:, 0]] + edges[every[:, 0] + 1])
+    j_c = np.clip(np.searchsorted(model.edges, mid, side="right") - 1, 0, model.edges.size - 1)
+    k_c = np.rint(every[:, 1] * model.n / n).astype(np.int64)
+    near = every[table[j_c + reach, np.clip(k_c + kmax, 0, 2 * kmax)]]
+    finer = dataclasses.replace(model, n=int(n), edges=edges, rows=near)
+    extra = violated_rows(finer, x, tolerance)
+    return near if extra is None else np.concatenate([near, extra])
 
 
 # -- the certificate -----------------------------------------------------------------------------------------
