@@ -363,10 +363,12 @@ def _keep(best: list, value: float, power: int, sensitivity: float, why: str) ->
 SLABS_FIRST, SLABS_MOST = 2, 16
 #: Spacing of the slab LP's first radii (column generation adds more where the dual function dips).
 SLABS_SPACING = 1.0 / 16.0
-#: Growth of the first slab LP's solve time per doubling of the nodes (measured 9-18 at d = 2, 3, 10 and 100), and
-#: a level's LP seconds over its first LP's (the later rounds are warm-started; measured 1.2-1.9): a doubling is
-#: tried only when their product times this level's first LP, and the certificate's reserve, fit the time left.
-SLABS_GROWTH, SLABS_LEVEL = 16.0, 1.5
+#: Growth of the first slab LP's solve time per doubling of the nodes (measured 9-18 at d = 2, 3, 10 and 100 with
+#: every row; with the rows generated 9-13 from 4 to 8 nodes at d = 10 and 100), and a level's LP seconds over its
+#: first LP's (the later rounds are warm-started; measured 1.2-1.9): a doubling is tried only when their product
+#: times this level's first LP, and the certificate's reserve, fit the time left.  A finer level that runs out of
+#: time leaves the coarser level's certificate its reserve.
+SLABS_GROWTH, SLABS_LEVEL = 12.0, 1.5
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
 SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 1500, 2.0
@@ -525,15 +527,16 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             low = info["seen_values"] < z - SLABS_DIP * abs(lp_value)  # Λδ may be far above the LP's value
             # the rows left out that the LP's law violates (row generation)
             added = violated_rows(model, getattr(raw, "x", None), SLABS_ROW_VIOLATION)
-            # stalled: neither the LP's value nor the bound moved (the dips only moved elsewhere)
+            # stalled: neither the LP's value nor what its certificate can reach moved (the dips only moved
+            # elsewhere; the quick certificate's own value varies with where its seconds ran out)
             stalled = (prev is not None and prev[0] - lp_value <= SLABS_DIP * abs(lp_value)
-                       and value - prev[1] <= SLABS_DIP * abs(lp_value) and added is None)
-            prev = (lp_value, value)
+                       and potential - prev[1] <= SLABS_DIP * abs(lp_value) and added is None)
+            prev = (lp_value, potential)
             # where a finer level fits, a level's column generation only prepares its radii (SLABS_COARSE_ROUNDS,
             # or until it stalls); the last level goes on while dips are deep or rows are violated and LPs fit
             finer = finer_fits(first_lp)
             if ((not low.any() and added is None) or (finer and (stalled or round_ + 1 >= SLABS_COARSE_ROUNDS))
-                    or 1.5 * took + reserve() > left()):
+                    or took + reserve() > left()):
                 break
             radii = model.radii
             if low.any():
