@@ -436,12 +436,14 @@ def radial_slabs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
     Levels of :data:`SLABS_FIRST`, 2·SLABS_FIRST, ... nodes per sensitivity (slabs :func:`slab_width` wide).  From the
     second level on, rows are generated (:data:`SLABS_ROW_REACH`): the first LP keeps the rows near those whose
     multipliers the last level used and those its law violates at the finer resolution, and each round adds the
-    rows the LP's law violates; fewer rows only relax, so every certificate stays valid.  At each, column generation: the LP on radii proposes multipliers, a quick branch and bound
-    (:data:`SLABS_PROBE_SECONDS`) finds the radii where the dual function φ dips below the LP's value by more than
-    :data:`SLABS_DIP` of it, those radii join the LP, and the next LP starts from the last simplex basis (the new
-    columns at zero keep it feasible).  A level that a finer one follows (predicted from its first LP by
+    rows the LP's law violates; fewer rows only relax, so every certificate stays valid.  At each level, column
+    generation: the LP on radii proposes multipliers, a quick branch and bound (:data:`SLABS_PROBE_SECONDS`) finds
+    the radii where the dual function φ dips below the LP's value by more than :data:`SLABS_DIP` of it, those radii
+    join the LP, and the next LP starts from the last simplex basis (the new columns at zero keep it feasible; added
+    rows enter basic).  A level that a finer one follows (predicted from its first LP by
     :data:`SLABS_GROWTH` and :data:`SLABS_LEVEL`) runs :data:`SLABS_COARSE_ROUNDS` rounds and hands on the radii its
-    last LP weighted; the last level goes on until no dip is deep, or no LP fits before the reserve
+    last LP weighted (or fewer, where they stall); the last level goes on until no dip is deep and no row is
+    violated, or no LP fits before the reserve
     (:data:`SLABS_CERTIFY_SHARE` of ``seconds``, held only while a certificate is pending), which the last
     certificate gets: of the relaxations whose quick certificate stopped early, the one whose least value of φ seen,
     less Λδ, is highest (what it can certify at most).  Every round's certificate is a valid bound and the best is
