@@ -256,6 +256,13 @@ def build_slab_relaxation(power: int, epsilon: float, delta: float, d: int, n: i
     return model
 
 
+def _row_keys(*row_sets: np.ndarray) -> list[np.ndarray]:
+    """One integer per row (j, k) for each of ``row_sets``, on a common scale, increasing with (j, k) in
+    lexicographic order (the order :func:`slab_rows` gives), for membership tests and sorted search."""
+    base = 1 + max(int(np.abs(r[:, 1]).max(initial=0)) for r in row_sets)
+    return [r[:, 0] * (2 * base + 1) + r[:, 1] + base for r in row_sets]
+
+
 def _extend_basis(old: SlabRelaxation, new: SlabRelaxation, basis: tuple) -> tuple | None:
     """``basis`` (HiGHS status codes of ``old``'s columns and rows) mapped into ``new``: the old radii and rows
     where they now are (both sorted), the added radii and the added rows' budget shares at their lower bound 0
@@ -271,9 +278,7 @@ def _extend_basis(old: SlabRelaxation, new: SlabRelaxation, basis: tuple) -> tup
     pos = np.searchsorted(new.radii, old.radii)
     if pos.size and (pos[-1] >= new.radii.size or not np.array_equal(new.radii[pos], old.radii)):
         return None
-    base = int(max(np.abs(new.rows[:, 1]).max(initial=0), np.abs(old.rows[:, 1]).max(initial=0))) + 1
-    key_old = old.rows[:, 0] * (2 * base + 1) + old.rows[:, 1] + base
-    key_new = new.rows[:, 0] * (2 * base + 1) + new.rows[:, 1] + base
+    key_old, key_new = _row_keys(old.rows, new.rows)
     at = np.searchsorted(key_new, key_old)
     if at.size and (at[-1] >= F1 or not np.array_equal(key_new[np.minimum(at, F1 - 1)], key_old)):
         return None
@@ -324,9 +329,8 @@ def violated_rows(model: SlabRelaxation, x: np.ndarray | None, tolerance: float)
     every = slab_rows(model.n, model.edges, model.outer)
     if every.shape[0] == model.rows.shape[0]:
         return None
-    base = int(max(np.abs(every[:, 1]).max(initial=0), np.abs(model.rows[:, 1]).max(initial=0))) + 1
-    key = every[:, 0] * (2 * base + 1) + every[:, 1] + base
-    out = every[~np.isin(key, model.rows[:, 0] * (2 * base + 1) + model.rows[:, 1] + base)]
+    key, kept = _row_keys(every, model.rows)
+    out = every[~np.isin(key, kept)]
     _, v = slab_row_values(model, x, out)
     out = out[v > tolerance * model.delta]
     return out if out.shape[0] else None
