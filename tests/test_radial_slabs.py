@@ -13,6 +13,7 @@ from optmech.mechanisms.approx.gaussian import analytic_gaussian_sigma
 from optmech.problems.approx_radial_slabs import (
     build_slab_relaxation,
     certify_slabs,
+    lagrangian_lower,
     slab_edges,
     slab_kernel,
     sphere_first_moment,
@@ -130,6 +131,60 @@ def test_certificate_is_below_the_lagrangian_everywhere(solved):
     slack = 1e-3 * info["multiplier_max"] * math.exp(model.epsilon)
     assert info["phi_inf"] <= phi.min() + slack
     assert value <= info["phi_inf"] - info["multiplier_max"] * model.delta
+
+
+def _phi_by_kernel(model, raw, r):
+    """φ(r) in floats from the kernel's closed forms and the multipliers on the unfolded rows (μ(j, k) − e^ε μ(j, k + n)
+    against K_r(j, ±k)), independent of the certificate's folded weights and enclosures."""
+    F = model.rows.shape[0]
+    mu = np.maximum(-np.asarray(raw.row_dual[:F]), 0.0) * (model.scale / model.delta)
+    off = int(np.abs(model.rows[:, 1]).max()) + 2 * model.n + 2
+    MU = np.zeros((model.slabs + 2, 2 * off + 1))
+    MU[model.rows[:, 0], model.rows[:, 1] + off] = mu
+    C = MU[:, :-model.n] - math.exp(model.epsilon) * MU[:, model.n:]  # c_{jk} at column k + off
+    ii, jj, kk, val = slab_kernel(model.dim, r, model.n, model.edges)
+    inside = kk < off - model.n
+    terms = np.where(kk == 0, 0.5, 1.0) * val * (C[jj, np.minimum(kk, off - 1) + off] + C[jj, off - np.minimum(kk, off)])
+    return r ** model.power + np.bincount(ii, weights=terms * inside, minlength=r.size)
+
+
+def test_the_interval_enclosures_are_below_the_lagrangian(solved):
+    # the branch and bound's enclosures (linear where a sub-interval is short, first order elsewhere) against φ on a
+    # fine grid inside each interval: random intervals of widths 1e-2 .. 1e-6, intervals across slab edges (the
+    # fringes' onset) and near the least φ (where the linear enclosure is tight)
+    model, raw, _, info = solved
+    rng = np.random.default_rng(5)
+    starts, widths, away = [], [], []
+    for eta in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
+        starts.append(rng.uniform(0.02, model.outer - 0.05, 40))
+        widths.append(np.full(40, eta))
+        away.append(np.full(40, eta <= 1e-6))
+        starts.append(model.edges[1:21] - eta * rng.uniform(0, 1, 20))  # an edge inside the interval
+        widths.append(np.full(20, eta))
+        away.append(np.zeros(20, dtype=bool))
+    grid = np.linspace(0.01, model.outer - 0.01, 4001)
+    low = grid[np.argsort(_phi_by_kernel(model, raw, grid))[:20]]
+    for eta in (1e-2, 1e-3, 1e-4):
+        starts.append(low)  # φ nearly flat: the enclosure's slope decides
+        widths.append(np.full(low.size, eta))
+        starts.append(model.edges[1:21] + eta * rng.uniform(0, 0.1, 20))  # just past an edge's onset: P' is steep
+        widths.append(np.full(20, eta))
+    low = np.zeros(sum(w.size for w in widths) - sum(a.size for a in away), dtype=bool)
+    r0 = np.concatenate(starts)
+    r1 = r0 + np.concatenate(widths)
+    bound = lagrangian_lower(model, raw.row_dual, r0, r1)
+    scale = info["multiplier_max"] * math.exp(model.epsilon) + model.outer ** model.power
+    for s in np.union1d(np.linspace(0.0, 1.0, 33), np.geomspace(1e-6, 1.0, 25)):  # dense where P is steep
+        r = r0 + s * (r1 - r0)
+        phi = _phi_by_kernel(model, raw, r)
+        assert np.all(bound <= phi + 1e-11 * scale), (s, float(np.max(bound - phi)))
+        # the enclosure itself, a line in r below φ
+        line = lagrangian_lower(model, raw.row_dual, r0, r1, at=r)
+        assert np.all(line <= phi + 1e-11 * scale), (s, float(np.max(line - phi)))
+    # informative: on the narrowest intervals away from an edge's onset (where the swept mass grows like the square
+    # root of the width) the bound is within 1e-5 of φ(r0)
+    narrow = np.concatenate(away + [low])
+    assert np.all(_phi_by_kernel(model, raw, r0[narrow]) - bound[narrow] <= 1e-5 * scale)
 
 
 def test_certificate_is_a_lower_bound_below_the_audited_radial_law(solved):
