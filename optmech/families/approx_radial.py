@@ -371,7 +371,7 @@ SLABS_SPACING = 1.0 / 16.0
 SLABS_GROWTH, SLABS_LEVEL = 12.0, 1.5
 #: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
 #: quick certificate that locates the dips of each round.
-SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS = 16, 1500, 2.0
+SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS, SLABS_PROBE_MIN = 16, 1500, 2.0, 0.3
 #: Column-generation rounds of a level that a finer level follows (its warm-started rounds are cheap next to the
 #: finer level's LPs, and a converged coarse level is what is left when the finer one runs out of time: at d = 100,
 #: ε = 1, δ = 1e-3, 45 s, two rounds left the bound at 24.63, six at 24.82; at d = 10, ε = 4: 1.997 and 2.015).
@@ -514,8 +514,11 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             solved = (model, raw)
             dual = np.asarray(dual)
             lp_value = float(raw.objective) * model.scale
-            # a quick branch and bound locates the dips of φ below the LP's value
-            value, info = certify_slabs(model, dual, seconds=max(0.2, min(SLABS_PROBE_SECONDS, left())))
+            # a quick branch and bound locates the dips of φ below the LP's value plus Λδ, every one of them, within
+            # the LP's own seconds (at least SLABS_PROBE_MIN, at most SLABS_PROBE_SECONDS)
+            lam_delta = float(np.maximum(-dual[: model.rows.shape[0]], 0.0).max(initial=0.0)) * model.scale
+            value, info = certify_slabs(model, dual, seconds=max(SLABS_PROBE_MIN, min(SLABS_PROBE_SECONDS, took, left())),
+                                        level=lp_value + lam_delta - SLABS_DIP * abs(lp_value))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
             # the last certificate goes to the relaxation whose quick one stopped early with the most to gain: the
             # least value of φ seen less Λδ bounds what its certificate can reach (from above), and the latest
@@ -548,9 +551,14 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
                 # stall the interior point)
                 near = np.abs(model.radii[np.clip(np.searchsorted(model.radii, cand), 1, model.radii.size - 1)
                                           - np.array([[1], [0]])] - cand).min(axis=0)
-                cand = cand[near > SLABS_SEPARATION]
-                _, pick = np.unique(np.round(cand / SLABS_SEPARATION), return_index=True)
+                # where every dip lies that close to an LP radius (a dip just past a slab edge's onset, located
+                # precisely by the certificate's linear enclosures), a tenth of the separation
+                apart = SLABS_SEPARATION if (near > SLABS_SEPARATION).any() else 0.1 * SLABS_SEPARATION
+                cand = cand[near > apart]
+                _, pick = np.unique(np.round(cand / apart), return_index=True)
                 radii = np.concatenate([model.radii, cand[np.sort(pick)][:SLABS_ADD]])
+                if radii.size == model.radii.size and added is None:
+                    break  # nothing to add: the next LP would be this one
             if added is not None:
                 rows = np.concatenate([model.rows, added])
             start = (model, getattr(raw, "basis", None))

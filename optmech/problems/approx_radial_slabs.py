@@ -684,7 +684,7 @@ def _multipliers(model: SlabRelaxation, row_dual: np.ndarray) -> np.ndarray:
 
 
 def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4096, most: int = 2**22,
-                  seconds: float = 10.0, tolerance: float = 1e-5) -> tuple[float, dict]:
+                  seconds: float = 10.0, tolerance: float = 1e-5, level: float | None = None) -> tuple[float, dict]:
     """A certified lower bound on V* (Δ = 1) from the LP's duals (module docstring), and what it rests on.
 
     φ(r) = L(r) + Σ_j ∫_{slab j at r} W_j(r t) f_d(t) dt over t >= 0, with W_j(a) = Σ_{k>=0} w(j, k) hat_k(a)
@@ -742,7 +742,9 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     |q| = r/h, G_d within cdf_error, H_d within :func:`_first_moment_error`).  Branch and bound: ``first``
     sub-intervals of [0, outer]; those whose bound lies more than ``tolerance`` (relative to the bound it gives,
     inf φ − Λδ: at small δ, Λδ may be far above it) below the least value of φ seen at a point (an estimate from
-    above of inf φ) are halved while ``seconds`` last (the lowest first when not all fit), at most ``most``."""
+    above of inf φ) are halved while ``seconds`` last (the lowest first when not all fit), at most ``most``.
+    With ``level`` (column generation), so are those whose bound lies below ``level`` while their left end lies
+    above it: every dip of φ below ``level`` gets a point seen below it, not only the least one."""
     import time
 
     from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
@@ -766,6 +768,8 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     per = (time.perf_counter() - t0) / r0.size  # seconds per split, measured
     while time.perf_counter() - t0 < seconds:
         split = lows < best - tolerance * max(abs(best - lam * model.delta), 1e-12)
+        if level is not None:  # column generation: every dip below the level, not only the least
+            split |= (lows < level) & (p0 >= level)
         if not split.any() or r0.size + int(split.sum()) > most:
             break
         # split the lowest intervals that fit the seconds left
