@@ -438,9 +438,11 @@ def radial_slabs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
     second level on, rows are generated (:data:`SLABS_ROW_REACH`): the first LP keeps the rows near those whose
     multipliers the last level used and those its law violates at the finer resolution, and each round adds the
     rows the LP's law violates; fewer rows only relax, so every certificate stays valid.  At each level, column
-    generation: the LP on radii proposes multipliers, a quick branch and bound (:data:`SLABS_PROBE_SECONDS`) finds
-    the radii where the dual function φ dips below the LP's value by more than :data:`SLABS_DIP` of it, those radii
-    join the LP, and the next LP starts from the last simplex basis (the new columns at zero keep it feasible; added
+    generation: the LP on radii proposes multipliers, a quick branch and bound (as long as the LP took, within
+    :data:`SLABS_PROBE_MIN` and :data:`SLABS_PROBE_SECONDS`) finds the radii where the dual function φ dips below the
+    LP's value by more than :data:`SLABS_DIP` of it, every dip and not only the least (``certify_slabs(level=)``),
+    those radii join the LP (one per :data:`SLABS_SEPARATION`, a tenth of it where every dip lies that close to an
+    LP radius; a round with nothing to add ends the level), and the next LP starts from the last simplex basis (the new columns at zero keep it feasible; added
     rows enter basic).  A level that a finer one follows (predicted from its first LP by
     :data:`SLABS_GROWTH` and :data:`SLABS_LEVEL`) runs :data:`SLABS_COARSE_ROUNDS` rounds and hands on the radii its
     last LP weighted (or fewer, where they stall); the last level goes on until no dip is deep and no row is
