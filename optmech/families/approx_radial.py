@@ -369,8 +369,8 @@ SLABS_SPACING = 1.0 / 16.0
 #: times this level's first LP, and the certificate's reserve, fit the time left.  A finer level that runs out of
 #: time leaves the coarser level's certificate its reserve.
 SLABS_GROWTH, SLABS_LEVEL = 12.0, 1.5
-#: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds of the
-#: quick certificate that locates the dips of each round.
+#: Column-generation rounds per resolution at most, the radii added per round at most, and the seconds at most and
+#: at least of the quick certificate that locates the dips of each round (it runs as long as the round's LP took).
 SLABS_ROUNDS, SLABS_ADD, SLABS_PROBE_SECONDS, SLABS_PROBE_MIN = 16, 1500, 2.0, 0.3
 #: Column-generation rounds of a level that a finer level follows (its warm-started rounds are cheap next to the
 #: finer level's LPs, and a converged coarse level is what is left when the finer one runs out of time: at d = 100,
@@ -442,8 +442,8 @@ def radial_slabs_lower(cost: str, epsilon: float, delta: float, sensitivity: flo
     :data:`SLABS_PROBE_MIN` and :data:`SLABS_PROBE_SECONDS`) finds the radii where the dual function φ dips below the
     LP's value by more than :data:`SLABS_DIP` of it, every dip and not only the least (``certify_slabs(level=)``),
     those radii join the LP (one per :data:`SLABS_SEPARATION`, a tenth of it where every dip lies that close to an
-    LP radius; a round with nothing to add ends the level), and the next LP starts from the last simplex basis (the new columns at zero keep it feasible; added
-    rows enter basic).  A level that a finer one follows (predicted from its first LP by
+    LP radius; a round with nothing to add ends the level), and the next LP starts from the last simplex basis (the
+    new columns at zero keep it feasible; added rows enter basic).  A level that a finer one follows (predicted from its first LP by
     :data:`SLABS_GROWTH` and :data:`SLABS_LEVEL`) runs :data:`SLABS_COARSE_ROUNDS` rounds and hands on the radii its
     last LP weighted (or fewer, where they stall); the last level goes on until no dip is deep and no row is
     violated, or no LP fits before the reserve
@@ -519,8 +519,8 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             # a quick branch and bound locates the dips of φ below the LP's value plus Λδ, every one of them, within
             # the LP's own seconds (at least SLABS_PROBE_MIN, at most SLABS_PROBE_SECONDS)
             lam_delta = float(np.maximum(-dual[: model.rows.shape[0]], 0.0).max(initial=0.0)) * model.scale
-            value, info = certify_slabs(model, dual, seconds=max(SLABS_PROBE_MIN, min(SLABS_PROBE_SECONDS, took, left())),
-                                        level=lp_value + lam_delta - SLABS_DIP * abs(lp_value))
+            probe = max(SLABS_PROBE_MIN, min(SLABS_PROBE_SECONDS, took, left()))
+            value, info = certify_slabs(model, dual, seconds=probe, level=lp_value + lam_delta - SLABS_DIP * abs(lp_value))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)
             # the last certificate goes to the relaxation whose quick one stopped early with the most to gain: the
             # least value of φ seen less Λδ bounds what its certificate can reach (from above), and the latest
