@@ -497,18 +497,47 @@ def _fringes(model: SlabRelaxation, a0: np.ndarray, a1: np.ndarray) -> _Fringes:
     return _Fringes(qi, jj, t0, t1, w0, w1, np.maximum(p, 0.0), np.maximum(p_band, 0.0), j_lo, j_hi, k_lo, k_hi, two)
 
 
-def _edge_differences(model: SlabRelaxation, dual: _Dual, fr: _Fringes) -> tuple[np.ndarray, np.ndarray]:
-    """Where ``fr.two``: (max |D_j|, min D_j) over the nodes k_lo .. k_hi, D_j(k) = w(j, k) − w(j − 1, k), each widened by
-    the weights' float error (D_j is linear between nodes, so its extremes over an a-range lie at nodes)."""
-    own, k = _enumerate(fr.k_lo[fr.two], fr.k_hi[fr.two])
-    jt = np.minimum(fr.j[fr.two][own], model.slabs)
-    kc = np.minimum(k, dual.top)
-    diff = dual.w[jt, kc] - dual.w[jt - 1, kc]
-    count = int(fr.two.sum())
-    most, least = np.zeros(count), np.full(count, np.inf)
-    np.maximum.at(most, own, np.abs(diff))
-    np.minimum.at(least, own, diff)
-    return most + 2.0 * dual.w_err, least - 2.0 * dual.w_err
+def _fringe_ranges(model: SlabRelaxation, dual: _Dual, fr: _Fringes) -> tuple[np.ndarray, np.ndarray]:
+    """(most, least) per fringe, bounds of what a point of it gains by changing slab, widened by the weights' float
+    error: where ``fr.two``, max |D_j| and min D_j over the nodes k_lo .. k_hi, D_j(k) = w(j, k) − w(j − 1, k) (D_j is
+    linear between nodes, so its extremes over an a-range lie at nodes); elsewhere ± the range of w over the slabs
+    and nodes the points can reach."""
+    most = np.empty(fr.q.size)
+    least = np.empty(fr.q.size)
+    two = fr.two
+    if two.any():
+        own, k = _enumerate(fr.k_lo[two], fr.k_hi[two])
+        jt = np.minimum(fr.j[two][own], model.slabs)
+        kc = np.minimum(k, dual.top)
+        diff = dual.w[jt, kc] - dual.w[jt - 1, kc]
+        count = int(two.sum())
+        hi, lo = np.zeros(count), np.full(count, np.inf)
+        np.maximum.at(hi, own, np.abs(diff))
+        np.minimum.at(lo, own, diff)
+        most[two], least[two] = hi + 2.0 * dual.w_err, lo - 2.0 * dual.w_err
+    other = ~two
+    if other.any():
+        most[other] = dual.block_range(np.minimum(fr.j_lo[other] - 1, model.slabs),
+                                       np.minimum(fr.j_hi[other] + 1, model.slabs),
+                                       fr.k_lo[other] - 1, fr.k_hi[other] + 1) + 2.0 * dual.w_err
+        least[other] = -most[other]
+    return most, least
+
+
+def _segments(model: SlabRelaxation, dual: _Dual, a0: np.ndarray, a1: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The slope terms' pieces: for each (sub-interval q, slab j nonempty at a0[q]) and each piece [kh, (k+1)h] a
+    segment [a0 t, a1 t] of that slab may meet (and one past), (q, j clipped to the table, k, the slab's t-range
+    [lo, hi] at a0)."""
+    h = 1.0 / model.n
+    edges = np.append(model.edges, np.inf)
+    qi, jj = np.nonzero(edges[None, :-1] < a1[:, None])  # slabs reached within the interval
+    lo_t = _tau(edges[jj + 1], a0[qi])
+    hi_t = _tau(edges[jj], a0[qi])
+    has = hi_t > lo_t
+    q2, j2, lo2, hi2 = qi[has], np.minimum(jj[has], dual.w.shape[0] - 1), lo_t[has], hi_t[has]
+    own, k = _enumerate(np.maximum(np.floor(a0[q2] * lo2 / h).astype(np.int64) - 1, 0),
+                        np.ceil(a1[q2] * hi2 / h).astype(np.int64) + 1)
+    return q2[own], j2[own], k, lo2[own], hi2[own]
 
 
 def _first_order_drift(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: np.ndarray) -> np.ndarray:
@@ -520,46 +549,29 @@ def _first_order_drift(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: n
     eta = r1 - r0
     err_h = _first_moment_error(d)
     # -- the slope term: η Σ_j Σ_pieces |w(j, k + 1) − w(j, k)| / h ∫ t f over the t where [r0 t, r1 t] meets the piece
-    edges = np.append(model.edges, np.inf)
     moving = eta > 0
     slope = np.zeros(Q)
     fringe = np.zeros(Q)
     if moving.any():
         mi = np.flatnonzero(moving)
         a0, a1 = r0[mi], r1[mi]
-        qi, jj = np.nonzero(edges[None, :-1] < a1[:, None])  # slabs reached within the interval
-        lo_t = _tau(edges[jj + 1], a0[qi])
-        hi_t = _tau(edges[jj], a0[qi])
-        has = hi_t > lo_t
-        q2, j2, lo2, hi2 = qi[has], jj[has], lo_t[has], hi_t[has]
-        k_lo = np.floor(a0[q2] * lo2 / h).astype(np.int64) - 1
-        k_hi = np.ceil(a1[q2] * hi2 / h).astype(np.int64)
-        own, k = _enumerate(np.maximum(k_lo, 0), k_hi)
-        qq, jx = q2[own], j2[own]
+        qq, jx, k, lo, hi = _segments(model, dual, a0, a1)
         kc = np.minimum(k, dual.top - 1)
-        dw = np.abs(dual.w[np.minimum(jx, dual.w.shape[0] - 1), kc + 1] - dual.w[np.minimum(jx, dual.w.shape[0] - 1), kc])
+        dw = np.abs(dual.w[jx, kc + 1] - dual.w[jx, kc])
         dw = np.where(k >= dual.top, 0.0, dw) + 2.0 * dual.w_err
-        alpha = np.maximum(lo2[own], k * h / a1[qq])
+        alpha = np.maximum(lo, k * h / a1[qq])
         with np.errstate(divide="ignore"):  # r0 = 0: the segment [0, r1 t] meets every piece up to r1 t
-            omega = np.minimum(hi2[own], (k + 1) * h / a0[qq])
+            omega = np.minimum(hi, (k + 1) * h / a0[qq])
         good = omega > alpha
         m1 = sphere_first_moment(d, omega[good]) - sphere_first_moment(d, alpha[good]) + 2.0 * err_h
-        contrib = np.zeros(own.size)
+        contrib = np.zeros(k.size)
         contrib[good] = dw[good] / h * np.maximum(m1, 0.0) * (1.0 + 4.0 * _U)
         np.add.at(slope, mi[qq], contrib)
         slope[mi] *= eta[mi] * (1.0 + 4.0 * _U)
         # -- the fringes: where every point of F_j lies in slab j − 1 or j, the integrand is ±(W_j − W_{j−1});
         # elsewhere the range of w over the block the points can reach
         fr = _fringes(model, a0, a1)
-        rng = np.empty(fr.q.size)
-        if fr.two.any():
-            rng[fr.two] = _edge_differences(model, dual, fr)[0]
-        other = ~fr.two
-        if other.any():
-            rng[other] = dual.block_range(np.minimum(fr.j_lo[other] - 1, model.slabs),
-                                          np.minimum(fr.j_hi[other] + 1, model.slabs),
-                                          fr.k_lo[other] - 1, fr.k_hi[other] + 1) + 2.0 * dual.w_err
-        np.add.at(fringe, mi[fr.q], fr.p * rng * (1.0 + 4.0 * _U))
+        np.add.at(fringe, mi[fr.q], fr.p * _fringe_ranges(model, dual, fr)[0] * (1.0 + 4.0 * _U))
     return slope + fringe
 
 
@@ -590,15 +602,7 @@ def _enclosure(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: np.ndarra
     coef = np.zeros(mi.size)
     const = np.zeros(mi.size)
     # -- slope: Σ_j ∫_{slab j at r0} t f(t) min{W_j' on [r0 t, r1 t]} dt, by the pieces' interiors and crossings
-    edges = np.append(model.edges, np.inf)
-    qi, jj = np.nonzero(edges[None, :-1] < a1[:, None])
-    lo_t = _tau(edges[jj + 1], a0[qi])
-    hi_t = _tau(edges[jj], a0[qi])
-    has = hi_t > lo_t
-    q2, j2, lo2, hi2 = qi[has], np.minimum(jj[has], W.shape[0] - 1), lo_t[has], hi_t[has]
-    own, k = _enumerate(np.maximum(np.floor(a0[q2] * lo2 / h).astype(np.int64) - 1, 0),
-                        np.ceil(a1[q2] * hi2 / h).astype(np.int64) + 1)
-    qq, jx = q2[own], j2[own]
+    qq, jx, k, lo_o, hi_o = _segments(model, dual, a0, a1)
 
     def piece_slope(kp):  # W_j' on [kp h, (kp + 1) h]; 0 past the table
         kc = np.clip(kp, 0, top - 1)
@@ -607,7 +611,7 @@ def _enclosure(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: np.ndarra
     s_in = piece_slope(k)
     s_cross = np.minimum(piece_slope(k - 1), s_in)
     s_err = 2.0 * dual.w_err / h
-    lo_o, hi_o, A0, A1 = lo2[own], hi2[own], a0[qq], a1[qq]
+    A0, A1 = a0[qq], a1[qq]
 
     def lower(alpha, omega, s):  # a lower bound of s ∫_alpha^omega t f_d (t within [lo, hi]), s within s_err
         alpha, omega = np.maximum(alpha, lo_o), np.minimum(omega, hi_o)
@@ -630,19 +634,10 @@ def _enclosure(model: SlabRelaxation, dual: _Dual, r0: np.ndarray, r1: np.ndarra
     coef += (np.ones(mi.size) if model.power == 1 else 2.0 * a0) * (1.0 - 4.0 * _U)
     # -- the fringes: linear in r − r0 where two slabs and the edge is inside the sphere at r0 (P concave, P(r0) = 0)
     fr = _fringes(model, a0, a1)
-    most = np.empty(fr.q.size)
-    least = np.empty(fr.q.size)
-    if fr.two.any():
-        most[fr.two], least[fr.two] = _edge_differences(model, dual, fr)
-    other = ~fr.two
-    if other.any():
-        most[other] = dual.block_range(np.minimum(fr.j_lo[other] - 1, model.slabs),
-                                       np.minimum(fr.j_hi[other] + 1, model.slabs),
-                                       fr.k_lo[other] - 1, fr.k_hi[other] + 1) + 2.0 * dual.w_err
-        least[other] = -most[other]
+    most, least = _fringe_ranges(model, dual, fr)
     lin = fr.two & (fr.t0 > fr.w0)
     q_lin = fr.q[lin]
-    b = edges[fr.j[lin]]
+    b = model.edges[fr.j[lin]]
     r_lin = a0[q_lin]
     # P'(r0) = b^(d−1) / (J_d r0^d τ_j(r0)), 1/J_d = (d − 1) E|U₁| / 2, τ_j(r0) >= t0 − w0
     tangent = (0.5 * (d - 1) * abs_coordinate_mean(d)[1] * np.power(b / r_lin, d - 1) / (r_lin * (fr.t0[lin] - fr.w0[lin]))
@@ -666,9 +661,7 @@ def lagrangian_lower(model: SlabRelaxation, row_dual: np.ndarray, r0: np.ndarray
     [r0[i], r1[i]] (r0 <= r1, in [0, outer]), φ(r0) less the enclosure's fall, what :func:`certify_slabs` branches
     on; with ``at`` (r0 <= at <= r1), the enclosure's own value at ``at`` (φ(r0) + (at − r0)·slope − const:
     linear where the interval is short, first order elsewhere), to check the enclosure against φ point by point."""
-    from optmech.costs.interval import WIDEN_LIBM, round_up
-
-    dual = _Dual(model, _multipliers(model, row_dual), float(round_up(math.exp(model.epsilon), WIDEN_LIBM)))
+    dual, _ = _dual_of(model, row_dual)
     r0 = np.asarray(r0, dtype=float)
     r1 = np.asarray(r1, dtype=float)
     if at is None:
@@ -677,10 +670,14 @@ def lagrangian_lower(model: SlabRelaxation, row_dual: np.ndarray, r0: np.ndarray
     return _point_lower(model, dual, r0) + (np.asarray(at, dtype=float) - r0) * slope - const
 
 
-def _multipliers(model: SlabRelaxation, row_dual: np.ndarray) -> np.ndarray:
-    """μ = −(row dual)·L_max/δ on the hockey-stick rows (module docstring), clipped at 0."""
+def _dual_of(model: SlabRelaxation, row_dual: np.ndarray) -> tuple[_Dual, float]:
+    """The folded weights of the multipliers μ = −(row dual)·L_max/δ on the hockey-stick rows (module docstring),
+    clipped at 0, with e^ε rounded up; and Λ = max μ."""
+    from optmech.costs.interval import WIDEN_LIBM, round_up
+
     F = model.rows.shape[0]
-    return np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0) * (model.scale / model.delta)
+    mu = np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0) * (model.scale / model.delta)
+    return _Dual(model, mu, float(round_up(math.exp(model.epsilon), WIDEN_LIBM))), float(mu.max(initial=0.0))
 
 
 def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4096, most: int = 2**22,
@@ -747,13 +744,10 @@ def certify_slabs(model: SlabRelaxation, row_dual: np.ndarray, *, first: int = 4
     above it: every dip of φ below ``level`` gets a point seen below it, not only the least one."""
     import time
 
-    from optmech.costs.interval import WIDEN_LIBM, round_down, round_up
+    from optmech.costs.interval import round_down, round_up
 
     t0 = time.perf_counter()
-    mu = _multipliers(model, row_dual)
-    lam = float(mu.max(initial=0.0))
-    c_hi = float(round_up(math.exp(model.epsilon), WIDEN_LIBM))
-    dual = _Dual(model, mu, c_hi)
+    dual, lam = _dual_of(model, row_dual)
     outer = model.outer
     far = outer ** model.power * (1.0 - 2.0 * _U)
     # every interval keeps the lower bound of φ at its left end; a split evaluates φ at the midpoint only (the
