@@ -91,6 +91,10 @@ FIRST_CELLS = 8
 #: A refinement asks for about f·n cells; with a breakpoint it may take any resolution from n + 1 to
 #: ALIGN_REACH·f·n (:meth:`ApproxRealFamily._aligned_next`).
 ALIGN_REACH = 1.3
+#: A refinement that the O(h²) width predicts to reach the target gap is preferred: the resolutions from
+#: ALIGN_LOW·k to ALIGN_REACH·k, k = n·(gap/(TARGET_MARGIN·target))^{1/2}, when one of them is predicted to fit
+#: (:meth:`ApproxRealFamily._aligned_next`); the larger ones only spend time once the target is within reach.
+ALIGN_LOW, TARGET_MARGIN = 0.85, 0.7
 #: Offsets below this many cells count as equal when resolutions are compared (the measured losses stop
 #: shrinking there).
 ALIGN_OFFSET_FLOOR = 0.005
@@ -690,6 +694,12 @@ class ApproxRealFamily:
             fits = ks
         if fits.size == 0:
             return aligned_resolution(n + 1, want, b)
+        target, gap = self.problem.target_gap, step.gap
+        if math.isfinite(gap) and gap > 0 and target > 0:
+            need = n * math.sqrt(gap / (TARGET_MARGIN * target))
+            enough = fits[(fits >= ALIGN_LOW * need) & (fits <= ALIGN_REACH * need)]
+            if enough.size:
+                fits = enough
         off = np.maximum(np.abs(b * fits - np.round(b * fits)), ALIGN_OFFSET_FLOOR)
         return int(fits[int(np.argmin(off / fits))])
 
