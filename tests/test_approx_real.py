@@ -206,6 +206,45 @@ def test_aligned_resolution_minimises_the_breakpoint_offset():
     assert approx_real.staircase_breakpoint(parse_cost("abs"), 0.0, 1.0) is None
 
 
+def test_a_refinement_prefers_the_resolutions_predicted_to_reach_the_target(monkeypatch):
+    """_aligned_next with a breakpoint: where a resolution in ALIGN_LOW..ALIGN_REACH times the O(h²) prediction
+    k = n·(gap/(TARGET_MARGIN·target))^{1/2} fits the time left, the choice lies in that window and is the best
+    aligned there (least offset per cell width, brute force); where none fits, the larger ones that do are
+    still taken (the former rule); a gap already below the target has no window."""
+    from types import SimpleNamespace
+
+    fam = approx_real.ApproxRealFamily(Problem.from_params(
+        {"privacy": "approx", "domain": "continuous", "sensitivity": 1, "epsilon": 5, "delta": 1e-6, "cost": "abs"}),
+        None)
+    b = fam.breakpoint
+    fam.ctx = SimpleNamespace(remaining=lambda: left)
+    fam._current = (66, 300, (66,))
+    monkeypatch.setattr(fam, "plan", lambda size: SimpleNamespace(work=float(size[0]) ** 2))
+
+    def size_at(k):
+        return (int(k), 300, (int(k),))
+
+    def best(ks):
+        ks = np.asarray(ks)
+        off = np.maximum(np.abs(b * ks - np.round(b * ks)), approx_real.ALIGN_OFFSET_FLOOR)
+        return int(ks[int(np.argmin(off / ks))])
+
+    for gap in (1.03e-4, 2.3e-4, 5e-4):
+        left = math.inf
+        step = SimpleNamespace(built=SimpleNamespace(model=SimpleNamespace(n=66)), seconds=1.0, gap=gap)
+        want = 66 * min(4, max(2, math.ceil(math.sqrt(gap / 1e-4) - 0.05)))  # as grow() asks
+        need = 66 * math.sqrt(gap / (approx_real.TARGET_MARGIN * 1e-4))
+        window = [k for k in range(67, math.ceil(approx_real.ALIGN_REACH * want) + 1)
+                  if approx_real.ALIGN_LOW * need <= k <= approx_real.ALIGN_REACH * need]
+        k = fam._aligned_next(step, want, size_at)
+        assert window and k == best(window), gap
+        # the time left admits only resolutions below the window: the best aligned of those
+        top = int(approx_real.ALIGN_LOW * need) - 1
+        left = approx_real.TIME_SAFETY * 1.0 * (top / 66) ** (2 * approx_real.Pace.GROWTH) * 1.0001
+        k = fam._aligned_next(step, want, size_at)
+        assert k <= top and k == best(range(67, top + 1)), gap
+
+
 def test_refinements_put_the_staircase_step_on_a_node():
     """ε = 2, δ = 1e-3, |x| on the per-point path: every resolution after the first puts the staircase's step
     within 0.05 cells of a node, and the solve reaches the target gap 1e-4 (n = 26: b·n = 6.99)."""
