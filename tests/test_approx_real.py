@@ -245,6 +245,29 @@ def test_a_refinement_prefers_the_resolutions_predicted_to_reach_the_target(monk
         assert k <= top and k == best(range(67, top + 1)), gap
 
 
+def test_no_aligned_candidate_once_the_target_is_met():
+    """The aligned-cell candidate is an LP of its own: once a step's certified lower end and the best certified
+    upper end known (here the staircase's closed form) meet the target, extra_uppers solves nothing."""
+    from types import SimpleNamespace
+
+    fam = approx_real.ApproxRealFamily(Problem.from_params(
+        {"privacy": "approx", "domain": "continuous", "sensitivity": 1, "epsilon": 5, "delta": 1e-6, "cost": "abs",
+         "target_gap": 1e-4}), None)
+    ups = fam.initial_uppers()
+    best = min(u.value for u in ups if u.certified)
+
+    def refuse(*a, **k):
+        raise AssertionError("an LP was solved after the target was met")
+
+    fam.ctx = SimpleNamespace(solve_lp=refuse, remaining=lambda: 60.0)
+    fam.aligned_won = True  # it would otherwise be proposed at every resolution
+    step = SimpleNamespace(built=SimpleNamespace(model=SimpleNamespace(n=79)),
+                           upper=SimpleNamespace(certified=True, value=best * 1.01),
+                           lower=SimpleNamespace(value=best * (1 - 0.9e-4)))
+    assert fam.extra_uppers(step) == []
+    assert fam.known_upper == best
+
+
 def test_refinements_put_the_staircase_step_on_a_node():
     """ε = 2, δ = 1e-3, |x| on the per-point path: every resolution after the first puts the staircase's step
     within 0.05 cells of a node, and the solve reaches the target gap 1e-4 (n = 26: b·n = 6.99)."""
