@@ -55,8 +55,8 @@ from optmech.mechanisms.solved.radial_shells import (
     shell_moment_upper,
 )
 from optmech.problems.approx_radial import build_radial_shells
-from optmech.problems.approx_radial_slabs import (SMALL_DELTA, build_slab_relaxation, certify_slabs, seed_rows,
-                                                  slab_edges, violated_rows)
+from optmech.problems.approx_radial_slabs import (SMALL_DELTA, build_slab_relaxation, certify_slabs, multiplier_max,
+                                                  seed_rows, slab_edges, violated_rows)
 
 __all__ = ["BUDGET_RETRIES", "RadialUpper", "SLABS_FIRST", "SLABS_GROWTH", "SLABS_MOST", "radial_applies",
            "radial_marginal_lower", "radial_shell_upper", "radial_slabs_lower", "radial_support", "slab_window",
@@ -518,7 +518,7 @@ def _slabs_search(cost: str, epsilon: float, delta: float, sensitivity: float, d
             lp_value = float(raw.objective) * model.scale
             # a quick branch and bound locates the dips of φ below the LP's value plus Λδ, every one of them, within
             # the LP's own seconds (at least SLABS_PROBE_MIN, at most SLABS_PROBE_SECONDS)
-            lam_delta = float(np.maximum(-dual[: model.rows.shape[0]], 0.0).max(initial=0.0)) * model.scale
+            lam_delta = multiplier_max(model, dual) * model.delta
             probe = max(SLABS_PROBE_MIN, min(SLABS_PROBE_SECONDS, took, left()))
             value, info = certify_slabs(model, dual, seconds=probe, level=lp_value + lam_delta - SLABS_DIP * abs(lp_value))
             _keep_slabs(best, value, info, n, power, sensitivity, lp_value)

@@ -61,8 +61,9 @@ import scipy.sparse as sp
 from optmech.exact.sphere import abs_coordinate_mean, cdf_error, sphere_cdf
 from optmech.lp import LinearProgram
 
-__all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "lagrangian_lower", "slab_edges",
-           "slab_kernel", "seed_rows", "slab_row_values", "slab_rows", "sphere_first_moment", "violated_rows"]
+__all__ = ["SMALL_DELTA", "SlabRelaxation", "build_slab_relaxation", "certify_slabs", "lagrangian_lower", "multiplier_max",
+           "slab_edges", "slab_kernel", "seed_rows", "slab_row_values", "slab_rows", "sphere_first_moment",
+           "violated_rows"]
 
 
 #: Below this δ the LP goes to HiGHS's interior point (its builder name ``radial_slabs_small_delta``).
@@ -670,13 +671,22 @@ def lagrangian_lower(model: SlabRelaxation, row_dual: np.ndarray, r0: np.ndarray
     return _point_lower(model, dual, r0) + (np.asarray(at, dtype=float) - r0) * slope - const
 
 
+def _multipliers(model: SlabRelaxation, row_dual: np.ndarray) -> np.ndarray:
+    """μ = −(row dual)·L_max/δ on the hockey-stick rows (module docstring), clipped at 0."""
+    F = model.rows.shape[0]
+    return np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0) * (model.scale / model.delta)
+
+
+def multiplier_max(model: SlabRelaxation, row_dual: np.ndarray) -> float:
+    """Λ = max μ, the multipliers' bound in the certificate's weak duality (Λδ is what it subtracts)."""
+    return float(_multipliers(model, row_dual).max(initial=0.0))
+
+
 def _dual_of(model: SlabRelaxation, row_dual: np.ndarray) -> tuple[_Dual, float]:
-    """The folded weights of the multipliers μ = −(row dual)·L_max/δ on the hockey-stick rows (module docstring),
-    clipped at 0, with e^ε rounded up; and Λ = max μ."""
+    """The folded weights of the multipliers μ (:func:`_multipliers`), with e^ε rounded up; and Λ = max μ."""
     from optmech.costs.interval import WIDEN_LIBM, round_up
 
-    F = model.rows.shape[0]
-    mu = np.maximum(-np.asarray(row_dual[:F], dtype=float), 0.0) * (model.scale / model.delta)
+    mu = _multipliers(model, row_dual)
     return _Dual(model, mu, float(round_up(math.exp(model.epsilon), WIDEN_LIBM))), float(mu.max(initial=0.0))
 
 
