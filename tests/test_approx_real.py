@@ -426,3 +426,76 @@ def test_sample_from_a_saved_reference_mechanism(tmp_path):
     assert s.returncode == 0, s.stderr
     rows = out.read_text().splitlines()
     assert rows[0] == "x" and len(rows) == 5 and all(math.isfinite(float(v)) for v in rows[1:])
+
+
+def _outward_pairs(alp):
+    """(|x|, |x + v|) of every hockey-stick row, read back from the matrix (under the ±x reduction column c holds
+    the pair ±(R − c))."""
+    import scipy.sparse as sp
+
+    A = sp.csr_array(alp.lp.A)[alp.lp.row_blocks["hockey_stick"]][:, :alp.lp.col_blocks["p"].stop]
+    e = math.exp(alp.lp.meta["epsilon"])
+    pairs = []
+    for r in range(A.shape[0]):
+        cols, vals = A.indices[A.indptr[r]:A.indptr[r + 1]], A.data[A.indptr[r]:A.indptr[r + 1]]
+        if cols.size == 1:  # x and x + v in one pair: |x + v| = |x|
+            assert vals[0] == pytest.approx(1 - e)
+            pairs.append((alp.R - cols[0], alp.R - cols[0]))
+        else:
+            plus, minus = cols[vals == 1.0][0], cols[vals == -e][0]
+            pairs.append((alp.R - plus, alp.R - minus))
+    return np.array(pairs)
+
+
+@pytest.mark.parametrize("cost,eps,delta,N", [("square", 5.0, 1e-6, 90), ("abs", 2.0, 1e-4, 120)])
+def test_outward_rows_keep_the_rows_of_the_outward_fall_and_the_optimum(cost, eps, delta, N):
+    """build_approx(outward_rows=True) keeps exactly the rows (v, x) with |x + v| >= |x| (read from the matrix),
+    N + 1 + ⌊v/2⌋ of them per shift v; the full LP has the others too.  Its optimum (HiGHS simplex) is at most
+    the full LP's (a relaxation: its certificate is below the full LP's simplex objective) and, measured here,
+    equal to it within 1e-9."""
+    from optmech.certify import dual_lower_bound
+    from optmech.problems.approx import build_approx
+    from optmech.solvers import solve_lp
+    from optmech.solvers.profiles import parse_profile
+
+    simplex = parse_profile('[[attempt]]\nbackend = "highs"\n[attempt.options]\nsolver = "simplex"\n'
+                            "primal_feasibility_tolerance = 1e-10\ndual_feasibility_tolerance = 1e-10\n", "simplex")
+    c, n = parse_cost(cost), 20
+    out = build_approx(c, eps, delta, n, N, nodes=NodeCosts(c, 1.0, n), outward_rows=True)
+    full = build_approx(c, eps, delta, n, N, nodes=NodeCosts(c, 1.0, n))
+    pairs = _outward_pairs(out)
+    assert np.all(pairs[:, 1] >= pairs[:, 0])
+    assert np.any((lambda p: p[:, 1] < p[:, 0])(_outward_pairs(full)))
+    assert out.lp.meta["t_per_shift"] == [N + 1 + v // 2 for v in range(1, n + 1)]
+    r_out, r_full = solve_lp(out.lp, simplex), solve_lp(full.lp, simplex)
+    assert dual_lower_bound(out.lp, r_out.row_dual).value <= r_full.objective * (1 + 1e-9)
+    assert r_out.objective == pytest.approx(r_full.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("kw", [{"symmetry": "off"}, {"edge_rows": True}])
+def test_outward_rows_need_the_even_reduction(kw):
+    from optmech.errors import SpecError
+    from optmech.problems.approx import build_approx
+
+    c = parse_cost("square")
+    with pytest.raises(SpecError, match="outward_rows"):
+        build_approx(c, 1.0, 1e-3, 4, 10, nodes=NodeCosts(c, 1.0, 4), outward_rows=True, **kw)
+
+
+def test_the_family_goes_back_to_every_row_when_the_outward_lp_is_not_enough(monkeypatch):
+    """x² at ε = 5: the per-point LPs are built with the outward rows; when a step's primal needs the dropped
+    rows (forced here), the same size is solved again with every row, and every later step keeps them."""
+    r = _solve(epsilon=5, delta=1e-6, cost="square", target_gap=1e-2)
+    assert r.certified and all(h["size"]["outward_rows_only"] for h in r.history)
+    calls = []
+
+    def once(self, step):
+        calls.append(step.built.model.n)
+        return len(calls) == 1
+
+    monkeypatch.setattr(approx_real.ApproxRealFamily, "_inward_used", once)
+    r2 = _solve(epsilon=5, delta=1e-6, cost="square", target_gap=1e-2)
+    sizes = [h["size"] for h in r2.history]
+    assert sizes[0]["outward_rows_only"] and not any(s["outward_rows_only"] for s in sizes[1:])
+    assert sizes[1]["cells_per_sensitivity"] == sizes[0]["cells_per_sensitivity"]
+    assert r2.certified and r2.lower_bound <= r.upper_bound and r.lower_bound <= r2.upper_bound

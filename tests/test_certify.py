@@ -397,3 +397,38 @@ def test_perturbed_dual_of_built_lp_bounds_discrete_staircase():
         for _ in range(20):
             yp = y * (1 + scale * rng.standard_normal(len(y))) + scale * rng.standard_normal(len(y))
             assert dual_lower_bound(plp.lp, yp).value <= best * (1 + 1e-12)
+
+
+def test_polish_row_duals_repairs_a_dual_defect_on_one_column():
+    """polish_row_duals: start from HiGHS's simplex duals of a cell LP on ℝ (x², ε = 5, δ = 1e-6, 20 cells per
+    sensitivity, outward rows) with the multipliers of the rows that draw on one mass column made 1e-3 too large,
+    which sinks the certificate below zero; one polish brings it back to the simplex duals' own certificate (to
+    1e-12 relative), at most the LP's optimum (weak duality); duals without a defect are left as good as they were."""
+    import scipy.sparse as sp
+
+    from optmech.certify import dual_lower_bound, polish_row_duals
+    from optmech.costs import as_cost
+    from optmech.problems.approx import build_approx
+    from optmech.problems.approx_cells import NodeCosts
+    from optmech.solvers import solve_lp
+    from optmech.solvers.profiles import parse_profile
+
+    simplex = parse_profile('[[attempt]]\nbackend = "highs"\n[attempt.options]\nsolver = "simplex"\n'
+                            "primal_feasibility_tolerance = 1e-10\ndual_feasibility_tolerance = 1e-10\n", "simplex")
+    cost, n = as_cost("square"), 20
+    alp = build_approx(cost, 5.0, 1e-6, n, 90, nodes=NodeCosts(cost, 1.0, n), outward_rows=True)
+    lp = alp.lp
+    ref = solve_lp(lp, simplex)
+    exact = dual_lower_bound(lp, ref.row_dual).value
+    hockey = np.arange(lp.row_blocks["hockey_stick"].start, lp.row_blocks["hockey_stick"].stop)
+    column = sp.csc_array(lp.A)[:, [int(alp.point_var[alp.R + 5])]]
+    rows = column.indices[column.data < 0]
+    rows = rows[np.isin(rows, hockey)]
+    assert rows.size > 0
+    y = ref.row_dual.copy()
+    y[rows] -= 1e-3
+    assert dual_lower_bound(lp, y).value < 0.0
+    repaired = dual_lower_bound(lp, polish_row_duals(lp, y, ref.objective, hockey)).value
+    assert repaired == pytest.approx(exact, rel=1e-12, abs=0.0)
+    assert repaired <= ref.objective * (1 + 1e-9)
+    assert dual_lower_bound(lp, polish_row_duals(lp, ref.row_dual, ref.objective, hockey)).value >= exact

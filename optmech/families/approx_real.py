@@ -70,7 +70,7 @@ import scipy.sparse as sp
 from optmech.budget import TIME_SAFETY, LPPlan, Pace, gib
 from optmech.errors import SpecError
 from optmech.families.approx import audit_record, closed_form_uppers, outward_mean, reference_values, upper_from_pmf
-from optmech.certify import dual_lower_bound, relative_gap
+from optmech.certify import dual_lower_bound, polish_row_duals, relative_gap
 from optmech.certify_decay import decay_lower_bound
 from optmech.families.approx_decay import (TAIL_MASS, DecaySize, coarse_allowed, decay_lp_plan, decay_plan_rows,
                                            far_node_price, kept_shifts, layout_for, predicted_seconds,
@@ -163,6 +163,7 @@ class _Model:
     alp: object
     lp_true: LinearProgram
     delta_lp: float
+    outward: bool = False
 
 
 def aligned_resolution(lo: int, hi: int, breakpoint: float | None) -> int:
@@ -264,6 +265,9 @@ class ApproxRealFamily:
                             f"floor of {cost} is {floor:g}")
         self.prev_gap = math.inf
         self.slack_scale = 1.0
+        #: build the per-point LPs with the outward rows only (module docstring); cleared for good when a step's
+        #: primal exceeds the budget at a kept shift (the dropped rows were used)
+        self.outward_rows = True
         self.aligned_won = False
         #: resolutions in a row at which the aligned candidate did not lower the best upper end found so far by
         #: ALIGNED_MIN_GAIN of the target gap; from ALIGNED_IDLE on it is not solved any more
@@ -350,18 +354,22 @@ class ApproxRealFamily:
 
     def plan(self, size) -> LPPlan:
         """The LP of ``size`` before it is built: the even or full hockey-stick LP with sensitivity n,
-        the kept shifts' share of its rows."""
+        the kept shifts' share of its rows (their outward rows only, while the LPs are built so)."""
         if isinstance(size, RealDecaySize):
             return self._decay_plan(size)
         if size not in self._plans:
             n, N, shifts = size
             even = self.problem.symmetry != "off" and self.problem.cost.is_even()
             cols, nnz = estimate_size(1, n, N, even)
-            share = len(shifts) / n
             box = 2 * (N + n) + 2
-            t_cols = int((cols - box) * share)
-            self._plans[size] = LPPlan(rows=t_cols + len(shifts) + 1, cols=box + t_cols,
-                                       nonzeros=int((nnz - box) * share) + box, builder="hockey_stick_cells")
+            if even and self.outward_rows:  # the rows x >= −v/2 of each kept shift v
+                t_cols = sum(N + 1 + int(v) // 2 for v in shifts)
+                t_nnz = 4 * t_cols
+            else:
+                share = len(shifts) / n
+                t_cols, t_nnz = int((cols - box) * share), int((nnz - box) * share)
+            self._plans[size] = LPPlan(rows=t_cols + len(shifts) + 1, cols=box + t_cols, nonzeros=t_nnz + box,
+                                       builder="hockey_stick_cells")
         return self._plans[size]
 
     def _decay_plan(self, size: RealDecaySize) -> LPPlan:
@@ -388,10 +396,18 @@ class ApproxRealFamily:
     def _slack(self) -> float:
         return min(self.delta * 0.5, min(self.delta * 1e-3, 2e-9) * self.slack_scale)
 
+    def _outward(self, nodes, n: int, N: int) -> bool:
+        """Whether the LP of this size is built with the outward rows only: while the flag holds, where the ±x
+        reduction applies (the node prices even on the box, as :func:`optmech.problems.approx.build_approx`
+        decides)."""
+        return (self.outward_rows and self.problem.symmetry != "off" and not getattr(nodes, "half_offset", False)
+                and bool(nodes.even(np.arange(-(N + n), N + n + 1))))
+
     def _build(self, n: int, N: int, shifts, nodes) -> tuple:
         """(LP solved with δ − s, ApproxLP with the budget δ) for the kept shifts."""
         alp = build_approx(self.problem.cost, self.eps, self.delta, n, N, symmetry=self.problem.symmetry,
-                           nodes=nodes, keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None])
+                           nodes=nodes, keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None],
+                           outward_rows=self._outward(nodes, n, N))
         lp = alp.lp
         delta_lp = self.delta - self._slack()
         ru = lp.row_upper.copy()
@@ -416,10 +432,12 @@ class ApproxRealFamily:
         if isinstance(size, RealDecaySize):
             return self._build_decay(size)
         n, N, shifts = size
-        lp, alp, delta_lp = self._build(n, N, shifts, NodeCosts(self.problem.cost, self.D, n))
+        nodes = NodeCosts(self.problem.cost, self.D, n)
+        outward = self._outward(nodes, n, N)
+        lp, alp, delta_lp = self._build(n, N, shifts, nodes)
         return Built(lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n,
-                          "shifts_kept": len(shifts)},
-                     _Model(n, alp, alp.lp, delta_lp), "hockey_stick_cells")
+                          "shifts_kept": len(shifts), "outward_rows_only": outward},
+                     _Model(n, alp, alp.lp, delta_lp, outward), "hockey_stick_cells")
 
     def lower(self, built: Built, raw):
         """The duals of the LP solved at δ − s, certified against the same LP with the budget δ; on the decay
@@ -439,7 +457,10 @@ class ApproxRealFamily:
                 cert = dataclasses.replace(cert, value=self.initial_lower(), rounding_loss=0.0)
             self._decay_lower_value = cert.value
             return cert
-        return dual_lower_bound(built.model.lp_true, raw.row_dual, raw.objective)
+        lp = built.model.lp_true  # the interior point's duals fall short on a few columns: polished first
+        y = polish_row_duals(lp, raw.row_dual, raw.objective, np.arange(lp.row_blocks["hockey_stick"].start,
+                                                                        lp.row_blocks["hockey_stick"].stop))
+        return dual_lower_bound(lp, y, raw.objective)
 
     def _price(self, n: int, means):
         def price(p: np.ndarray, R: int) -> float:
@@ -566,6 +587,17 @@ class ApproxRealFamily:
             out |= {int(v) for v in mags[per >= m.delta_lp * (1 - 1e-3)]}
         return out
 
+    def _inward_used(self, step: Step) -> bool:
+        """Whether the step's primal exceeds the LP's budget at a kept shift: only the rows the outward LP
+        dropped can let it (module docstring of :mod:`optmech.problems.approx`, "Outward rows")."""
+        m = step.built.model
+        per = np.asarray(step.upper.shifts_delta)
+        if per.size != 2 * m.n:
+            return False
+        mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
+        kept = set(self._current[2])
+        return any(int(v) in kept for v in mags[per > self.delta * (1 + VIOLATION)])
+
     def _violated(self, step: Step) -> set[int]:
         """Dropped shifts at which the step's primal exceeds the LP's budget."""
         m = step.built.model
@@ -648,6 +680,10 @@ class ApproxRealFamily:
         gap, up = step.gap, step.upper
         if up.mixed > 0:  # solver tolerances still needed the mixing repair: more slack next time
             self.slack_scale *= 4.0
+        if m.outward and self._inward_used(step):  # the same LP with every row, from now on
+            self.outward_rows = False
+            self._plans.clear()
+            return self._set(n, alp.N, shifts)
         violated = self._violated(step)
         if violated:
             return self._set(n, alp.N, tuple(sorted(set(shifts) | violated)))
