@@ -272,6 +272,7 @@ class ApproxRealFamily:
         #: build the per-point LPs with the outward rows only (module docstring); cleared for good when a step's
         #: primal exceeds the budget at a kept shift (the dropped rows were used)
         self.outward_rows = True
+        self.used_outward = False
         self.aligned_won = False
         #: resolutions in a row at which the aligned candidate did not lower the best upper end found so far by
         #: ALIGNED_MIN_GAIN of the target gap; from ALIGNED_IDLE on it is not solved any more
@@ -438,6 +439,7 @@ class ApproxRealFamily:
         n, N, shifts = size
         nodes = NodeCosts(self.problem.cost, self.D, n)
         outward = self._outward(nodes, n, N)
+        self.used_outward |= outward
         lp, alp, delta_lp = self._build(n, N, shifts, nodes)
         return Built(lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n,
                           "shifts_kept": len(shifts), "outward_rows_only": outward},
@@ -820,8 +822,11 @@ class ApproxRealFamily:
             "for the integer shifts |m| <= n (post-processing that commutes with shifts by whole cells); its expected "
             "node cost exceeds E L(X) by at most the proven chord error of L between nodes, which the node prices "
             "subtract; the relaxation LP (window, outer layer, far mass priced at the cost's proven minimum beyond it, "
-            "the hockey-stick rows of a subset of the shifts: dropping a shift's rows only relaxes) is certified "
-            "through its duals, computed at a budget slightly below delta and checked against the budget delta",
+            "the hockey-stick rows of a subset of the shifts"
+            + (", of each, in the LPs built so, only the rows (v, x) with |x + v| >= |x|" if self.used_outward else "")
+            + ": dropping rows only relaxes) is certified through its duals, computed at a budget slightly below "
+            "delta and checked against the budget delta (the interior point's duals re-optimised on the rows of the "
+            "columns they left short first, optmech.certify.polish_row_duals: any duals certify)",
         ]
         if decay:
             claims[2] = (
