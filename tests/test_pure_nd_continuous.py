@@ -551,3 +551,24 @@ def test_the_staircase_in_the_sensitivitys_norm_is_a_reference():
     want = staircase_nd_optimal_cost("l1", 1.0, 1.0, 2) * 4 / math.pi
     assert refs["staircase"].value == pytest.approx(want, rel=1e-9)
     assert r.lower_bound <= refs["staircase"].value and "l2 norm" in refs["staircase"].note
+
+
+def test_the_cells_cube_is_wide_enough_for_the_bound(monkeypatch):
+    """The cells' cube is sized by the ℓ∞ decay of an ε-DP law beyond it, whatever the sensitivity's norm
+    (pure_nd_setup.radius): ℓ∞ sensitivity, cost ‖x‖₁, ε = 2, 4 cells per Δ.  Solved again on a cube 1.6 times as
+    wide, the certified lower end rises by under 1e-4 of itself (what truncation cost), and the default cube is
+    at most as wide as the ℓ1-decay sizing (norm factor 2 in d = 2) made it."""
+    import optmech.families.pure_nd as pure_nd_family
+    import optmech.families.pure_nd_setup as setup_module
+
+    problem = Problem(privacy=PureDP(2.0), cost="l1", sensitivity=1.0, domain=Continuous(resolution=4), dim=2,
+                      norm="linf")
+    base = optmech.solve(problem, time_limit=60)
+    R = base.truncation["half_width"]
+    assert R <= 48  # the norm-factor sizing: 48 at ε = 2
+    wide = int(math.ceil(1.6 * R / 4)) * 4
+    monkeypatch.setattr(pure_nd_family, "radius", lambda s: wide)
+    widened = optmech.solve(problem, time_limit=60)
+    assert widened.truncation["half_width"] >= wide
+    assert base.certified and widened.certified
+    assert widened.lower_bound - base.lower_bound <= 1e-4 * base.lower_bound

@@ -272,7 +272,8 @@ def _candidate_value(s: Setup) -> float | None:
 
 def radius(s: Setup) -> int:
     """Half-width (lattice units) where the far mass's cost floor exceeds 4× an easy law's cost and
-    an ℓ1-decaying law's mass beyond is far below the target gap."""
+    an ℓ1-decaying law's mass beyond is far below the target gap (for the cells' cube, a law decaying in
+    ‖x‖∞ and a tenth of the gap)."""
     from optmech.problems.pure_nd import domain_outside_min
 
     n = s.n_lat
@@ -286,6 +287,13 @@ def radius(s: Setup) -> int:
         while domain_outside_min(s.cost, R, d, shape, s.h if s.cells else None) < 4 * v0:
             R += n
     gap = max(s.gap, CELLS_TRUNCATION_GAP) if s.cells and not s.layered else s.gap
+    if shape == "cells":
+        # beyond the cube ‖x‖∞ > R every p-norm is at least ‖x‖∞, so a law whose mass falls like e^{−ε‖x‖/Δ} in
+        # the sensitivity's norm has its mass there fall like e^{−εR/n}, whatever that norm: c = 1 (c = 2 for ℓ∞
+        # in d = 2 sized the domain at 25Δ for ε = 1, where 15Δ is enough).  And a tenth of the gap: the
+        # relaxation's loss to truncation exceeds the tail mass (ε = 1, ℓ∞ sensitivity, ‖x‖₁, 4 cells per Δ: the
+        # lower end 4e-4, 3.2e-5, 1.3e-5 and 0 below its value at 25Δ for 12, 15, 16 and 25Δ; measured)
+        c, gap = 1.0, gap / 10
     # |S_R| <= 2^d (R+1)^(d−1)/(d−1)!; an ℓ1-decaying law's mass beyond R is about
     # a |S_R| λ^R / (1 − λ), λ = e^{−ε/(cn)}, with a = ((1 − λ)/(1 + λ))^d for the discrete Laplace; the
     # optimum's tail is heavier, so half of log a is used (calibrated on d = 3, Δ = 4: gap 8e-7 at R = 44)
