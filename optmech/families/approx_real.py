@@ -15,6 +15,14 @@ lower bound on V*(ℝ).
   step whose audit still needs a repair), so that the primal passes the exact audit at δ without
   the mixing repair; the lower bound evaluates the same duals against the LP with the budget δ
   (weak duality holds for any dual-feasible multipliers), losing s·Σ|y_budget| at most.
+* **Outward rows.**  Under the ±x reduction the per-point LPs keep, of each kept shift, only the rows (v, x)
+  with |x + v| >= |x| (:mod:`optmech.problems.approx`, "Outward rows"): still a relaxation, with about half
+  the rows.  A step whose primal exceeds δ at a kept shift (which only the dropped rows allow) is followed by
+  the same LP with every row, and every later LP keeps them.
+* **Polished duals.**  Before they certify, the duals go through :func:`optmech.certify.polish_row_duals`,
+  which re-optimises the multipliers of the hockey-stick rows touching the columns an interior point left
+  short (its first round always, further rounds within ``POLISH_SHARE`` of the LP's seconds); any duals
+  certify, so this only moves the bound up.
 * **Upper bounds.**  The primal, read as the density q_k/h on the centred cells, is audited for
   every integer shift 0 < |m| <= n (the audit of every real shift |t| <= Δ, by the linearity (1)
   of that module's docstring) and priced by rigorous upper bounds of the cost's mean on each cell.
@@ -120,11 +128,11 @@ VIOLATION = 1e-6
 
 #: Cells per sensitivity of the ε-DP density that is the first upper bound for a cost without an exact closed form.
 PURE_UPPER_CELLS = 16
-#: Cells per sensitivity of the first periodic-decay step (module docstring).
-#: the time polish_row_duals may take, as a share of the LP's solve (its first round always runs; at ε = 5, x²,
+#: The time polish_row_duals may take, as a share of the LP's solve (its first round always runs; at ε = 5, x²,
 #: 194 cells per sensitivity that round took 0.3 s after the 6 s interior point and raised the bound from 1.7e-3
-#: to 1.5e-5 below the objective, where a second one took 1.9 s for nothing; measured)
+#: to 1.5e-5 below the objective, where a second one took 1.9 s for nothing; measured).
 POLISH_SHARE = 0.1
+#: Cells per sensitivity of the first periodic-decay step (module docstring).
 DECAY_FIRST_CELLS = 32
 #: A decay step whose certified lower end is further than this (relative) below its LP's objective did not find
 #: an extendable dual: the family goes on with the per-point LP.
@@ -463,8 +471,10 @@ class ApproxRealFamily:
                 cert = dataclasses.replace(cert, value=self.initial_lower(), rounding_loss=0.0)
             self._decay_lower_value = cert.value
             return cert
-        lp = built.model.lp_true  # the interior point's duals fall short on a few columns: polished first, in
-        hockey = lp.row_blocks["hockey_stick"]  # at most POLISH_SHARE of the LP's own time after the first round
+        # an interior point's duals fall short on a few columns: polished first (any duals certify), in at most
+        # POLISH_SHARE of the LP's own time after the first round
+        lp = built.model.lp_true
+        hockey = lp.row_blocks["hockey_stick"]
         seconds = POLISH_SHARE * raw.seconds if raw.seconds and math.isfinite(raw.seconds) else math.inf
         y = polish_row_duals(lp, raw.row_dual, raw.objective, np.arange(hockey.start, hockey.stop), seconds=seconds)
         return dual_lower_bound(lp, y, raw.objective)
