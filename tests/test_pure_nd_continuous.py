@@ -572,3 +572,30 @@ def test_the_cells_cube_is_wide_enough_for_the_bound(monkeypatch):
     assert widened.truncation["half_width"] >= wide
     assert base.certified and widened.certified
     assert widened.lower_bound - base.lower_bound <= 1e-4 * base.lower_bound
+
+
+def test_the_first_cells_are_coarsened_when_their_lp_would_not_fit():
+    """ℓ∞ sensitivity, cost ‖x‖₁, ε = 0.5, d = 2: at the default 4 cells per Δ the first relaxation LP has about
+    310,000 rows, more than first_step_rows allows for a minute, so the cells start at 2 per Δ and the claims
+    say so; the bracket is certified, its lower end at least V*(‖x‖∞) (the norm comparison: ‖x‖₁ >= ‖x‖∞) and
+    its gap under 1e-2 (the comparison's bracket is 0.33 wide).  A given resolution is never changed."""
+    from optmech.families.pure_nd import first_step_rows
+
+    assert first_step_rows(60.0) < first_step_rows(600.0) and math.isinf(first_step_rows(math.inf))
+    problem = Problem(privacy=PureDP(0.5), cost="l1", sensitivity=1.0, domain=Continuous(), dim=2, norm="linf")
+    r = optmech.solve(problem, time_limit=60)
+    assert r.certified
+    assert r.history[0]["size"]["resolution"] == 2
+    assert any("not the default 4" in c for c in r.claims)
+    linf_staircase = optmech.solve(Problem(privacy=PureDP(0.5), cost="linf", sensitivity=1.0, domain=Continuous(),
+                                           dim=2, norm="linf"), time_limit=60)
+    assert r.lower_bound >= linf_staircase.lower_bound
+    assert r.relative_gap < 0.01
+    given = Problem(privacy=PureDP(0.5), cost="l1", sensitivity=1.0, domain=Continuous(resolution=4), dim=2,
+                    norm="linf")
+    from optmech.families.pure_nd import PureNDFamily
+
+    class Ctx:
+        time_limit = 60.0
+
+    assert PureNDFamily(given, Ctx()).s.n_lat == 4

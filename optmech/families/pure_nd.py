@@ -69,6 +69,9 @@ class PureNDFamily:
         self.refinable = (self.s.cells and not self.s.layered and isinstance(problem.domain, Continuous)
                           and problem.domain.resolution is None)
         self.gap_before_refining: float | None = None
+        self.coarsened_from: int | None = None  # the default resolution, when the first LP would not have fitted
+        if self.refinable:
+            self._fit_first_resolution(getattr(ctx, "time_limit", math.inf))
         self.resolutions: list[int] = []  # of the cell LPs solved, in order
         self.generated_rows = 0  # rows row generation added (ℓ2 sensitivity on cells)
         self._built_at = time.perf_counter()  # when the last relaxation was built: its solve's seconds follow
@@ -78,6 +81,16 @@ class PureNDFamily:
         self._bracket: tuple[float, float] | None = None  # (lower, upper) when the last step grew
         self._skipped_at: int | None = None  # the resolution whose restriction LP was skipped, and why
         self._skip_note = ""
+
+    def _fit_first_resolution(self, time_limit: float) -> None:
+        """Halve the default resolution (down to 2 cells per Δ) while the first relaxation LP would have more rows
+        than :func:`first_step_rows` allows for the time limit: a coarse bracket instead of none (ℓ∞ sensitivity,
+        ‖x‖₁, ε = 0.5 in d = 2: 310,246 rows at 4 cells per Δ, which did not finish in 60 s and left the
+        norm comparison's 0.33; at 2 cells per Δ 40,756 rows and 0.0026 in 3.9 s; measured)."""
+        allowed = first_step_rows(time_limit)
+        while self.s.n_lat > 2 and lp_plan(self.s, radius(self.s)).rows > allowed:
+            self.coarsened_from = self.coarsened_from or self.s.n_lat
+            self.s = dataclasses.replace(self.s, n_lat=max(2, self.s.n_lat // 2))
 
     def _coupled_layers(self) -> bool:
         """ℤ^d, ℓ1 sensitivity, cost ‖x‖₁, symmetry "auto": the coupled layer bound applies
@@ -364,6 +377,12 @@ class PureNDFamily:
                 + ", ".join(str(n) for n in self.resolutions) + " on the same region; each step's certificates hold "
                 "on their own, and the bracket keeps the best certified end of any step")
             out.setdefault("lp", {})["resolutions"] = list(self.resolutions)
+        if self.coarsened_from is not None:
+            out["claims"].append(
+                f"the cells start at resolution {min(self.resolutions or [self.s.n_lat])}, not the default "
+                f"{self.coarsened_from}: the first relaxation LP there would have had more than "
+                f"{first_step_rows(self.ctx.time_limit):.0f} rows, more than the time limit fits (set the resolution "
+                "with Continuous(resolution=...) or --resolution)")
         if any(r >= RING_FROM for r in self.resolutions) and self.s.rings:
             out["claims"].append(
                 f"row generation (l2 sensitivity): each cell LP from resolution {RING_FROM} on first kept the rows of "
@@ -456,6 +475,18 @@ class PureNDFamily:
 #: 2^(d+1) times the variables and rows, solved superlinearly (measured 27-30x in d = 2 from 4 to 8 cells per
 #: Delta, l1 sensitivity; 2^(1.7 (d+1)) = 34 there)
 REFINE_TIME_EXPONENT = 1.7
+#: the first cell LP's rows that fit a minute (its step solves the relaxation and the restriction, of about the same
+#: size): ℓ∞ sensitivity, ‖x‖₁, 4 cells per Δ took 8.6 s at 79,366 rows and 54 s at 189,368 (d = 2; measured);
+#: the step's seconds grew like rows^2.1 there
+FIRST_STEP_ROWS, FIRST_STEP_SECONDS, FIRST_STEP_EXPONENT = 120_000, 60.0, 2.1
+
+
+def first_step_rows(time_limit: float) -> float:
+    """The rows the first cell LP may have within ``time_limit`` seconds (:data:`FIRST_STEP_ROWS` per minute, scaled
+    by the measured growth of a step's seconds with its rows)."""
+    if not math.isfinite(time_limit):
+        return math.inf
+    return FIRST_STEP_ROWS * (max(time_limit, 1.0) / FIRST_STEP_SECONDS) ** (1.0 / FIRST_STEP_EXPONENT)
 
 
 def refine_seconds(step_seconds: float, d: int) -> float:
