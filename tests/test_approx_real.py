@@ -499,3 +499,27 @@ def test_the_family_goes_back_to_every_row_when_the_outward_lp_is_not_enough(mon
     assert sizes[0]["outward_rows_only"] and not any(s["outward_rows_only"] for s in sizes[1:])
     assert sizes[1]["cells_per_sensitivity"] == sizes[0]["cells_per_sensitivity"]
     assert r2.certified and r2.lower_bound <= r.upper_bound and r.lower_bound <= r2.upper_bound
+
+
+def test_outward_rows_only_for_monotone_costs_and_the_audit_catches_their_misuse(monkeypatch):
+    """|(|x| − 1)| is even but falls on [0, 1]: its LPs keep every row (the cost is not proven nondecreasing in
+    |x|).  Forced to the outward rows, the first LP's law grows outward where the cost falls and its audit (before
+    any repair) exceeds δ at a kept shift, so the family solves the same size with every row and keeps them: the
+    bracket then overlaps the one with every row from the start."""
+    cost = "abs(abs(x)-1)"
+    assert not parse_cost(cost).is_symmetric_nondecreasing() and parse_cost("square").is_symmetric_nondecreasing()
+    plain = _solve(epsilon=1, delta=1e-3, cost=cost, target_gap=1e-3)
+    assert plain.certified and not any(h["size"]["outward_rows_only"] for h in plain.history)
+    init = approx_real.ApproxRealFamily.__init__
+
+    def forced(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.outward_rows = True
+
+    monkeypatch.setattr(approx_real.ApproxRealFamily, "__init__", forced)
+    r = _solve(epsilon=1, delta=1e-3, cost=cost, target_gap=1e-3)
+    sizes = [h["size"] for h in r.history]
+    assert sizes[0]["outward_rows_only"] and not any(s["outward_rows_only"] for s in sizes[1:])
+    assert sizes[1]["cells_per_sensitivity"] == sizes[0]["cells_per_sensitivity"]
+    assert r.certified and r.lower_bound <= plain.upper_bound and plain.lower_bound <= r.upper_bound
+    assert r.relative_gap < 2e-3
