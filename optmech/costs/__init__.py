@@ -8,7 +8,8 @@ functions ``abs sqrt exp log`` (one argument), ``min max`` (two) and ``where(con
 The text is checked node by node against a whitelist of :mod:`ast` nodes and compiled into a
 tuple tree; it is never handed to ``eval``/``exec``.  Two evaluators walk that tree: a float64
 one (``Cost.__call__``) and an outward-rounded interval one (``Cost.enclose``) whose bounds hold
-for the exact real value and for its float64 evaluation.  Booleans are the floats 0 and 1, so
+for the exact real value (and so for its nearest float; the float64 evaluation can leave them by its
+own rounding where a piece proven monotone is enclosed at its ends).  Booleans are the floats 0 and 1, so
 ``&``, ``|``, ``~`` are min, max, 1 − a, and a boolean interval is [0,0], [1,1] or [0,1].
 Subexpressions free of ``x`` are folded at parse time into a value and an enclosure.
 

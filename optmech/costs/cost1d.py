@@ -112,10 +112,12 @@ class Cost:
     def enclose(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
         """Rigorous enclosure of L over each interval [lo, hi] (broadcast; ends may be ±inf).
 
-        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi]:
-        for the exact real value of L(t), and for its float64 evaluation ``self(t)`` wherever that
-        does not overflow (``exp(x)*0`` is 0 for every real x, although its float value at
-        x = 800 is NaN).
+        Returns (Llo, Lhi), never NaN, with Llo <= L(t) <= Lhi for every real t in [lo, hi], for
+        the exact real value of L(t) (``exp(x)*0`` is 0 for every real x, although its float value
+        at x = 800 is NaN).  The float64 evaluation ``self(t)`` can leave it by its own rounding:
+        ``x - (x + 0.1)`` is −0.1 on ℝ and enclosed as [−0.1, −0.1] on a piece where its
+        derivative is proven 0, while its float value at x = 0.5 is −0.09999999999999998; the
+        nearest float to the real value is always inside (the ends are floats).
 
         Notes
         -----

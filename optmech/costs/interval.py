@@ -1,8 +1,9 @@
 """Outward-rounded interval arithmetic on cost trees: rounding helpers, point and interval
 evaluators, enclosures over boxes (with derivatives and breakpoint splitting).
 
-Every enclosure holds for the exact real value and for its float64 evaluation (see the package
-docstring of :mod:`optmech.costs`).
+Every enclosure holds for the exact real value; the natural one (operation by operation) also for
+the float64 evaluation along the same operations, the tightened ones (a piece proven monotone,
+enclosed at its ends) for the real value only (see ``Cost.enclose``).
 """
 
 from __future__ import annotations
