@@ -147,6 +147,12 @@ def _best_multiplier(s: np.ndarray, a: np.ndarray, u: np.ndarray, rhs0: float) -
     return float(bp[order[min(pos, len(order) - 1)]])
 
 
+def _row_terms(y: np.ndarray, rl: np.ndarray, ru: np.ndarray) -> np.ndarray:
+    """Each row's term in the dual objective: y·rl where y > 0, y·ru where y < 0 (infinite bounds read as 0,
+    which the sign clipping makes exact)."""
+    return np.where(y > 0, y * np.where(np.isfinite(rl), rl, 0.0), y * np.where(np.isfinite(ru), ru, 0.0))
+
+
 def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: float = math.nan) -> LowerCertificate:
     """Certified lower bound of ``lp`` from approximate row duals (any vector is acceptable).
 
@@ -173,7 +179,7 @@ def dual_lower_bound(lp: LinearProgram, row_dual: np.ndarray, solver_objective: 
     s_lo = s - gamma * mag - np.finfo(float).tiny
 
     # row terms (other than the normalisation row)
-    row_term = np.where(y > 0, y * np.where(np.isfinite(rl), rl, 0.0), y * np.where(np.isfinite(ru), ru, 0.0))
+    row_term = _row_terms(y, rl, ru)
     row_term[i0] = 0.0
 
     a0 = A[[i0], :].toarray().ravel()
@@ -284,9 +290,7 @@ def polish_row_duals(lp: LinearProgram, row_dual: np.ndarray, target: float, row
         ratio = np.full(lp.cols, np.inf)
         ratio[mass] = s[mass] / a0[mass]
         # the z at which the dual objective rhs0·z + Σ (other rows' terms) would reach the target
-        terms = np.where(y_rest > 0, y_rest * np.where(np.isfinite(rl), rl, 0.0),
-                         y_rest * np.where(np.isfinite(ru), ru, 0.0))
-        z_target = (target - math.fsum(terms)) / rhs0 if rhs0 > 0 else target
+        z_target = (target - math.fsum(_row_terms(y_rest, rl, ru))) / rhs0 if rhs0 > 0 else target
         bad = np.flatnonzero(ratio < z_target)
         if bad.size == 0:
             break

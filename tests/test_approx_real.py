@@ -456,10 +456,8 @@ def test_outward_rows_keep_the_rows_of_the_outward_fall_and_the_optimum(cost, ep
     from optmech.certify import dual_lower_bound
     from optmech.problems.approx import build_approx
     from optmech.solvers import solve_lp
-    from optmech.solvers.profiles import parse_profile
+    from test_hockey_ipm import SIMPLEX as simplex
 
-    simplex = parse_profile('[[attempt]]\nbackend = "highs"\n[attempt.options]\nsolver = "simplex"\n'
-                            "primal_feasibility_tolerance = 1e-10\ndual_feasibility_tolerance = 1e-10\n", "simplex")
     c, n = parse_cost(cost), 20
     out = build_approx(c, eps, delta, n, N, nodes=NodeCosts(c, 1.0, n), outward_rows=True)
     full = build_approx(c, eps, delta, n, N, nodes=NodeCosts(c, 1.0, n))

@@ -411,10 +411,8 @@ def test_polish_row_duals_repairs_a_dual_defect_on_one_column():
     from optmech.problems.approx import build_approx
     from optmech.problems.approx_cells import NodeCosts
     from optmech.solvers import solve_lp
-    from optmech.solvers.profiles import parse_profile
+    from test_hockey_ipm import SIMPLEX as simplex
 
-    simplex = parse_profile('[[attempt]]\nbackend = "highs"\n[attempt.options]\nsolver = "simplex"\n'
-                            "primal_feasibility_tolerance = 1e-10\ndual_feasibility_tolerance = 1e-10\n", "simplex")
     cost, n = as_cost("square"), 20
     alp = build_approx(cost, 5.0, 1e-6, n, 90, nodes=NodeCosts(cost, 1.0, n), outward_rows=True)
     lp = alp.lp

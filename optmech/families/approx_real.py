@@ -412,18 +412,19 @@ class ApproxRealFamily:
     def _slack(self) -> float:
         return min(self.delta * 0.5, min(self.delta * 1e-3, 2e-9) * self.slack_scale)
 
-    def _outward(self, nodes, n: int, N: int) -> bool:
-        """Whether the LP of this size is built with the outward rows only: while the flag holds, where the ±x
-        reduction applies (the node prices even on the box, as :func:`optmech.problems.approx.build_approx`
+    def _outward(self, nodes: NodeCosts, n: int, N: int) -> bool:
+        """Whether the node LP of this size is built with the outward rows only: while the flag holds, where the
+        ±x reduction applies (the node prices even on the box, as :func:`optmech.problems.approx.build_approx`
         decides)."""
-        return (self.outward_rows and self.problem.symmetry != "off" and not getattr(nodes, "half_offset", False)
+        return (self.outward_rows and self.problem.symmetry != "off"
                 and bool(nodes.even(np.arange(-(N + n), N + n + 1))))
 
-    def _build(self, n: int, N: int, shifts, nodes) -> tuple:
-        """(LP solved with δ − s, ApproxLP with the budget δ) for the kept shifts."""
+    def _build(self, n: int, N: int, shifts, nodes, outward: bool = False) -> tuple:
+        """(LP solved with δ − s, ApproxLP with the budget δ) for the kept shifts (``outward``: their outward rows
+        only)."""
         alp = build_approx(self.problem.cost, self.eps, self.delta, n, N, symmetry=self.problem.symmetry,
                            nodes=nodes, keep_shifts=np.asarray(shifts, dtype=np.int64)[:, None],
-                           outward_rows=self._outward(nodes, n, N))
+                           outward_rows=outward)
         lp = alp.lp
         delta_lp = self.delta - self._slack()
         ru = lp.row_upper.copy()
@@ -451,7 +452,7 @@ class ApproxRealFamily:
         nodes = NodeCosts(self.problem.cost, self.D, n)
         outward = self._outward(nodes, n, N)
         self.used_outward |= outward
-        lp, alp, delta_lp = self._build(n, N, shifts, nodes)
+        lp, alp, delta_lp = self._build(n, N, shifts, nodes, outward)
         return Built(lp, {"cells_per_sensitivity": n, "half_width_cells": N, "cell_width": self.D / n,
                           "shifts_kept": len(shifts), "outward_rows_only": outward},
                      _Model(n, alp, alp.lp, delta_lp, outward), "hockey_stick_cells")
@@ -607,27 +608,26 @@ class ApproxRealFamily:
             out |= {int(v) for v in mags[per >= m.delta_lp * (1 - 1e-3)]}
         return out
 
-    def _inward_used(self, step: Step) -> bool:
-        """Whether the step's primal exceeds the LP's budget at a kept shift: only the rows the outward LP
-        dropped can let it (module docstring of :mod:`optmech.problems.approx`, "Outward rows")."""
+    @staticmethod
+    def _exceeding(step: Step, budget: float, *, before_repair: bool = False) -> set[int]:
+        """The shift magnitudes at which the step's audit (``before_repair``: before a mixing repair, where there
+        was one) exceeds ``budget`` (1 + VIOLATION)."""
         m, up = step.built.model, step.upper
-        before = getattr(up, "pre_repair_delta", None)  # the audit before a mixing repair, where there was one
+        before = getattr(up, "pre_repair_delta", None) if before_repair else None
         per = np.asarray(before if before is not None else up.shifts_delta)
-        if per.size != 2 * m.n:
-            return False
-        mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
-        kept = set(self._current[2])
-        return any(int(v) in kept for v in mags[per > self.delta * (1 + VIOLATION)])
-
-    def _violated(self, step: Step) -> set[int]:
-        """Dropped shifts at which the step's primal exceeds the LP's budget."""
-        m = step.built.model
-        per = np.asarray(step.upper.shifts_delta)
         if per.size != 2 * m.n:
             return set()
         mags = np.concatenate([np.arange(m.n, 0, -1), np.arange(1, m.n + 1)])
-        kept = set(self._current[2])
-        return {int(v) for v in mags[per > m.delta_lp * (1 + VIOLATION)] if int(v) not in kept}
+        return {int(v) for v in mags[per > budget * (1 + VIOLATION)]}
+
+    def _inward_used(self, step: Step) -> bool:
+        """Whether the step's primal, before any repair, exceeds δ at a kept shift: only the rows the outward LP
+        dropped can let it (module docstring of :mod:`optmech.problems.approx`, "Outward rows")."""
+        return bool(self._exceeding(step, self.delta, before_repair=True) & set(self._current[2]))
+
+    def _violated(self, step: Step) -> set[int]:
+        """Dropped shifts at which the step's primal exceeds the LP's budget."""
+        return self._exceeding(step, step.built.model.delta_lp) - set(self._current[2])
 
     def _decay_violated(self, m: _DecayModel, upper) -> set[int]:
         """Dropped shift magnitudes where the decay law's audit (before any repair) exceeds δ."""
